@@ -1,0 +1,66 @@
+// swift-tools-version:6.0
+// The target graph is the architecture: an import that breaks the dependency rule does not compile.
+//
+//   UserListDomain        <- nothing
+//   UserListData          <- Domain, CSQLite
+//   UserListPresentation  <- Domain
+//   UserListWire          <- nothing of ours (the wire protocol)
+//   UserListServer        <- Domain, Presentation, Wire, CSystemd
+//   UserListClient        <- Wire
+//   userlistd, userctl    <- composition roots: they alone see everything
+import PackageDescription
+
+let package = Package(
+    name: "userlistd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "userlistd", targets: ["userlistd"]),
+        .executable(name: "userctl", targets: ["userctl"]),
+    ],
+    targets: [
+        // MARK: system libraries (Debian -dev packages, found by pkg-config)
+        .systemLibrary(
+            name: "CSystemd", pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+
+        // MARK: layers
+        .target(name: "UserListDomain"),
+        .target(name: "UserListData", dependencies: ["UserListDomain", "CSQLite"]),
+        .target(name: "UserListPresentation", dependencies: ["UserListDomain"]),
+        .target(name: "UserListWire"),
+        .target(
+            name: "UserListServer",
+            dependencies: ["UserListDomain", "UserListPresentation", "UserListWire", "CSystemd"]),
+        .target(name: "UserListClient", dependencies: ["UserListWire"]),
+
+        // MARK: composition roots
+        .executableTarget(
+            name: "userlistd",
+            dependencies: ["UserListDomain", "UserListData", "UserListPresentation", "UserListServer"]),
+        .executableTarget(name: "userctl", dependencies: ["UserListClient", "UserListWire"]),
+
+        // MARK: tests mirror the sources
+        .testTarget(name: "UserListDomainTests", dependencies: ["UserListDomain"]),
+        .testTarget(name: "UserListDataTests", dependencies: ["UserListData", "UserListDomain"]),
+        .testTarget(
+            name: "UserListPresentationTests",
+            dependencies: ["UserListPresentation", "UserListDomain"]),
+        .testTarget(name: "UserListWireTests", dependencies: ["UserListWire"]),
+        .testTarget(
+            name: "UserListServerTests",
+            dependencies: ["UserListServer", "UserListPresentation", "UserListDomain", "UserListWire", "UserListData", "UserListClient"]),
+        .testTarget(name: "UserListClientTests", dependencies: ["UserListClient", "UserListWire"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// Strict settings for every Swift target, in one place.
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,1 @@
+// UserListClient: filled by its issue.

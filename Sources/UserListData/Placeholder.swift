@@ -1,0 +1,1 @@
+// UserListData: filled by its issue.

@@ -1,0 +1,76 @@
+import Foundation
+
+/// Lists users a page at a time.
+public struct FetchUserPageUseCase: Sendable {
+    public static let defaultPageSize = 50
+    private let repository: any UserRepository
+
+    public init(repository: any UserRepository) { self.repository = repository }
+
+    public func execute(after cursor: PageCursor? = nil, search: String? = nil,
+                        limit: Int = defaultPageSize) async throws(UserError) -> UserPage {
+        let trimmed = search?.trimmingCharacters(in: .whitespaces)
+        let request = PageRequest(
+            after: cursor, limit: max(1, min(limit, 1_000)),
+            search: (trimmed?.isEmpty ?? true) ? nil : trimmed)
+        return try await repository.fetchPage(request)
+    }
+}
+
+/// Fetches one user by id.
+public struct FetchUserUseCase: Sendable {
+    private let repository: any UserRepository
+
+    public init(repository: any UserRepository) { self.repository = repository }
+
+    public func execute(id: UUID) async throws(UserError) -> User {
+        try await repository.fetchUser(id: id)
+    }
+}
+
+/// Renames or otherwise edits a user, enforcing the validation rules and optimistic concurrency:
+/// `edited.version` must be the version the person was looking at.
+public struct UpdateUserUseCase: Sendable {
+    private let repository: any UserRepository
+
+    public init(repository: any UserRepository) { self.repository = repository }
+
+    public func execute(_ edited: User) async throws(UserError) -> User {
+        var user = edited
+        user.name = try UserValidation.validName(edited.name)
+        user.email = try UserValidation.validEmail(edited.email)
+        return try await repository.update(user)
+    }
+
+    /// The common case: change the name only.
+    public func rename(_ user: User, to newName: String) async throws(UserError) -> User {
+        var edited = user
+        edited.name = newName
+        return try await execute(edited)
+    }
+}
+
+/// Adds a user after validating it.
+public struct AddUserUseCase: Sendable {
+    private let repository: any UserRepository
+
+    public init(repository: any UserRepository) { self.repository = repository }
+
+    public func execute(_ new: NewUser) async throws(UserError) -> User {
+        var user = new
+        user.name = try UserValidation.validName(new.name)
+        user.email = try UserValidation.validEmail(new.email)
+        return try await repository.add(user)
+    }
+}
+
+/// Removes a user.
+public struct RemoveUserUseCase: Sendable {
+    private let repository: any UserRepository
+
+    public init(repository: any UserRepository) { self.repository = repository }
+
+    public func execute(id: UUID) async throws(UserError) {
+        try await repository.remove(id: id)
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+
+/// Everything that can go wrong with users, in words fit to show the person who asked.
+public enum UserError: Error, Equatable, Sendable {
+    public enum Field: String, Sendable, Codable { case name, email, avatarURL }
+
+    case notFound(id: UUID)
+    /// Someone else saved first: `stored` is what is in the store now.
+    case conflict(stored: User)
+    case validation(field: Field, message: String)
+    /// The store cannot be reached or cannot write (disk full, read-only, upstream down).
+    case unavailable(reason: String)
+    /// The caller may look but not change.
+    case forbidden(reason: String)
+
+    public var message: String {
+        switch self {
+        case .notFound:
+            "That user no longer exists."
+        case .conflict(let stored):
+            "Someone else saved this user first; the stored name is now “\(stored.name)”."
+        case .validation(_, let message):
+            message
+        case .unavailable(let reason):
+            "The user store is unavailable: \(reason)"
+        case .forbidden(let reason):
+            reason
+        }
+    }
+}
+
+extension UserError: LocalizedError {
+    public var errorDescription: String? { message }
+}

@@ -1,0 +1,1 @@
+// UserListPresentation: filled by its issue.

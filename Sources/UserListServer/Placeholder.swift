@@ -1,0 +1,1 @@
+// UserListServer: filled by its issue.

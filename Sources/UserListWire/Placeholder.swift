@@ -1,0 +1,1 @@
+// UserListWire: filled by its issue.

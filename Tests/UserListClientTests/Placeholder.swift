@@ -1,0 +1,1 @@
+// UserListClientTests: filled by its issue.

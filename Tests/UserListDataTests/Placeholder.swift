@@ -1,0 +1,1 @@
+// UserListDataTests: filled by its issue.

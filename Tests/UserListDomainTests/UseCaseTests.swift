@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+import UserListDomain
+
+/// An in-memory repository that records what reached it, so a test can tell whether a rule
+/// stopped a bad edit before any store saw it.
+final class RecordingRepository: UserRepository, @unchecked Sendable {
+    // Invariant: tests call this from one task at a time; the lock only guards against stray reads.
+    private let lock = NSLock()
+    private var users: [UUID: User] = [:]
+    private(set) var updates: [User] = []
+
+    init(_ users: [User]) { for user in users { self.users[user.id] = user } }
+
+    func fetchPage(_ request: PageRequest) async throws(UserError) -> UserPage {
+        lock.withLock { UserPage(users: Array(users.values.prefix(request.limit)), next: nil) }
+    }
+    func fetchUser(id: UUID) async throws(UserError) -> User {
+        guard let user = lock.withLock({ users[id] }) else { throw .notFound(id: id) }
+        return user
+    }
+    func update(_ user: User) async throws(UserError) -> User {
+        try lock.withLock { () throws(UserError) -> User in
+            updates.append(user)
+            guard let stored = users[user.id] else { throw .notFound(id: user.id) }
+            guard stored.version == user.version else { throw .conflict(stored: stored) }
+            var saved = user
+            saved.version += 1
+            users[user.id] = saved
+            return saved
+        }
+    }
+    func add(_ user: NewUser) async throws(UserError) -> User {
+        let saved = User(id: user.id, name: user.name, email: user.email, avatarURL: user.avatarURL)
+        lock.withLock { users[saved.id] = saved }
+        return saved
+    }
+    func remove(id: UUID) async throws(UserError) {
+        _ = lock.withLock { users.removeValue(forKey: id) }
+    }
+}
+
+let ada = User(id: UUID(), name: "Ada Lovelace", email: "ada@example.com", version: 3)
+
+@Test func renameTrimsTheNameAndBumpsTheVersion() async throws {
+    let repository = RecordingRepository([ada])
+    let saved = try await UpdateUserUseCase(repository: repository).rename(ada, to: "  Ada King \n")
+    #expect(saved.name == "Ada King")
+    #expect(saved.version == 4)
+}
+
+@Test(arguments: ["", "   ", "\n\t"])
+func blankNamesAreRejectedBeforeTheStore(name: String) async {
+    let repository = RecordingRepository([ada])
+    await #expect(throws: UserError.validation(field: .name, message: "The name cannot be empty.")) {
+        _ = try await UpdateUserUseCase(repository: repository).rename(ada, to: name)
+    }
+    #expect(repository.updates.isEmpty)
+}
+
+@Test func namesLongerThan200CharactersAreRejected() async throws {
+    let repository = RecordingRepository([ada])
+    let ok = String(repeating: "é", count: 200)
+    _ = try await UpdateUserUseCase(repository: repository).rename(ada, to: ok)
+    do {
+        _ = try await UpdateUserUseCase(repository: repository).rename(ada, to: ok + "x")
+        Issue.record("a 201-character name was accepted")
+    } catch {
+        guard case .validation(.name, let message) = error else { Issue.record("\(error)"); return }
+        #expect(message.contains("201"))
+    }
+}
+
+@Test(arguments: ["ada", "ada@", "@example.com", "ada@example", "a da@example.com", "ada@.com", "a@b@c.com"])
+func implausibleEmailsAreRejected(email: String) async {
+    let repository = RecordingRepository([ada])
+    var edited = ada
+    edited.email = email
+    do {
+        _ = try await UpdateUserUseCase(repository: repository).execute(edited)
+        Issue.record("\(email) was accepted")
+    } catch {
+        guard case .validation(.email, _) = error else { Issue.record("\(error)"); return }
+    }
+    #expect(repository.updates.isEmpty)
+}
+
+@Test func aStaleVersionIsAConflictCarryingTheStoredUser() async throws {
+    let repository = RecordingRepository([ada])
+    let useCase = UpdateUserUseCase(repository: repository)
+    let first = try await useCase.rename(ada, to: "Countess")
+    await #expect(throws: UserError.conflict(stored: first)) {
+        _ = try await useCase.rename(ada, to: "Someone else")
+    }
+    #expect(UserError.conflict(stored: first).message.contains("Countess"))
+}
+
+@Test func searchIsTrimmedAndBlankSearchMeansEverything() async throws {
+    final class Spy: UserRepository, @unchecked Sendable {
+        var seen: [PageRequest] = []
+        func fetchPage(_ request: PageRequest) async throws(UserError) -> UserPage {
+            seen.append(request); return UserPage(users: [], next: nil)
+        }
+        func fetchUser(id: UUID) async throws(UserError) -> User { throw .notFound(id: id) }
+        func update(_ user: User) async throws(UserError) -> User { user }
+        func add(_ user: NewUser) async throws(UserError) -> User { throw .unavailable(reason: "") }
+        func remove(id: UUID) async throws(UserError) {}
+    }
+    let spy = Spy()
+    let useCase = FetchUserPageUseCase(repository: spy)
+    _ = try await useCase.execute(search: "  ad ")
+    _ = try await useCase.execute(search: "   ")
+    _ = try await useCase.execute(limit: 1_000_000)
+    #expect(spy.seen.map(\.search) == ["ad", nil, nil])
+    #expect(spy.seen.last?.limit == 1_000)
+}

@@ -1,0 +1,1 @@
+// UserListPresentationTests: filled by its issue.

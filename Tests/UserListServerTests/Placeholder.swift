@@ -1,0 +1,1 @@
+// UserListServerTests: filled by its issue.

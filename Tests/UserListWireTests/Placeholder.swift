@@ -1,0 +1,1 @@
+// UserListWireTests: filled by its issue.
