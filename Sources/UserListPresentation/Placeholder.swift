@@ -1,1 +1,0 @@
-// UserListPresentation: filled by its issue.
