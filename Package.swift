@@ -26,6 +26,9 @@ let package = Package(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
 
+        // Linux calls the Glibc module leaves out (epoll, eventfd, SO_PEERCRED).
+        .target(name: "CLinuxIO"),
+
         // MARK: layers
         .target(name: "UserListDomain"),
         .target(name: "UserListData", dependencies: ["UserListDomain", "CSQLite"]),
@@ -33,7 +36,7 @@ let package = Package(
         .target(name: "UserListWire"),
         .target(
             name: "UserListServer",
-            dependencies: ["UserListDomain", "UserListPresentation", "UserListWire", "CSystemd"]),
+            dependencies: ["UserListDomain", "UserListPresentation", "UserListWire", "CSystemd", "CLinuxIO"]),
         .target(name: "UserListClient", dependencies: ["UserListWire"]),
 
         // MARK: composition roots
@@ -58,7 +61,7 @@ let package = Package(
 )
 
 // Strict settings for every Swift target, in one place.
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.name != "CLinuxIO" {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))

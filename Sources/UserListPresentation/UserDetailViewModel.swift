@@ -16,6 +16,9 @@ public final class UserDetailViewModel {
     private var loadTask: Task<Void, Never>?
     private var saveTask: Task<Void, Never>?
 
+    /// How the last save ended, for hosts that answer a request only once it is known.
+    public private(set) var lastSaveOutcome: Result<User, UserError>?
+
     public var userID: UUID { state.userID }
 
     public init(userID: UUID, useCases: UserUseCases) {
@@ -70,6 +73,7 @@ public final class UserDetailViewModel {
         let draft = state.draftName
         state.errorMessage = nil
         state.isSaving = true
+        lastSaveOutcome = nil
         saveTask = Task {
             _ = isolation
             do throws(UserError) {
@@ -80,6 +84,7 @@ public final class UserDetailViewModel {
                 updated.conflict = nil
                 updated.isSaving = false
                 self.state = updated
+                self.lastSaveOutcome = .success(saved)
                 self.onEvent?(.didSave(saved))
             } catch {
                 var updated = self.state
@@ -90,9 +95,21 @@ public final class UserDetailViewModel {
                     updated.conflict = stored
                 }
                 self.state = updated
+                self.lastSaveOutcome = .failure(error)
             }
             self.saveTask = nil
         }
+    }
+
+    /// Waits for the save in flight, if any, and returns how the last save ended.
+    public func waitForSave(isolation: isolated (any Actor) = #isolation) async -> Result<User, UserError>? {
+        await saveTask?.value
+        return lastSaveOutcome
+    }
+
+    /// Waits for the load in flight, if any.
+    public func waitForLoad(isolation: isolated (any Actor) = #isolation) async {
+        await loadTask?.value
     }
 
     public func dismissError() {

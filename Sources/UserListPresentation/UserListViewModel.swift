@@ -70,6 +70,33 @@ public final class UserListViewModel {
         state.errorMessage = nil
     }
 
+    /// Adds a user. The row appears through the change feed like any other commit; a failure is
+    /// shown on the screen and returned.
+    public func addUser(_ new: NewUser, isolation: isolated (any Actor) = #isolation) async -> Result<User, UserError> {
+        do throws(UserError) {
+            return .success(try await useCases.add.execute(new))
+        } catch {
+            state.errorMessage = error.message
+            return .failure(error)
+        }
+    }
+
+    /// Removes a user; the row goes away through the change feed.
+    public func removeUser(id: UUID, isolation: isolated (any Actor) = #isolation) async -> Result<Void, UserError> {
+        do throws(UserError) {
+            try await useCases.remove.execute(id: id)
+            return .success(())
+        } catch {
+            state.errorMessage = error.message
+            return .failure(error)
+        }
+    }
+
+    /// Waits for the load in flight, if any (hosts answer a request once its page is shown).
+    public func waitForLoad(isolation: isolated (any Actor) = #isolation) async {
+        await loadTask?.value
+    }
+
     /// Whether `index` names a row on screen (hosts use it to reject bad intents clearly).
     public func hasRow(at index: Int) -> Bool { state.users.indices.contains(index) }
 

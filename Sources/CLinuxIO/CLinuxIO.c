@@ -1,0 +1,1 @@
+// Intentionally empty: everything is inline in include/CLinuxIO.h.

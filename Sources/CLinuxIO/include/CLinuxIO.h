@@ -1,0 +1,45 @@
+#ifndef USERLISTD_CLINUXIO_H
+#define USERLISTD_CLINUXIO_H
+// Linux calls that Glibc's Swift module does not export (epoll, eventfd, SO_PEERCRED), with small
+// inline wrappers where a C union or macro does not import well into Swift.
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <stdint.h>
+
+static inline int ulio_epoll_ctl(int epfd, int op, int fd, uint32_t events) {
+    struct epoll_event ev;
+    ev.events = events;
+    ev.data.u64 = 0;
+    ev.data.fd = fd;
+    return epoll_ctl(epfd, op, fd, &ev);
+}
+
+/// Waits and writes up to `max` (fd, events) pairs into the arrays.
+static inline int ulio_epoll_wait(int epfd, int *fds, uint32_t *events, int max, int timeout) {
+    struct epoll_event evs[256];
+    if (max > 256) max = 256;
+    int n = epoll_wait(epfd, evs, max, timeout);
+    for (int i = 0; i < n; i++) { fds[i] = evs[i].data.fd; events[i] = evs[i].events; }
+    return n;
+}
+
+static inline int ulio_peer_credentials(int fd, uint32_t *pid, uint32_t *uid, uint32_t *gid) {
+    // struct ucred needs _GNU_SOURCE, which clashes with Swift's Glibc module: same layout here.
+    struct { int32_t pid; uint32_t uid; uint32_t gid; } cred;
+    socklen_t len = sizeof(cred);
+    int rc = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len);
+    if (rc == 0) { *pid = (uint32_t)cred.pid; *uid = cred.uid; *gid = cred.gid; }
+    return rc;
+}
+
+static const uint32_t ULIO_EPOLLIN = EPOLLIN;
+static const uint32_t ULIO_EPOLLOUT = EPOLLOUT;
+static const uint32_t ULIO_EPOLLRDHUP = EPOLLRDHUP;
+static const uint32_t ULIO_EPOLLHUP = EPOLLHUP;
+static const uint32_t ULIO_EPOLLERR = EPOLLERR;
+static const int ULIO_EFD_NONBLOCK = EFD_NONBLOCK;
+static const int ULIO_EFD_CLOEXEC = EFD_CLOEXEC;
+static const int ULIO_EPOLL_CLOEXEC = EPOLL_CLOEXEC;
+#endif

@@ -1,0 +1,177 @@
+import Foundation
+
+/// What the command line asked for besides settings.
+public enum DaemonCommand: Equatable, Sendable {
+    case run(DaemonConfig)
+    case help
+    case version
+}
+
+/// A configuration mistake, worded so the person can fix it from the message alone.
+public struct ConfigError: Error, CustomStringConvertible, Equatable, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Reads flags and `key = value` files into a `DaemonConfig`.
+public enum ConfigParser {
+    public static let defaultConfigFile = "/etc/userlistd.conf"
+
+    /// Keys accepted in the file and as `--key value` flags, with their help text.
+    public static let options: [(key: String, value: String, help: String)] = [
+        ("socket", "PATH", "Unix socket to listen on when systemd passes none"),
+        ("database", "PATH", "SQLite file of the embedded store"),
+        ("state-directory", "DIR", "where sessions are saved across restarts"),
+        ("sample-data", "N", "fill an empty store with N generated users"),
+        ("log-level", "LEVEL", "debug, info, notice, warning or error (SIGHUP reloads)"),
+        ("retention", "SECONDS", "how long a detached session is kept (SIGHUP reloads)"),
+        ("admin-group", "GROUP", "members may write; others get read-only sessions"),
+        ("max-connections-per-uid", "N", "connections one uid may hold (SIGHUP reloads)"),
+        ("max-sessions-per-uid", "N", "sessions one uid may hold (SIGHUP reloads)"),
+        ("max-frame-bytes", "N", "largest frame a client may send"),
+        ("intents-per-second", "N", "per client, before rate_limited errors (SIGHUP reloads)"),
+        ("client-buffer-bytes", "N", "queued bytes before a slow client's patches are dropped"),
+        ("ping-interval", "SECONDS", "idle time before a client is pinged"),
+        ("upstream", "URL", "REST service to front with the SQLite store as its cache"),
+    ]
+
+    public static func parse(arguments: [String], defaults: DaemonConfig,
+                             readFile: (String) -> String? = { try? String(contentsOfFile: $0, encoding: .utf8) })
+        throws(ConfigError) -> DaemonCommand
+    {
+        var flags: [(String, String)] = []
+        var configFile: String?
+        var explicitFile = false
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            switch argument {
+            case "-h", "--help": return .help
+            case "-V", "--version": return .version
+            default: break
+            }
+            guard argument.hasPrefix("--") else {
+                throw ConfigError("unexpected argument '\(argument)'; see userlistd --help")
+            }
+            var key = String(argument.dropFirst(2))
+            var value: String?
+            if let equals = key.firstIndex(of: "=") {
+                value = String(key[key.index(after: equals)...])
+                key = String(key[..<equals])
+            }
+            guard key == "config" || options.contains(where: { $0.key == key }) else {
+                throw ConfigError("unknown option '--\(key)'; see userlistd --help")
+            }
+            if value == nil {
+                guard index < arguments.count else { throw ConfigError("option '--\(key)' needs a value") }
+                value = arguments[index]
+                index += 1
+            }
+            if key == "config" {
+                configFile = value
+                explicitFile = true
+            } else {
+                flags.append((key, value!))
+            }
+        }
+        var config = defaults
+        let file = configFile ?? defaultConfigFile
+        if let text = readFile(file) {
+            for (line, key, value) in try entries(in: text, file: file) {
+                do throws(ConfigError) {
+                    try apply(key, value, to: &config)
+                } catch {
+                    throw ConfigError("\(file):\(line): \(error.description)")
+                }
+            }
+        } else if explicitFile {
+            throw ConfigError("cannot read config file \(file)")
+        }
+        for (key, value) in flags { try apply(key, value, to: &config) }
+        return .run(config)
+    }
+
+    /// Parses `key = value` lines; `#` starts a comment.
+    public static func entries(in text: String, file: String) throws(ConfigError) -> [(Int, String, String)] {
+        var result: [(Int, String, String)] = []
+        for (offset, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty { continue }
+            guard let equals = trimmed.firstIndex(of: "=") else {
+                throw ConfigError("\(file):\(offset + 1): expected 'key = value', found '\(trimmed)'")
+            }
+            let key = trimmed[..<equals].trimmingCharacters(in: .whitespaces)
+            let value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            guard options.contains(where: { $0.key == key }) else {
+                throw ConfigError("\(file):\(offset + 1): unknown key '\(key)'")
+            }
+            result.append((offset + 1, key, value))
+        }
+        return result
+    }
+
+    static func apply(_ key: String, _ value: String, to config: inout DaemonConfig) throws(ConfigError) {
+        func number(_ minimum: Int = 0) throws(ConfigError) -> Int {
+            guard let n = Int(value), n >= minimum else {
+                throw ConfigError("'\(key)' needs a whole number of at least \(minimum), not '\(value)'")
+            }
+            return n
+        }
+        func seconds() throws(ConfigError) -> Double {
+            guard let n = Double(value), n >= 0 else {
+                throw ConfigError("'\(key)' needs a number of seconds, not '\(value)'")
+            }
+            return n
+        }
+        switch key {
+        case "socket": config.socketPath = value
+        case "database": config.databasePath = value
+        case "state-directory": config.stateDirectory = value
+        case "sample-data": config.sampleData = try number()
+        case "log-level":
+            guard let level = DaemonConfig.LogLevel(rawValue: value) else {
+                throw ConfigError("'log-level' must be one of \(DaemonConfig.LogLevel.allCases.map(\.rawValue).joined(separator: ", ")), not '\(value)'")
+            }
+            config.logLevel = level
+        case "retention": config.retentionSeconds = try seconds()
+        case "admin-group": config.adminGroup = value
+        case "max-connections-per-uid": config.maxConnectionsPerUID = try number(1)
+        case "max-sessions-per-uid": config.maxSessionsPerUID = try number(1)
+        case "max-frame-bytes": config.maxFrameBytes = try number(64)
+        case "intents-per-second": config.intentsPerSecond = try number(1)
+        case "client-buffer-bytes": config.clientBufferBytes = try number(4096)
+        case "ping-interval": config.pingIntervalSeconds = try seconds()
+        case "upstream": config.upstreamURL = value.isEmpty ? nil : value
+        default: throw ConfigError("unknown key '\(key)'")
+        }
+    }
+
+    public static func helpText(defaults: DaemonConfig) -> String {
+        var text = """
+        Usage: userlistd [OPTIONS]
+
+        Hosts the user list's screens as sessions and streams their state to clients
+        (userctl) over a Unix socket. Settings come from \(defaultConfigFile) (or --config
+        FILE) as 'key = value' lines, then from flags of the same names.
+
+        Options:
+
+        """
+        for option in options {
+            let flag = "  --\(option.key) \(option.value)"
+            text += flag.padding(toLength: 34, withPad: " ", startingAt: 0) + option.help + "\n"
+        }
+        text += """
+          --config FILE                   read settings from FILE
+          -V, --version                   print the version and exit
+          -h, --help                      print this help and exit
+
+        Defaults here: socket \(defaults.socketPath), database \(defaults.databasePath).
+        Signals: SIGHUP reloads the file; SIGTERM and SIGINT stop gracefully, saving sessions.
+
+        """
+        return text
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Glibc
+
+/// Everything the daemon can be told, from flags and an optional `key = value` file.
+///
+/// Precedence: built-in defaults, then the file (`/etc/userlistd.conf` when present, or
+/// `--config FILE`), then flags. Keys are the flag names without the dashes.
+public struct DaemonConfig: Equatable, Sendable {
+    public enum LogLevel: String, Sendable, CaseIterable, Comparable {
+        case debug, info, notice, warning, error
+
+        /// syslog priority, as journald and `<N>` prefixes use it.
+        public var priority: Int {
+            switch self {
+            case .debug: 7
+            case .info: 6
+            case .notice: 5
+            case .warning: 4
+            case .error: 3
+            }
+        }
+
+        public static func < (a: LogLevel, b: LogLevel) -> Bool { a.priority > b.priority }
+    }
+
+    public var socketPath: String
+    public var databasePath: String
+    public var stateDirectory: String
+    public var sampleData: Int = 0
+    public var logLevel: LogLevel = .info
+    /// How long a session with no client attached is kept, with its screens and drafts.
+    public var retentionSeconds: Double = 300
+    public var adminGroup: String = "userlistd"
+    public var maxConnectionsPerUID = 256
+    public var maxSessionsPerUID = 64
+    public var maxFrameBytes = 1 << 20
+    public var intentsPerSecond = 200
+    /// Bytes queued for one slow client before its pending patches are dropped.
+    public var clientBufferBytes = 256 * 1024
+    /// Idle seconds before a client is pinged; it is detached if it does not answer.
+    public var pingIntervalSeconds: Double = 30
+    /// Upstream REST service; when set, the store is a cache in front of it.
+    public var upstreamURL: String?
+
+    public init(socketPath: String, databasePath: String, stateDirectory: String) {
+        self.socketPath = socketPath
+        self.databasePath = databasePath
+        self.stateDirectory = stateDirectory
+    }
+
+    /// Defaults as daemon(7) suggests: system paths for root, per-user paths for anyone else.
+    public static func defaults(environment: [String: String] = ProcessInfo.processInfo.environment,
+                                uid: uid_t = getuid()) -> DaemonConfig {
+        let home = environment["HOME"] ?? "/tmp"
+        let runtime: String
+        let state: String
+        if uid == 0 {
+            runtime = "/run/userlistd"
+            state = environment["STATE_DIRECTORY"] ?? "/var/lib/userlistd"
+        } else {
+            runtime = environment["XDG_RUNTIME_DIR"] ?? "/tmp/userlistd-\(uid)"
+            state = environment["STATE_DIRECTORY"]
+                ?? (environment["XDG_DATA_HOME"] ?? "\(home)/.local/share") + "/userlistd"
+        }
+        let socket = uid == 0 ? "\(runtime)/userlistd.sock" : "\(runtime)/userlistd.sock"
+        return DaemonConfig(socketPath: socket, databasePath: "\(state)/users.sqlite3", stateDirectory: state)
+    }
+}

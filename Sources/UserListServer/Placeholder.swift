@@ -1,1 +1,0 @@
-// UserListServer: filled by its issue.

@@ -1,0 +1,63 @@
+import Foundation
+import UserListDomain
+import UserListPresentation
+import UserListWire
+
+/// The session state document of Protocol/PROTOCOL.md, built from the navigator's state.
+///
+/// Written by hand rather than through `JSONEncoder`: it runs after every intent and every
+/// completion, and building the `JSONValue` directly skips an encode-then-parse round trip.
+enum StateDocument {
+    static func make(_ state: NavigationState) -> JSONValue {
+        .object(["screens": .array(state.screens.map(screen))])
+    }
+
+    static func screen(_ screen: NavigationState.ScreenState) -> JSONValue {
+        switch screen {
+        case .list(let list):
+            .object(["id": "list", "kind": "list", "state": self.list(list)])
+        case .detail(let detail):
+            .object(["id": "detail", "kind": "detail", "state": self.detail(detail)])
+        }
+    }
+
+    static func list(_ state: UserListState) -> JSONValue {
+        .object([
+            "users": .array(state.users.map(user)),
+            "loading": .string(state.loading.rawValue),
+            "error_message": optional(state.errorMessage),
+            "has_more": .bool(state.hasMore),
+            "total_count": state.totalCount.map { .int(Int64($0)) } ?? .null,
+            "search": optional(state.search),
+            "is_stale": .bool(state.isStale),
+        ])
+    }
+
+    static func detail(_ state: UserDetailState) -> JSONValue {
+        .object([
+            "user_id": .string(state.userID.uuidString.lowercased()),
+            "user": state.user.map(user) ?? .null,
+            "draft_name": .string(state.draftName),
+            "is_dirty": .bool(state.isDirty),
+            "can_save": .bool(state.canSave),
+            "is_saving": .bool(state.isSaving),
+            "error_message": optional(state.errorMessage),
+            "conflict": state.conflict.map(user) ?? .null,
+        ])
+    }
+
+    /// A user in the wire's shape (also used by replies, events and exports).
+    static func user(_ user: User) -> JSONValue {
+        .object([
+            "id": .string(user.id.uuidString.lowercased()),
+            "name": .string(user.name),
+            "email": .string(user.email),
+            "avatar_url": optional(user.avatarURL),
+            "version": .int(Int64(user.version)),
+        ])
+    }
+
+    private static func optional(_ text: String?) -> JSONValue {
+        text.map(JSONValue.string) ?? .null
+    }
+}

@@ -1,0 +1,124 @@
+import CSystemd
+import Foundation
+import Glibc
+import Synchronization
+
+/// Structured logging: to the journal with our own fields when stderr is connected to it
+/// (JOURNAL_STREAM matches stderr's device and inode), else readable lines on stderr.
+///
+/// Fields are upper case and start with `USERLISTD_`, so `journalctl USERLISTD_SESSION=…` finds
+/// one session's story. Names and emails must only be passed at `.debug`.
+public final class Logger: Sendable {
+    public typealias Level = DaemonConfig.LogLevel
+
+    public enum Sink: Sendable {
+        case journal
+        /// `prefixed`: `<N>` syslog priority prefixes, which systemd and some readers want.
+        case stderr(prefixed: Bool)
+        /// Kept in memory for tests.
+        case memory
+    }
+
+    public struct Entry: Sendable, Equatable {
+        public let level: Level
+        public let message: String
+        public let fields: [String: String]
+    }
+
+    private let sink: Sink
+    private let minimum: Atomic<Int>
+    private let captured = Mutex<[Entry]>([])
+
+    public init(sink: Sink, level: Level) {
+        self.sink = sink
+        self.minimum = Atomic(level.priority)
+    }
+
+    /// Picks the journal when stderr is the journal stream, as systemd.exec(5) describes.
+    public static func detectSink(environment: [String: String] = ProcessInfo.processInfo.environment) -> Sink {
+        if let stream = environment["JOURNAL_STREAM"] {
+            let parts = stream.split(separator: ":")
+            var info = stat()
+            if parts.count == 2, fstat(2, &info) == 0,
+               UInt64(parts[0]) == UInt64(info.st_dev), UInt64(parts[1]) == UInt64(info.st_ino) {
+                return .journal
+            }
+        }
+        let prefixed = environment["USERLISTD_LOG_PREFIX"] == "1" || environment["SYSTEMD_EXEC_PID"] != nil
+        return .stderr(prefixed: prefixed)
+    }
+
+    public func setLevel(_ level: Level) { minimum.store(level.priority, ordering: .relaxed) }
+
+    public func isEnabled(_ level: Level) -> Bool { level.priority <= minimum.load(ordering: .relaxed) }
+
+    public var entries: [Entry] { captured.withLock { $0 } }
+
+    public func log(_ level: Level, _ message: @autoclosure () -> String, _ fields: [String: String] = [:],
+                    file: String = #fileID, line: Int = #line, function: String = #function) {
+        guard isEnabled(level) else { return }
+        let text = message()
+        switch sink {
+        case .memory:
+            captured.withLock { $0.append(Entry(level: level, message: text, fields: fields)) }
+        case .stderr(let prefixed):
+            var out = prefixed ? "<\(level.priority)>" : ""
+            out += text
+            for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
+                out += " \(key.lowercased().replacingOccurrences(of: "userlistd_", with: ""))=\(value)"
+            }
+            out += "\n"
+            var bytes = Array(out.utf8)
+            _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+        case .journal:
+            var lines = [
+                "MESSAGE=\(text)",
+                "PRIORITY=\(level.priority)",
+                "SYSLOG_IDENTIFIER=userlistd",
+                "CODE_FILE=\(file)",
+                "CODE_LINE=\(line)",
+                "CODE_FUNC=\(function)",
+            ]
+            for (key, value) in fields { lines.append("\(key)=\(value)") }
+            Self.sendToJournal(lines)
+        }
+    }
+
+    public func debug(_ message: @autoclosure () -> String, _ fields: [String: String] = [:],
+                      file: String = #fileID, line: Int = #line, function: String = #function) {
+        log(.debug, message(), fields, file: file, line: line, function: function)
+    }
+    public func info(_ message: @autoclosure () -> String, _ fields: [String: String] = [:],
+                     file: String = #fileID, line: Int = #line, function: String = #function) {
+        log(.info, message(), fields, file: file, line: line, function: function)
+    }
+    public func notice(_ message: @autoclosure () -> String, _ fields: [String: String] = [:],
+                       file: String = #fileID, line: Int = #line, function: String = #function) {
+        log(.notice, message(), fields, file: file, line: line, function: function)
+    }
+    public func warning(_ message: @autoclosure () -> String, _ fields: [String: String] = [:],
+                        file: String = #fileID, line: Int = #line, function: String = #function) {
+        log(.warning, message(), fields, file: file, line: line, function: function)
+    }
+    public func error(_ message: @autoclosure () -> String, _ fields: [String: String] = [:],
+                      file: String = #fileID, line: Int = #line, function: String = #function) {
+        log(.error, message(), fields, file: file, line: line, function: function)
+    }
+
+    /// sd_journal_sendv: one iovec per `FIELD=value` (the variadic sd_journal_send is not callable from Swift).
+    private static func sendToJournal(_ lines: [String]) {
+        var storage: [UInt8] = []
+        var ranges: [Range<Int>] = []
+        for line in lines {
+            let start = storage.count
+            storage.append(contentsOf: line.utf8)
+            ranges.append(start..<storage.count)
+        }
+        storage.withUnsafeMutableBytes { raw in
+            var vectors = ranges.map { range in
+                iovec(iov_base: raw.baseAddress! + range.lowerBound, iov_len: range.count)
+            }
+            _ = sd_journal_sendv(&vectors, Int32(vectors.count))
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import CSystemd
+import Foundation
+import Glibc
+import Synchronization
+
+/// Tells the service manager how the daemon is doing (sd_notify(3)). Sends nothing when
+/// `NOTIFY_SOCKET` is unset, so running by hand costs nothing.
+public final class SystemdNotifier: Sendable {
+    private let enabled: Bool
+    private let lastStatus = Mutex<(text: String, at: ContinuousClock.Instant)?>(nil)
+    /// STATUS= updates closer together than this are skipped (the last one wins next time).
+    private let statusInterval: Duration
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment,
+                statusInterval: Duration = .milliseconds(500)) {
+        enabled = !(environment["NOTIFY_SOCKET"] ?? "").isEmpty
+        self.statusInterval = statusInterval
+    }
+
+    /// Sends raw `KEY=value` lines.
+    public func notify(_ lines: String) {
+        guard enabled else { return }
+        _ = sd_notify(0, lines)
+    }
+
+    public func ready(status: String) { notify("READY=1\nSTATUS=\(status)") }
+
+    /// SIGHUP: reloading, then `ready` again. MONOTONIC_USEC lets systemd order the two.
+    public func reloading() {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let usec = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
+        notify("RELOADING=1\nMONOTONIC_USEC=\(usec)")
+    }
+
+    public func stopping() { notify("STOPPING=1\nSTATUS=Stopping") }
+
+    public func watchdog() { notify("WATCHDOG=1") }
+
+    public func failed(status: String, errno code: Int32) { notify("STATUS=\(status)\nERRNO=\(code)") }
+
+    /// Live counts, rate-limited: returns whether it was sent.
+    @discardableResult
+    public func status(_ text: String, force: Bool = false) -> Bool {
+        guard enabled else { return false }
+        let now = ContinuousClock.now
+        let send = lastStatus.withLock { last -> Bool in
+            if let last, last.text == text { return false }
+            if !force, let last, now - last.at < statusInterval { return false }
+            last = (text, now)
+            return true
+        }
+        if send { notify("STATUS=\(text)") }
+        return send
+    }
+
+    /// Half the watchdog interval when systemd asked for pings for this process, else nil.
+    public static func watchdogInterval(environment: [String: String] = ProcessInfo.processInfo.environment) -> Duration? {
+        guard let text = environment["WATCHDOG_USEC"], let usec = UInt64(text), usec > 0 else { return nil }
+        if let pid = environment["WATCHDOG_PID"], pid != String(getpid()) { return nil }
+        return .microseconds(Int64(usec / 2))
+    }
+
+    /// Sockets passed by systemd (LISTEN_FDS), starting at fd 3.
+    public static func listenFDs() -> [Int32] {
+        let count = sd_listen_fds(1)  // unset the variables so children do not inherit them
+        guard count > 0 else { return [] }
+        return (0..<count).map { SD_LISTEN_FDS_START + $0 }
+    }
+}
