@@ -1,1 +1,0 @@
-// UserListWire: filled by its issue.

@@ -1,1 +1,0 @@
-// UserListWireTests: filled by its issue.
