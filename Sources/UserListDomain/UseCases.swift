@@ -74,3 +74,28 @@ public struct RemoveUserUseCase: Sendable {
         try await repository.remove(id: id)
     }
 }
+
+/// Imports users (insert or replace by id) after validating every one, so a bad row stops the
+/// import before anything is written.
+public struct ImportUsersUseCase: Sendable {
+    private let repository: any UserRepository
+
+    public init(repository: any UserRepository) { self.repository = repository }
+
+    public func execute(_ users: [User]) async throws(UserError) -> Int {
+        var valid: [User] = []
+        valid.reserveCapacity(users.count)
+        for (index, user) in users.enumerated() {
+            var checked = user
+            do throws(UserError) {
+                checked.name = try UserValidation.validName(user.name)
+                checked.email = try UserValidation.validEmail(user.email)
+            } catch {
+                guard case .validation(let field, let message) = error else { throw error }
+                throw .validation(field: field, message: "User \(index + 1) (\(user.id.uuidString.lowercased())): \(message)")
+            }
+            valid.append(checked)
+        }
+        return try await repository.importUsers(valid)
+    }
+}

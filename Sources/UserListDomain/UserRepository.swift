@@ -12,4 +12,24 @@ public protocol UserRepository: Sendable {
     func update(_ user: User) async throws(UserError) -> User
     func add(_ user: NewUser) async throws(UserError) -> User
     func remove(id: UUID) async throws(UserError)
+    /// Inserts or replaces users by id, all or nothing; returns how many were written.
+    /// Stores that can do it in one transaction should; the default goes one by one.
+    func importUsers(_ users: [User]) async throws(UserError) -> Int
+}
+
+extension UserRepository {
+    public func importUsers(_ users: [User]) async throws(UserError) -> Int {
+        for user in users {
+            do throws(UserError) {
+                var current = try await fetchUser(id: user.id)
+                current.name = user.name
+                current.email = user.email
+                current.avatarURL = user.avatarURL
+                _ = try await update(current)
+            } catch .notFound {
+                _ = try await add(NewUser(id: user.id, name: user.name, email: user.email, avatarURL: user.avatarURL))
+            }
+        }
+        return users.count
+    }
 }

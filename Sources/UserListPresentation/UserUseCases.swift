@@ -8,6 +8,7 @@ public struct UserUseCases: Sendable {
     public var update: UpdateUserUseCase
     public var add: AddUserUseCase
     public var remove: RemoveUserUseCase
+    public var importUsers: ImportUsersUseCase
 
     public init(repository: any UserRepository) {
         fetchPage = FetchUserPageUseCase(repository: repository)
@@ -15,5 +16,6 @@ public struct UserUseCases: Sendable {
         update = UpdateUserUseCase(repository: repository)
         add = AddUserUseCase(repository: repository)
         remove = RemoveUserUseCase(repository: repository)
+        importUsers = ImportUsersUseCase(repository: repository)
     }
 }

@@ -1,0 +1,69 @@
+import Foundation
+import UserListDomain
+import UserListWire
+
+/// A rejected intent: the error code and a message for the person.
+struct IntentError: Error {
+    let code: ErrorCode
+    let message: String
+    init(_ code: ErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// Typed access to an intent's `args`, failing with `invalid_args` and the field's name.
+struct IntentArguments {
+    let values: [String: JSONValue]
+    init(_ values: [String: JSONValue]) { self.values = values }
+
+    func string(_ name: String) throws(IntentError) -> String {
+        guard let value = values[name]?.stringValue else {
+            throw IntentError(.invalidArgs, "'\(name)' must be a string.")
+        }
+        return value
+    }
+
+    func optionalString(_ name: String) throws(IntentError) -> String? {
+        switch values[name] {
+        case nil, .null?: return nil
+        case .string(let text)?: return text
+        default: throw IntentError(.invalidArgs, "'\(name)' must be a string or null.")
+        }
+    }
+
+    func int(_ name: String) throws(IntentError) -> Int {
+        guard let value = values[name]?.int64Value, let int = Int(exactly: value) else {
+            throw IntentError(.invalidArgs, "'\(name)' must be a whole number.")
+        }
+        return int
+    }
+
+    func uuid(_ name: String) throws(IntentError) -> UUID {
+        guard let text = values[name]?.stringValue, let id = UUID(uuidString: text) else {
+            throw IntentError(.invalidArgs, "'\(name)' must be a user id (a UUID).")
+        }
+        return id
+    }
+
+    /// Users in the wire shape (`id`, `name`, `email`, `avatar_url`, `version`).
+    func users(_ name: String) throws(IntentError) -> [User] {
+        guard let array = values[name]?.arrayValue else {
+            throw IntentError(.invalidArgs, "'\(name)' must be an array of users.")
+        }
+        var users: [User] = []
+        users.reserveCapacity(array.count)
+        for (index, item) in array.enumerated() {
+            let fields = IntentArguments(item.objectValue ?? [:])
+            do throws(IntentError) {
+                users.append(User(
+                    id: try fields.uuid("id"), name: try fields.string("name"), email: try fields.string("email"),
+                    avatarURL: try fields.optionalString("avatar_url"),
+                    version: fields.values["version"] == nil ? 1 : try fields.int("version")))
+            } catch {
+                throw IntentError(.invalidArgs, "\(name)[\(index)]: \(error.message)")
+            }
+        }
+        return users
+    }
+}

@@ -1,0 +1,1 @@
+// removed when the wire tests land
