@@ -50,8 +50,8 @@ public final class UserListViewModel {
     /// Starts a new listing filtered by a name or email prefix; empty text lists everyone.
     public func search(_ text: String, isolation: isolated (any Actor) = #isolation) {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        state.search = trimmed.isEmpty ? nil : trimmed
-        refresh(isolation: isolation)
+        hasLoaded = true
+        load(reset: true, search: .some(trimmed.isEmpty ? nil : trimmed), isolation: isolation)
     }
 
     /// The view reports each row it shows; near the end, the next page is fetched.
@@ -105,14 +105,20 @@ public final class UserListViewModel {
 
     // MARK: loading
 
-    private func load(reset: Bool, isolation: isolated (any Actor)) {
+    /// Starts a load. `search`, when given, replaces the active search in the same state change.
+    /// The error is cleared and the loading indicator shown in one change, so a host never sees
+    /// an in-between "not loading, no error" frame.
+    private func load(reset: Bool, search newSearch: String?? = .none, isolation: isolated (any Actor)) {
         loadTask?.cancel()
         loadGeneration += 1
         let generation = loadGeneration
         let cursor = reset ? nil : next
-        let search = state.search
-        state.errorMessage = nil  // a retry must not keep showing the last failure (seed 000)
-        state.loading = reset ? .fullScreen : .nextPage
+        var updated = state
+        if case .some(let replacement) = newSearch { updated.search = replacement }
+        updated.errorMessage = nil  // a retry must not keep showing the last failure (seed 000)
+        updated.loading = reset ? .fullScreen : .nextPage
+        let search = updated.search
+        state = updated
         loadTask = Task {
             _ = isolation  // run on the owner's actor
             let result: Result<UserPage, UserError>
