@@ -36,7 +36,7 @@ import UserListWire
         #expect(ops.count == 50)
         for (i, op) in ops.enumerated() {
             guard case .add(let path, let value) = op else { Issue.record("not an add: \(op)"); continue }
-            #expect(path == JSONPointer("/screens/0/state/users/\(100 + i)"))
+            #expect(path == JSONPointer(parsing: "/screens/0/state/users/\(100 + i)"))
             #expect(value == page[i])
         }
     }
