@@ -31,7 +31,7 @@ let package = Package(
 
         // MARK: layers
         .target(name: "UserListDomain"),
-        .target(name: "UserListData", dependencies: ["UserListDomain", "CSQLite"]),
+        .target(name: "UserListData", dependencies: ["UserListDomain", "CSQLite"], exclude: ["DURABILITY.md"]),
         .target(name: "UserListPresentation", dependencies: ["UserListDomain"]),
         // libm: the wire target uses rounding functions but imports neither Foundation nor Glibc.
         .target(name: "UserListWire", linkerSettings: [.linkedLibrary("m")]),

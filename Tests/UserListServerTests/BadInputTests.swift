@@ -9,39 +9,39 @@ import UserListWire
     @Test func eachBadInputGetsItsErrorCodeAndOthersCarryOn() async throws {
         let daemon = try await DaemonHarness()
         let bystander = try daemon.client()
-        _ = try bystander.hello(key: "bystander")
+        _ = try await bystander.hello(key: "bystander")
 
         let client = try daemon.client()
         client.sendJSON(#"{"type":"intent","id":1,"screen":"list","action":"refresh"}"#)
-        #expect(try client.nextError().code == .notReady)
+        #expect(try await client.nextError().code == .notReady)
         client.sendJSON("{not json")
-        #expect(try client.nextError().code == .invalidJSON)
+        #expect(try await client.nextError().code == .invalidJSON)
         client.sendJSON(#"{"type":"teleport"}"#)
-        #expect(try client.nextError().code == .unknownMessageType)
+        #expect(try await client.nextError().code == .unknownMessageType)
         client.sendJSON(#"{"type":"intent","screen":"list"}"#)
-        #expect(try client.nextError().code == .invalidMessage)
+        #expect(try await client.nextError().code == .invalidMessage)
         client.sendRaw([0, 0, 0, 0])
-        #expect(try client.nextError().code == .malformedFrame)
+        #expect(try await client.nextError().code == .malformedFrame)
         client.sendRaw([0, 0, 0, 2, 0xC3, 0x28])  // invalid UTF-8
-        #expect([ErrorCode.invalidJSON, .malformedFrame].contains(try client.nextError().code))
+        #expect([ErrorCode.invalidJSON, .malformedFrame].contains(try await client.nextError().code))
 
-        _ = try client.hello(key: "bad")
+        _ = try await client.hello(key: "bad")
         try client.send(.hello(.init(protocolVersions: 1...1, client: .init(name: "t", build: "0"), sessionKey: "again")))
-        #expect(try client.nextError().code == .alreadyAttached)
-        let unknownScreen = try client.intent("settings", "open")
+        #expect(try await client.nextError().code == .alreadyAttached)
+        let unknownScreen = try await client.intent("settings", "open")
         #expect(unknownScreen.outcome == .failure(.init(code: .unknownScreen, message: unknownScreenMessage(unknownScreen))))
-        let detailNotOpen = try client.intent("detail", "save")
+        let detailNotOpen = try await client.intent("detail", "save")
         guard case .failure(let detailError) = detailNotOpen.outcome else { Issue.record("save without a detail screen succeeded"); return }
         #expect(detailError.code == .unknownScreen)
-        let unknownAction = try client.intent("list", "explode")
+        let unknownAction = try await client.intent("list", "explode")
         guard case .failure(let actionError) = unknownAction.outcome else { Issue.record("unknown action accepted"); return }
         #expect(actionError.code == .unknownAction)
-        let badArgs = try client.intent("list", "did_select_row", ["index": "three"])
+        let badArgs = try await client.intent("list", "did_select_row", ["index": "three"])
         guard case .failure(let argsError) = badArgs.outcome else { Issue.record("bad args accepted"); return }
         #expect(argsError.code == .invalidArgs)
 
         // The bystander never noticed.
-        #expect(try bystander.intent("list", "refresh").outcome.isSuccess)
+        #expect(try await bystander.intent("list", "refresh").outcome.isSuccess)
         await daemon.stop()
     }
 
@@ -54,10 +54,10 @@ import UserListWire
         let daemon = try await DaemonHarness()
         let client = try daemon.client()
         client.sendRaw([0xFF, 0xFF, 0xFF, 0xFF])
-        #expect(try client.nextError().code == .frameTooLarge)
-        #expect(client.waitForClose())
+        #expect(try await client.nextError().code == .frameTooLarge)
+        #expect(await client.waitForClose())
         let other = try daemon.client()
-        _ = try other.hello(key: "still-serving")
+        _ = try await other.hello(key: "still-serving")
         await daemon.stop()
     }
 
@@ -65,38 +65,38 @@ import UserListWire
         let daemon = try await DaemonHarness()
         let client = try daemon.client()
         try client.send(.hello(.init(protocolVersions: 7...9, client: .init(name: "future", build: "9"), sessionKey: "k")))
-        let error = try client.nextError()
+        let error = try await client.nextError()
         #expect(error.code == .unsupportedVersion)
         #expect(error.message.contains("7") && error.message.contains("1"))
-        #expect(client.waitForClose())
+        #expect(await client.waitForClose())
         await daemon.stop()
     }
 
     @Test func aFloodOfIntentsIsRateLimitedWithoutHarmingOthers() async throws {
         let daemon = try await DaemonHarness { $0.intentsPerSecond = 20 }
         let flooder = try daemon.client()
-        _ = try flooder.hello(key: "flood")
+        _ = try await flooder.hello(key: "flood")
         for id in 1...200 {
             try flooder.send(.intent(.init(id: id, screen: "list", action: "dismiss_error")))
         }
-        let limited = try flooder.next(where: "rate_limited") { message -> Bool? in
+        let limited = try await flooder.next(where: "rate_limited") { message -> Bool? in
             if case .error(let e) = message, e.code == .rateLimited { return true }
             return nil
         }
         #expect(limited)
         let calm = try daemon.client()
-        _ = try calm.hello(key: "calm")
-        #expect(try calm.intent("list", "dismiss_error").outcome.isSuccess)
+        _ = try await calm.hello(key: "calm")
+        #expect(try await calm.intent("list", "dismiss_error").outcome.isSuccess)
         await daemon.stop()
     }
 
     @Test func sessionLimitsPerUIDAreEnforcedWithAClearError() async throws {
         let daemon = try await DaemonHarness { $0.maxSessionsPerUID = 2 }
-        let a = try daemon.client(); _ = try a.hello(key: "one")
-        let b = try daemon.client(); _ = try b.hello(key: "two")
+        let a = try daemon.client(); _ = try await a.hello(key: "one")
+        let b = try daemon.client(); _ = try await b.hello(key: "two")
         let c = try daemon.client()
         try c.send(.hello(.init(protocolVersions: 1...1, client: .init(name: "t", build: "0"), sessionKey: "three")))
-        let error = try c.nextError()
+        let error = try await c.nextError()
         #expect(error.code == .tooManySessions)
         await daemon.stop()
     }
@@ -104,19 +104,19 @@ import UserListWire
     @Test func aClientThatNeverReadsIsCutOffFromPatchesAndGetsASnapshotLater() async throws {
         let daemon = try await DaemonHarness(sampleUsers: 300) { $0.clientBufferBytes = 8192 }
         let slow = try daemon.client()
-        _ = try slow.hello(key: "slow")
+        _ = try await slow.hello(key: "slow")
         let fast = try daemon.client()
-        _ = try fast.hello(key: "fast")
-        try fast.waitForState("rows") { _ in fast.rows.count == 50 }
+        _ = try await fast.hello(key: "fast")
+        try await fast.waitForState("rows") { _ in fast.rows.count == 50 }
         // The slow client's session loads pages it never reads.
         for index in stride(from: 49, to: 300, by: 50) {
             try slow.send(.intent(.init(id: 1000 + index, screen: "list", action: "did_display_row", args: ["index": .int(Int64(index))])))
             try await Task.sleep(for: .milliseconds(30))
         }
         // Meanwhile the fast client works normally.
-        #expect(try fast.intent("list", "did_display_row", ["index": 49]).outcome.isSuccess)
+        #expect(try await fast.intent("list", "did_display_row", ["index": 49]).outcome.isSuccess)
         // When the slow client finally reads, its document converges on the truth.
-        try slow.waitForState("a consistent document", timeout: 10) { _ in slow.rows.count >= 100 }
+        try await slow.waitForState("a consistent document", timeout: 10) { _ in slow.rows.count >= 100 }
         await daemon.stop()
     }
 }

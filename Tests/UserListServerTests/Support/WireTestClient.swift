@@ -5,7 +5,11 @@ import UserListWire
 
 /// A blocking protocol client for tests: raw frames over a real Unix socket, with timeouts, and
 /// a local copy of the state document kept by applying patches exactly as a real client must.
-final class WireTestClient {
+///
+/// Its waits block, so the async wrappers run them on a Dispatch thread: a blocked cooperative
+/// thread would starve the in-process daemon (two cores, two cooperative threads).
+// Invariant for @unchecked Sendable: one test drives one client, one call at a time.
+final class WireTestClient: @unchecked Sendable {
     struct Timeout: Error, CustomStringConvertible {
         let waitingFor: String
         var description: String { "timed out waiting for \(waitingFor)" }
@@ -44,10 +48,10 @@ final class WireTestClient {
         sendRaw(frame)
     }
 
-    func hello(key: String, versions: ClosedRange<Int> = 1...1) throws -> ServerMessage.Welcome {
+    func blockingHello(key: String, versions: ClosedRange<Int> = 1...1) throws -> ServerMessage.Welcome {
         try send(.hello(.init(protocolVersions: versions, client: .init(name: "test", build: "0"), sessionKey: key)))
-        let welcome = try next(where: "welcome") { if case .welcome(let w) = $0 { w } else { nil } }
-        _ = try next(where: "snapshot") { if case .snapshot = $0 { true } else { nil } }
+        let welcome = try blockingNext(where: "welcome") { if case .welcome(let w) = $0 { w } else { nil } }
+        _ = try blockingNext(where: "snapshot") { if case .snapshot = $0 { true } else { nil } }
         return welcome
     }
 
@@ -55,18 +59,18 @@ final class WireTestClient {
 
     /// Sends an intent and waits for its reply.
     @discardableResult
-    func intent(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil,
-                timeout: Double = 10) throws -> ServerMessage.Reply {
+    func blockingIntent(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil,
+                        timeout: Double = 10) throws -> ServerMessage.Reply {
         let id = nextIntentID
         nextIntentID += 1
         try send(.intent(.init(id: id, screen: screen, action: action, args: args)))
-        return try next(where: "reply \(id)", timeout: timeout) {
+        return try blockingNext(where: "reply \(id)", timeout: timeout) {
             if case .reply(let reply) = $0, reply.id == id { reply } else { nil }
         }
     }
 
     /// Reads messages (applying snapshots and patches) until `match` returns non-nil.
-    func next<T>(where what: String, timeout: Double = 10, _ match: (ServerMessage) -> T?) throws -> T {
+    func blockingNext<T>(where what: String, timeout: Double = 10, _ match: (ServerMessage) -> T?) throws -> T {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             while let frame = try decoder.nextFrame() {
@@ -90,24 +94,60 @@ final class WireTestClient {
     }
 
     /// Waits until the local document satisfies `condition`.
-    func waitForState(_ what: String, timeout: Double = 10, _ condition: (JSONValue) -> Bool) throws {
+    func blockingWaitForState(_ what: String, timeout: Double = 10, _ condition: (JSONValue) -> Bool) throws {
         if condition(document) { return }
-        _ = try next(where: what, timeout: timeout) { _ in condition(document) ? true : nil }
+        _ = try blockingNext(where: what, timeout: timeout) { _ in condition(document) ? true : nil }
     }
 
     /// Waits for an error frame and returns it.
-    func nextError(timeout: Double = 5) throws -> ServerMessage.ErrorMessage {
-        try next(where: "error frame", timeout: timeout) { if case .error(let e) = $0 { e } else { nil } }
+    func blockingNextError(timeout: Double = 5) throws -> ServerMessage.ErrorMessage {
+        try blockingNext(where: "error frame", timeout: timeout) { if case .error(let e) = $0 { e } else { nil } }
     }
 
     /// True when the server closes the connection within `timeout`.
-    func waitForClose(timeout: Double = 5) -> Bool {
+    func blockingWaitForClose(timeout: Double = 5) -> Bool {
         do {
-            _ = try next(where: "close", timeout: timeout) { _ -> Bool? in nil }
+            _ = try blockingNext(where: "close", timeout: timeout) { _ -> Bool? in nil }
         } catch {
             return closedByServer
         }
         return closedByServer
+    }
+
+    // MARK: async wrappers (off the cooperative pool)
+
+    private func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    func hello(key: String, versions: ClosedRange<Int> = 1...1) async throws -> ServerMessage.Welcome {
+        try await offPool { try self.blockingHello(key: key, versions: versions) }
+    }
+
+    @discardableResult
+    func intent(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil,
+                timeout: Double = 10) async throws -> ServerMessage.Reply {
+        try await offPool { try self.blockingIntent(screen, action, args, timeout: timeout) }
+    }
+
+    func next<T: Sendable>(where what: String, timeout: Double = 10,
+                           _ match: @escaping @Sendable (ServerMessage) -> T?) async throws -> T {
+        try await offPool { try self.blockingNext(where: what, timeout: timeout, match) }
+    }
+
+    func waitForState(_ what: String, timeout: Double = 10,
+                      _ condition: @escaping @Sendable (JSONValue) -> Bool) async throws {
+        try await offPool { try self.blockingWaitForState(what, timeout: timeout, condition) }
+    }
+
+    func nextError(timeout: Double = 5) async throws -> ServerMessage.ErrorMessage {
+        try await offPool { try self.blockingNextError(timeout: timeout) }
+    }
+
+    func waitForClose(timeout: Double = 5) async -> Bool {
+        (try? await offPool { self.blockingWaitForClose(timeout: timeout) }) ?? false
     }
 
     private func apply(_ message: ServerMessage) {
