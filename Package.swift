@@ -33,7 +33,8 @@ let package = Package(
         .target(name: "UserListDomain"),
         .target(name: "UserListData", dependencies: ["UserListDomain", "CSQLite"]),
         .target(name: "UserListPresentation", dependencies: ["UserListDomain"]),
-        .target(name: "UserListWire"),
+        // libm: the wire target uses rounding functions but imports neither Foundation nor Glibc.
+        .target(name: "UserListWire", linkerSettings: [.linkedLibrary("m")]),
         .target(
             name: "UserListServer",
             dependencies: ["UserListDomain", "UserListPresentation", "UserListWire", "CSystemd", "CLinuxIO"]),

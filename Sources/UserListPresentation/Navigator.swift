@@ -101,6 +101,7 @@ public final class Navigator {
 
     /// Selects a row of the list; the list's `userSelected` event opens that user's detail screen.
     public func selectRow(at index: Int, isolation: isolated (any Actor) = #isolation) {
+        pendingSelection = nil  // a selection the host made on the list itself is not ours to open
         list.didSelectRow(at: index)
         guard let id = pendingSelection else { return }
         pendingSelection = nil

@@ -15,6 +15,8 @@ public final class UserDetailViewModel {
     private let useCases: UserUseCases
     private var loadTask: Task<Void, Never>?
     private var saveTask: Task<Void, Never>?
+    /// True until a load succeeds. A restored screen has a `user` but still needs the stored one.
+    private var needsLoad = true
 
     /// How the last save ended, for hosts that answer a request only once it is known.
     public private(set) var lastSaveOutcome: Result<User, UserError>?
@@ -41,20 +43,25 @@ public final class UserDetailViewModel {
 
     // MARK: intents
 
-    /// Loads the user if not loaded yet. A restored draft is kept over the stored name.
+    /// Loads the user if not loaded yet (a restored screen reloads too). A restored draft is kept
+    /// over the stored name; if someone saved since, that shows as a conflict.
     public func onAppear(isolation: isolated (any Actor) = #isolation) {
-        guard state.user == nil, loadTask == nil else { return }
+        guard needsLoad, loadTask == nil else { return }
         state.errorMessage = nil
         let id = state.userID
         loadTask = Task {
             _ = isolation
             do throws(UserError) {
                 let user = try await self.useCases.fetchUser.execute(id: id)
-                var updated = self.state
-                let keepDraft = !updated.draftName.isEmpty && updated.draftName != user.name
-                updated.user = user
-                if !keepDraft { updated.draftName = user.name }
-                self.state = updated
+                self.needsLoad = false
+                if self.state.user != nil {
+                    self.apply(.saved(user))  // restored: follow it, or keep the draft and show a conflict
+                } else {
+                    var updated = self.state
+                    updated.user = user
+                    if updated.draftName.isEmpty { updated.draftName = user.name }
+                    self.state = updated
+                }
             } catch {
                 self.state.errorMessage = error.message
             }
@@ -71,16 +78,19 @@ public final class UserDetailViewModel {
     public func save(isolation: isolated (any Actor) = #isolation) {
         guard state.canSave, let user = state.user else { return }
         let draft = state.draftName
-        state.errorMessage = nil
-        state.isSaving = true
+        var saving = state
+        saving.errorMessage = nil
+        saving.isSaving = true
         lastSaveOutcome = nil
+        state = saving
         saveTask = Task {
             _ = isolation
             do throws(UserError) {
                 let saved = try await self.useCases.update.rename(user, to: draft)
                 var updated = self.state
                 updated.user = saved
-                updated.draftName = saved.name
+                // What was typed while saving is newer than what was saved: keep it.
+                if updated.draftName == draft { updated.draftName = saved.name }
                 updated.conflict = nil
                 updated.isSaving = false
                 self.state = updated

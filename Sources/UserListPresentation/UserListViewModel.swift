@@ -50,8 +50,8 @@ public final class UserListViewModel {
     /// Starts a new listing filtered by a name or email prefix; empty text lists everyone.
     public func search(_ text: String, isolation: isolated (any Actor) = #isolation) {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        state.search = trimmed.isEmpty ? nil : trimmed
-        refresh(isolation: isolation)
+        hasLoaded = true
+        load(reset: true, search: .some(trimmed.isEmpty ? nil : trimmed), isolation: isolation)
     }
 
     /// The view reports each row it shows; near the end, the next page is fetched.
@@ -105,41 +105,61 @@ public final class UserListViewModel {
     /// Applies a change committed anywhere (another session, another process) to the rows shown.
     /// Rows stay in the store's order (name, case-insensitively, then id); a row that sorts past
     /// the loaded rows while more pages exist is left for the page that will bring it.
+    ///
+    /// Rows and total change together, in one state change. A user not among the loaded rows is
+    /// counted in the total only while more pages exist (it may be on one of them); once every
+    /// page is loaded, every counted user is on screen.
     public func apply(_ change: UserChange) {
-        var users = state.users
+        var updated = state
         switch change {
         case .saved(let user):
-            guard let index = users.firstIndex(where: { $0.id == user.id }) else {
-                return  // not loaded here; a later page brings it
-            }
-            if users[index] == user { return }
-            users.remove(at: index)
-            if matchesSearch(user) { insertSorted(user, into: &users) } else { adjustTotal(by: -1) }
-        case .added(let user):
-            guard matchesSearch(user), !users.contains(where: { $0.id == user.id }) else { return }
-            insertSorted(user, into: &users)
-            adjustTotal(by: 1)
-        case .removed(let id):
-            guard let index = users.firstIndex(where: { $0.id == id }) else {
-                adjustTotal(by: -1)
+            guard let index = updated.users.firstIndex(where: { $0.id == user.id }) else {
+                // Not on screen: it may now sort into the loaded rows, or newly match the search.
+                guard matchesSearch(user) else { return }
+                if Self.insertSorted(user, into: &updated), !updated.hasMore {
+                    Self.adjustTotal(of: &updated, by: 1)
+                }
+                state = updated
                 return
             }
-            users.remove(at: index)
-            adjustTotal(by: -1)
+            if updated.users[index] == user { return }
+            updated.users.remove(at: index)
+            if matchesSearch(user) {
+                Self.insertSorted(user, into: &updated)
+            } else {
+                Self.adjustTotal(of: &updated, by: -1)
+            }
+        case .added(let user):
+            guard matchesSearch(user), !updated.users.contains(where: { $0.id == user.id }) else { return }
+            Self.insertSorted(user, into: &updated)
+            Self.adjustTotal(of: &updated, by: 1)
+        case .removed(let id):
+            if let index = updated.users.firstIndex(where: { $0.id == id }) {
+                updated.users.remove(at: index)
+                Self.adjustTotal(of: &updated, by: -1)
+            } else if updated.hasMore {
+                Self.adjustTotal(of: &updated, by: -1)  // on a page not loaded yet
+            }
         }
-        state.users = users
+        state = updated
     }
 
     // MARK: loading
 
-    private func load(reset: Bool, isolation: isolated (any Actor)) {
+    /// Starts a load. `search`, when given, replaces the active search in the same state change.
+    /// The error is cleared and the loading indicator shown in one change, so a host never sees
+    /// an in-between "not loading, no error" frame.
+    private func load(reset: Bool, search newSearch: String?? = .none, isolation: isolated (any Actor)) {
         loadTask?.cancel()
         loadGeneration += 1
         let generation = loadGeneration
         let cursor = reset ? nil : next
-        let search = state.search
-        state.errorMessage = nil  // a retry must not keep showing the last failure (seed 000)
-        state.loading = reset ? .fullScreen : .nextPage
+        var updated = state
+        if case .some(let replacement) = newSearch { updated.search = replacement }
+        updated.errorMessage = nil  // a retry must not keep showing the last failure (seed 000)
+        updated.loading = reset ? .fullScreen : .nextPage
+        let search = updated.search
+        state = updated
         loadTask = Task {
             _ = isolation  // run on the owner's actor
             let result: Result<UserPage, UserError>
@@ -178,11 +198,15 @@ public final class UserListViewModel {
 
     // MARK: ordering
 
-    private func insertSorted(_ user: User, into users: inout [User]) {
-        let key = Self.sortKey(user)
-        let index = users.firstIndex { Self.sortKey($0) > key } ?? users.endIndex
-        if index == users.endIndex && state.hasMore { return }  // belongs to a page not loaded yet
-        users.insert(user, at: index)
+    /// Inserts `user` at its place in the loaded rows; returns false when that place is past the
+    /// loaded rows and more pages exist (the page that holds it will bring it).
+    @discardableResult
+    private static func insertSorted(_ user: User, into state: inout UserListState) -> Bool {
+        let key = sortKey(user)
+        let index = state.users.firstIndex { sortKey($0) > key } ?? state.users.endIndex
+        if index == state.users.endIndex && state.hasMore { return false }
+        state.users.insert(user, at: index)
+        return true
     }
 
     private static func sortKey(_ user: User) -> SortKey {
@@ -200,7 +224,7 @@ public final class UserListViewModel {
         return user.name.lowercased().hasPrefix(search) || user.email.lowercased().hasPrefix(search)
     }
 
-    private func adjustTotal(by delta: Int) {
+    private static func adjustTotal(of state: inout UserListState, by delta: Int) {
         if let total = state.totalCount { state.totalCount = max(0, total + delta) }
     }
 }

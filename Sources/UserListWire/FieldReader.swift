@@ -95,7 +95,7 @@ struct FieldReader {
 
     func pointer(_ key: String) throws(MessageError) -> JSONPointer {
         let text = try string(key)
-        guard let pointer = JSONPointer(text) else {
+        guard let pointer = JSONPointer(parsing: text) else {
             throw .invalidValue(field: qualified(key), reason: "\"\(text)\" is not a JSON Pointer (RFC 6901)")
         }
         return pointer

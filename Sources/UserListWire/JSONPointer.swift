@@ -14,7 +14,7 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible, Expressi
 
     /// Parses the string form; `nil` if it does not start with "/" (and is not "") or holds a
     /// "~" not followed by "0" or "1".
-    public init?(_ text: String) {
+    public init?(parsing text: String) {
         if text.isEmpty { self.tokens = []; return }
         guard text.utf8.first == UInt8(ascii: "/") else { return nil }
         var tokens: [String] = []
@@ -27,7 +27,7 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible, Expressi
 
     /// For literals in code and tests; traps on a malformed pointer.
     public init(stringLiteral value: String) {
-        guard let pointer = JSONPointer(value) else { preconditionFailure("invalid JSON pointer \(value)") }
+        guard let pointer = JSONPointer(parsing: value) else { preconditionFailure("invalid JSON pointer \(value)") }
         self = pointer
     }
 

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+// Links libm, which `Double` rounding (`Int64(exactly:)`) calls into on Linux.
+import Glibc
+#endif
+
 /// A JSON document held as a value, the currency of the wire: state snapshots, patch values,
 /// intent arguments and replies are all `JSONValue`s.
 ///

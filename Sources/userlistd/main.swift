@@ -1,1 +1,76 @@
-print("userlistd: not yet")
+// userlistd's composition root: the one place that sees every layer. It reads the
+// configuration, opens the store, and hands the Domain protocols to the daemon.
+import Foundation
+import Glibc
+import UserListData
+import UserListDomain
+import UserListServer
+
+let defaults = DaemonConfig.defaults()
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+func parseConfig() -> Result<DaemonCommand, ConfigError> {
+    do throws(ConfigError) {
+        return .success(try ConfigParser.parse(arguments: arguments, defaults: defaults))
+    } catch {
+        return .failure(error)
+    }
+}
+
+let command: DaemonCommand
+switch parseConfig() {
+case .success(let parsed): command = parsed
+case .failure(let error):
+    FileHandle.standardError.write(Data("userlistd: \(error.description)\n".utf8))
+    exit(64)
+}
+
+switch command {
+case .help:
+    print(ConfigParser.helpText(defaults: defaults), terminator: "")
+    exit(0)
+case .version:
+    print("userlistd \(Daemon.version)")
+    exit(0)
+case .run(let config):
+    let logger = Logger(sink: Logger.detectSink(), level: config.logLevel)
+    let notifier = SystemdNotifier()
+    let store: Daemon.Store
+    do throws(UserError) {
+        store = try await openStore(config, logger: logger)
+    } catch {
+        logger.error("Cannot open the store: \(error.message)")
+        notifier.failed(status: "Cannot open the store: \(error.message)", errno: EIO)
+        exit(1)
+    }
+    let daemon = Daemon(config: config, logger: logger, notifier: notifier, store: store, reloadConfig: {
+        guard case .success(.run(let fresh)) = parseConfig() else { return nil }
+        return fresh
+    })
+    let status = await daemon.run()
+    exit(status)
+}
+
+/// The embedded SQLite store, filled with sample users when asked and empty; or, with
+/// `upstream`, the REST service with the SQLite file as its cache.
+func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -> Daemon.Store {
+    let directory = (config.databasePath as NSString).deletingLastPathComponent
+    if !directory.isEmpty {
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+    let database = try SQLiteUserRepository(path: config.databasePath)
+    if config.sampleData > 0, try await database.fetchPage(PageRequest(limit: 1)).users.isEmpty {
+        let users = SampleUsers.generate(count: config.sampleData)
+        let imported = try await database.importUsers(users)
+        logger.info("Filled the empty store with \(imported) sample users")
+    }
+    let feed = try SQLiteChangeFeed(path: config.databasePath)
+    let repository: any UserRepository
+    let description: String
+    repository = database
+    description = "sqlite:\(config.databasePath)"
+    return Daemon.Store(repository: repository, feed: feed, description: description, close: {
+        _ = feed
+        _ = database
+    })
+}

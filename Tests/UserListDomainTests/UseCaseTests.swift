@@ -20,15 +20,16 @@ final class RecordingRepository: UserRepository, @unchecked Sendable {
         return user
     }
     func update(_ user: User) async throws(UserError) -> User {
-        try lock.withLock { () throws(UserError) -> User in
+        let outcome: Result<User, UserError> = lock.withLock {
             updates.append(user)
-            guard let stored = users[user.id] else { throw .notFound(id: user.id) }
-            guard stored.version == user.version else { throw .conflict(stored: stored) }
+            guard let stored = users[user.id] else { return .failure(.notFound(id: user.id)) }
+            guard stored.version == user.version else { return .failure(.conflict(stored: stored)) }
             var saved = user
             saved.version += 1
             users[user.id] = saved
-            return saved
+            return .success(saved)
         }
+        return try outcome.get()
     }
     func add(_ user: NewUser) async throws(UserError) -> User {
         let saved = User(id: user.id, name: user.name, email: user.email, avatarURL: user.avatarURL)

@@ -34,6 +34,9 @@ static inline int ulio_peer_credentials(int fd, uint32_t *pid, uint32_t *uid, ui
     return rc;
 }
 
+/// accept(2) with the new descriptor non-blocking and close-on-exec (accept4 needs _GNU_SOURCE).
+int ulio_accept_nonblocking(int fd);
+
 static const uint32_t ULIO_EPOLLIN = EPOLLIN;
 static const uint32_t ULIO_EPOLLOUT = EPOLLOUT;
 static const uint32_t ULIO_EPOLLRDHUP = EPOLLRDHUP;

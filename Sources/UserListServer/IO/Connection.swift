@@ -74,10 +74,13 @@ package final class Connection: EventLoopHandler, Sendable {
                 out.droppedFrames += 1
                 return
             }
-            if droppable && out.queuedBytes + frame.count > limits.softLimit {
+            // An empty queue always takes the frame, however large: only a backlog is dropped.
+            if droppable && out.queuedBytes > 0 && out.queuedBytes + frame.count > limits.softLimit {
                 dropDroppable(&out)
                 out.overflowed = true
                 out.droppedFrames += 1
+                // Writability tells us when the socket drains, even if nothing is left queued.
+                loop.setWriteInterest(fd, true)
                 return
             }
             if out.queuedBytes + frame.count > limits.hardLimit {

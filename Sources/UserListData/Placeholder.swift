@@ -1,1 +1,0 @@
-// UserListData: filled by its issue.

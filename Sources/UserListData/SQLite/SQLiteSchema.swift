@@ -1,0 +1,98 @@
+import CSQLite
+
+/// The store's schema, versioned by `PRAGMA user_version` and migrated forward step by step,
+/// each step in its own transaction (a crash mid-migration leaves the previous version intact).
+///
+/// - v1: `users` with a NOCASE index on the name (ASCII-only case folding, no email index).
+/// - v2: `name_key` and `email_key` (Unicode-lowercased name and email), backfilled with
+///   `userlist_fold`, indexed as `(name_key, id)` and `(email_key, id)` for keyset pages and
+///   prefix search; the v1 NOCASE index is dropped.
+/// - v3: the `changes` log behind `SQLiteChangeFeed` and the `user_stats` row count, both kept
+///   by triggers so that every writer (this process, an import, another process, even a
+///   hand-written SQL statement) records its changes in the same transaction.
+enum SQLiteSchema {
+    static let currentVersion = 3
+
+    /// The v1 schema exactly as the first release wrote it (kept for `migrate` and for tests
+    /// that build an old file by hand).
+    static let v1 = """
+        CREATE TABLE users (
+            id         TEXT PRIMARY KEY NOT NULL,
+            name       TEXT NOT NULL,
+            email      TEXT NOT NULL,
+            avatar_url TEXT,
+            version    INTEGER NOT NULL DEFAULT 1
+        );
+        CREATE INDEX users_by_name ON users (name COLLATE NOCASE, id);
+        """
+
+    static let v2 = """
+        ALTER TABLE users ADD COLUMN name_key TEXT NOT NULL DEFAULT '';
+        ALTER TABLE users ADD COLUMN email_key TEXT NOT NULL DEFAULT '';
+        UPDATE users SET name_key = userlist_fold(name), email_key = userlist_fold(email);
+        DROP INDEX IF EXISTS users_by_name;
+        CREATE INDEX users_by_name_key ON users (name_key, id);
+        CREATE INDEX users_by_email_key ON users (email_key, id);
+        """
+
+    static let v3 = """
+        CREATE TABLE changes (
+            seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind       TEXT NOT NULL CHECK (kind IN ('added', 'saved', 'removed')),
+            user_id    TEXT NOT NULL,
+            name       TEXT,
+            email      TEXT,
+            avatar_url TEXT,
+            version    INTEGER,
+            at         INTEGER NOT NULL
+        );
+        CREATE TABLE user_stats (
+            only       INTEGER PRIMARY KEY CHECK (only = 1),
+            user_count INTEGER NOT NULL
+        );
+        INSERT INTO user_stats (only, user_count) VALUES (1, (SELECT COUNT(*) FROM users));
+        CREATE TRIGGER users_added AFTER INSERT ON users BEGIN
+            INSERT INTO changes (kind, user_id, name, email, avatar_url, version, at)
+            VALUES ('added', NEW.id, NEW.name, NEW.email, NEW.avatar_url, NEW.version, CAST(strftime('%s', 'now') AS INTEGER));
+            UPDATE user_stats SET user_count = user_count + 1 WHERE only = 1;
+        END;
+        CREATE TRIGGER users_saved AFTER UPDATE ON users BEGIN
+            INSERT INTO changes (kind, user_id, name, email, avatar_url, version, at)
+            VALUES ('saved', NEW.id, NEW.name, NEW.email, NEW.avatar_url, NEW.version, CAST(strftime('%s', 'now') AS INTEGER));
+        END;
+        CREATE TRIGGER users_removed AFTER DELETE ON users BEGIN
+            INSERT INTO changes (kind, user_id, at) VALUES ('removed', OLD.id, CAST(strftime('%s', 'now') AS INTEGER));
+            UPDATE user_stats SET user_count = user_count - 1 WHERE only = 1;
+        END;
+        """
+
+    static let steps: [(version: Int, sql: String)] = [(1, v1), (2, v2), (3, v3)]
+
+    /// Brings the file to `currentVersion`. A file from a newer release is refused rather than
+    /// misread.
+    static func migrate(_ connection: SQLiteConnection) throws(SQLiteError) {
+        let found = try connection.integer("PRAGMA user_version", "reading the schema version")
+        guard found <= currentVersion else {
+            throw .custom("the file has schema version \(found), newer than this program's \(currentVersion); upgrade userlistd",
+                          code: SQLITE_ERROR, path: connection.path, operation: "migrating")
+        }
+        for step in steps where step.version > found {
+            try connection.writeTransaction("migrating the schema to version \(step.version)") { () throws(SQLiteError) in
+                // Read again under the write lock: another process may have migrated meanwhile.
+                let now = try connection.integer("PRAGMA user_version", "reading the schema version")
+                guard now < step.version else { return }
+                try connection.execute(step.sql, "migrating the schema to version \(step.version)")
+                try connection.execute("PRAGMA user_version = \(step.version)", "migrating the schema to version \(step.version)")
+            }
+        }
+    }
+
+    /// The version a file is at, for a read-only opener that cannot migrate.
+    static func check(_ connection: SQLiteConnection) throws(SQLiteError) {
+        let found = try connection.integer("PRAGMA user_version", "reading the schema version")
+        guard found == currentVersion else {
+            throw .custom("the file has schema version \(found) but this program needs \(currentVersion); open it read-write once to migrate it",
+                          code: SQLITE_READONLY, path: connection.path, operation: "opening read-only")
+        }
+    }
+}

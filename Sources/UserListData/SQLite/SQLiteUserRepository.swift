@@ -1,0 +1,408 @@
+import CSQLite
+import Foundation
+import Synchronization
+import UserListDomain
+
+/// The users, kept in one SQLite file: the daemon's store of record (or the cache in front of
+/// an HTTP source, see `CachedUserRepository`).
+///
+/// - Order: case-insensitive name (`name_key`), then id; pages are keyset pages (no OFFSET), so
+///   a page deep in a million users costs what the first one costs.
+/// - Concurrency: one read-write connection owned by a serial queue (`SQLiteWriter`) and one
+///   read-only connection behind a mutex. WAL lets the reader run while a write is in progress;
+///   other processes may open the same file (SQLite's file locks and `busy_timeout` arbitrate).
+/// - Durability: WAL with `synchronous=FULL` by default; see DURABILITY.md.
+/// - Errors: every SQLite failure surfaces as `UserError.unavailable(reason:)` naming the file;
+///   a failed write is rolled back, leaving the file as it was.
+public final class SQLiteUserRepository: UserRepository {
+    /// How to open the store. The defaults are the daemon's.
+    public struct Options: Sendable {
+        /// Open for reading only (`SQLITE_OPEN_READONLY`, like a `mode=ro` URI): every write
+        /// then fails with `.unavailable`. The file must exist and be at the current schema.
+        public var readOnly: Bool
+        public var synchronous: Synchronous
+        /// How long a write waits for another writer (another process) before giving up.
+        public var busyTimeout: Duration
+        /// A size quota in database pages (`PRAGMA max_page_count`); past it writes fail as
+        /// "full". `nil`: no quota but the disk's.
+        public var maxPageCount: Int?
+        /// Page cache per connection, in KiB.
+        public var cacheSizeKiB: Int
+
+        public init(readOnly: Bool = false, synchronous: Synchronous = .full, busyTimeout: Duration = .seconds(5),
+                    maxPageCount: Int? = nil, cacheSizeKiB: Int = 16 * 1024) {
+            self.readOnly = readOnly
+            self.synchronous = synchronous
+            self.busyTimeout = busyTimeout
+            self.maxPageCount = maxPageCount
+            self.cacheSizeKiB = cacheSizeKiB
+        }
+    }
+
+    /// `PRAGMA synchronous` in WAL mode. See DURABILITY.md for why `.full` is the default.
+    public enum Synchronous: String, Sendable {
+        /// A commit is on disk when `update` returns: survives process crash and power loss.
+        case full = "FULL"
+        /// Survives a process crash; the last commits may be lost on power loss.
+        case normal = "NORMAL"
+    }
+
+    /// The database file.
+    public let path: String
+    let options: Options
+    private let writer: SQLiteWriter?
+    // Reads never wait for locks under WAL, so they run on the caller's thread under a mutex.
+    private let reader: Mutex<SQLiteConnection>
+    private let commitObservers = Mutex<[@Sendable () -> Void]>([])
+    private let writesSincePrune = Atomic<Int>(0)
+
+    /// Opens the store at `path`, creating the file if it is missing (its directory must exist)
+    /// and migrating an older schema to the current one.
+    public init(path: String, options: Options = Options()) throws(UserError) {
+        self.path = path
+        self.options = options
+        let timeout = Int(options.busyTimeout.components.seconds * 1000
+                          + options.busyTimeout.components.attoseconds / 1_000_000_000_000_000)
+        do {
+            if options.readOnly {
+                writer = nil
+            } else {
+                let connection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: timeout)
+                try Self.configureWriter(connection, options)
+                try SQLiteSchema.migrate(connection)
+                try Self.prune(connection)
+                writer = SQLiteWriter(connection: connection, label: "userlistd.sqlite.writer")
+            }
+            let readConnection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: timeout)
+            try readConnection.execute("PRAGMA cache_size = -\(options.cacheSizeKiB); PRAGMA temp_store = MEMORY", "configuring the reader")
+            try SQLiteSchema.check(readConnection)
+            reader = Mutex(readConnection)
+        } catch {
+            throw error.userError
+        }
+    }
+
+    private static func configureWriter(_ connection: SQLiteConnection, _ options: Options) throws(SQLiteError) {
+        // The first statement reads the header: a file that is not a database fails here.
+        _ = try connection.integer("PRAGMA user_version", "reading the file header")
+        if connection.isReadOnly {
+            throw .custom("the file cannot be opened for writing (permissions, the immutable attribute, or a read-only mount); "
+                          + "fix that, or open the store with readOnly: true",
+                          code: SQLITE_READONLY, path: connection.path, operation: "opening")
+        }
+        let mode = try connection.statement("PRAGMA journal_mode = WAL")
+        defer { mode.reset() }
+        guard try mode.step("switching to WAL"), mode.text(0).lowercased() == "wal" else {
+            throw .custom("the file could not be switched to WAL mode", code: SQLITE_CANTOPEN,
+                          path: connection.path, operation: "opening")
+        }
+        try connection.execute("""
+            PRAGMA synchronous = \(options.synchronous.rawValue);
+            PRAGMA cache_size = -\(options.cacheSizeKiB);
+            PRAGMA temp_store = MEMORY;
+            PRAGMA journal_size_limit = \(64 * 1024 * 1024);
+            """, "configuring the connection")
+        if let pages = options.maxPageCount {
+            try connection.execute("PRAGMA max_page_count = \(pages)", "setting the size quota")
+        }
+    }
+
+    // MARK: reading
+
+    static let columns = "id, name, email, avatar_url, version"
+
+    static func user(from row: SQLiteStatement, at first: Int32 = 0) -> User {
+        User(id: UUID(uuidString: row.text(first)) ?? UUID(),
+             name: row.text(first + 1), email: row.text(first + 2),
+             avatarURL: row.optionalText(first + 3), version: row.int(first + 4))
+    }
+
+    private func read<T: Sendable>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(UserError) -> T {
+        do {
+            return try reader.withLock { connection throws(SQLiteError) -> T in try body(connection) }
+        } catch {
+            throw error.userError
+        }
+    }
+
+    public func fetchPage(_ request: PageRequest) async throws(UserError) -> UserPage {
+        try fetchPageNow(request)
+    }
+
+    /// `fetchPage` without the `async`: a page read never waits for a lock (WAL), so it runs on
+    /// the caller's thread.
+    func fetchPageNow(_ request: PageRequest) throws(UserError) -> UserPage {
+        let limit = max(1, request.limit)
+        let search = request.search.map(UserKey.prefixRange).flatMap { $0.lower.isEmpty ? nil : $0 }
+        let after: KeysetCursor?
+        if let cursor = request.after {
+            guard let decoded = KeysetCursor(cursor) else {
+                throw .unavailable(reason: "the page cursor is not one this store made (was the source changed?)")
+            }
+            after = decoded
+        } else {
+            after = nil
+        }
+        return try read { connection throws(SQLiteError) -> UserPage in
+            try connection.readTransaction("reading a page of users") { () throws(SQLiteError) -> UserPage in
+                let filter = search == nil ? "" : "((name_key >= ?1 AND name_key < ?2) OR (email_key >= ?1 AND email_key < ?2))"
+                let keyset = after == nil ? "" : "(name_key, id) > (?3, ?4)"
+                let conditions = [filter, keyset].filter { !$0.isEmpty }
+                let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+                let page = try connection.statement(
+                    "SELECT \(Self.columns), name_key FROM users \(whereClause) ORDER BY name_key, id LIMIT ?5")
+                defer { page.reset() }
+                if let search {
+                    page.bind(1, utf8: search.lower)
+                    page.bind(2, utf8: search.upper)
+                }
+                if let after {
+                    page.bind(3, after.nameKey)
+                    page.bind(4, after.id)
+                }
+                page.bind(5, limit + 1)
+                var users: [User] = []
+                users.reserveCapacity(limit)
+                var lastKey = ""
+                var more = false
+                while try page.step("reading a page of users") {
+                    if users.count == limit { more = true; break }
+                    users.append(Self.user(from: page))
+                    lastKey = page.text(5)
+                }
+                // Unfiltered: the trigger-kept row count, O(1). Filtered: counted over the index
+                // ranges for the first page only, then carried in the cursor.
+                let total: Int
+                if search != nil, let carried = after?.total {
+                    total = carried
+                } else if let search {
+                    let count = try connection.statement(
+                        "SELECT COUNT(*) FROM users WHERE (name_key >= ?1 AND name_key < ?2) OR (email_key >= ?1 AND email_key < ?2)")
+                    defer { count.reset() }
+                    count.bind(1, utf8: search.lower)
+                    count.bind(2, utf8: search.upper)
+                    _ = try count.step("counting users")
+                    total = count.int(0)
+                } else {
+                    total = try connection.integer("SELECT user_count FROM user_stats", "counting users")
+                }
+                let next = more
+                    ? KeysetCursor(nameKey: lastKey, id: users[users.count - 1].id.uuidString, total: total).pageCursor
+                    : nil
+                return UserPage(users: users, next: next, totalCount: total)
+            }
+        }
+    }
+
+    public func fetchUser(id: UUID) async throws(UserError) -> User {
+        let found = try read { connection throws(SQLiteError) -> User? in try Self.stored(id: id, connection) }
+        guard let found else { throw .notFound(id: id) }
+        return found
+    }
+
+    static func stored(id: UUID, _ connection: SQLiteConnection) throws(SQLiteError) -> User? {
+        let statement = try connection.statement("SELECT \(columns) FROM users WHERE id = ?1")
+        defer { statement.reset() }
+        statement.bind(1, id)
+        return try statement.step("reading a user") ? user(from: statement) : nil
+    }
+
+    // MARK: writing
+
+    private enum Outcome: Sendable {
+        case done(User)
+        case conflict(User)
+        case notFound
+    }
+
+    private func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(SQLiteError) -> T) async throws(UserError) -> T {
+        guard let writer else {
+            throw .unavailable(reason: "\(path) was opened read-only; nothing was written")
+        }
+        let result: T
+        do {
+            result = try await writer.perform { connection throws(SQLiteError) -> T in
+                let value = try body(connection)
+                if self.writesSincePrune.add(1, ordering: .relaxed).newValue >= Self.pruneEvery {
+                    self.writesSincePrune.store(0, ordering: .relaxed)
+                    try? Self.prune(connection)
+                }
+                return value
+            }
+        } catch {
+            throw error.userError
+        }
+        notifyCommitted()
+        return result
+    }
+
+    public func update(_ user: User) async throws(UserError) -> User {
+        let outcome = try await write { connection throws(SQLiteError) -> Outcome in
+            try connection.writeTransaction("saving a user") { () throws(SQLiteError) -> Outcome in
+                let statement = try connection.statement("""
+                    UPDATE users SET name = ?1, email = ?2, avatar_url = ?3, name_key = ?4, email_key = ?5,
+                                     version = version + 1
+                    WHERE id = ?6 AND version = ?7
+                    """)
+                statement.bind(1, user.name)
+                statement.bind(2, user.email)
+                statement.bind(3, user.avatarURL)
+                statement.bind(4, UserKey.fold(user.name))
+                statement.bind(5, UserKey.fold(user.email))
+                statement.bind(6, user.id)
+                statement.bind(7, user.version)
+                try statement.run("saving a user")
+                if connection.changes == 1 {
+                    var saved = user
+                    saved.version += 1
+                    return .done(saved)
+                }
+                return try Self.stored(id: user.id, connection).map(Outcome.conflict) ?? .notFound
+            }
+        }
+        switch outcome {
+        case .done(let saved): return saved
+        case .conflict(let stored): throw .conflict(stored: stored)
+        case .notFound: throw .notFound(id: user.id)
+        }
+    }
+
+    /// A user whose id is already stored is refused as `.conflict(stored:)`: someone else
+    /// created that user first, and the person sees what is stored under that id.
+    public func add(_ new: NewUser) async throws(UserError) -> User {
+        let user = User(id: new.id, name: new.name, email: new.email, avatarURL: new.avatarURL, version: 1)
+        let outcome = try await write { connection throws(SQLiteError) -> Outcome in
+            try connection.writeTransaction("adding a user") { () throws(SQLiteError) -> Outcome in
+                let statement = try connection.statement("""
+                    INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING
+                    """)
+                Self.bindRow(statement, user)
+                try statement.run("adding a user")
+                if connection.changes == 1 { return .done(user) }
+                return try Self.stored(id: user.id, connection).map(Outcome.conflict) ?? .notFound
+            }
+        }
+        switch outcome {
+        case .done(let saved): return saved
+        case .conflict(let stored): throw .conflict(stored: stored)
+        case .notFound: throw .unavailable(reason: "\(path): the new user was neither added nor found")
+        }
+    }
+
+    public func remove(id: UUID) async throws(UserError) {
+        let removed = try await write { connection throws(SQLiteError) -> Bool in
+            try connection.writeTransaction("removing a user") { () throws(SQLiteError) -> Bool in
+                let statement = try connection.statement("DELETE FROM users WHERE id = ?1")
+                statement.bind(1, id)
+                try statement.run("removing a user")
+                return connection.changes == 1
+            }
+        }
+        if !removed { throw .notFound(id: id) }
+    }
+
+    static func bindRow(_ statement: SQLiteStatement, _ user: User) {
+        statement.bind(1, user.id)
+        statement.bind(2, user.name)
+        statement.bind(3, user.email)
+        statement.bind(4, user.avatarURL)
+        statement.bind(5, user.version)
+        statement.bind(6, UserKey.fold(user.name))
+        statement.bind(7, UserKey.fold(user.email))
+    }
+
+    // MARK: bulk
+
+    /// Writes `users` as they are (id, fields and version), inserting new ids and overwriting
+    /// stored ones: an upsert by id, in one transaction with one prepared statement. Rows that
+    /// are already identical are not touched (so a second identical import changes nothing and
+    /// announces nothing). Returns how many rows were inserted or changed.
+    ///
+    /// Either every user is written or, on any failure, none is.
+    public func importUsers(_ users: [User]) async throws(UserError) -> Int {
+        try await write { connection throws(SQLiteError) -> Int in
+            let written = try Self.upsert(users, connection)
+            try? Self.prune(connection)
+            return written
+        }
+    }
+
+    static func upsert(_ users: [User], _ connection: SQLiteConnection) throws(SQLiteError) -> Int {
+        try connection.writeTransaction("importing users") { () throws(SQLiteError) -> Int in
+            let statement = try connection.statement("""
+                INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                ON CONFLICT (id) DO UPDATE SET
+                    name = excluded.name, email = excluded.email, avatar_url = excluded.avatar_url,
+                    version = excluded.version, name_key = excluded.name_key, email_key = excluded.email_key
+                WHERE users.name IS NOT excluded.name OR users.email IS NOT excluded.email
+                   OR users.avatar_url IS NOT excluded.avatar_url OR users.version IS NOT excluded.version
+                """)
+            var written = 0
+            for user in users {
+                bindRow(statement, user)
+                try statement.run("importing users")
+                written += connection.changes
+            }
+            return written
+        }
+    }
+
+    /// Removes `id` if present; no error when it is not (the cache's reconciliation).
+    func removeIfPresent(id: UUID) async throws(UserError) {
+        do { try await remove(id: id) } catch .notFound { return }
+    }
+
+    // MARK: commits and the change log
+
+    /// Called after every successful write of this instance, off the writer queue: the change
+    /// feed's nudge, so in-process changes reach subscribers without waiting for a poll.
+    func onCommit(_ observer: @escaping @Sendable () -> Void) {
+        commitObservers.withLock { $0.append(observer) }
+    }
+
+    private func notifyCommitted() {
+        for observer in commitObservers.withLock({ $0 }) { observer() }
+    }
+
+    static let pruneEvery = 500
+    /// The change log keeps at least this many rows...
+    static let changesKept = 10_000
+    /// ...and every row younger than this, so a feed in a slow process still finds them.
+    static let changesMinimumAgeSeconds = 60
+
+    static func prune(_ connection: SQLiteConnection) throws(SQLiteError) {
+        let statement = try connection.statement("""
+            DELETE FROM changes WHERE seq <= (SELECT MAX(seq) FROM changes) - ?1 AND at < ?2
+            """)
+        statement.bind(1, changesKept)
+        statement.bind(2, Int(Date().timeIntervalSince1970) - changesMinimumAgeSeconds)
+        try statement.run("pruning the change log")
+    }
+
+    // MARK: for the benchmark and tests
+
+    /// The cursor that continues after the `index`-th user (0-based) in list order. Uses
+    /// OFFSET, once: for setting up benchmarks, never for serving pages.
+    package func cursor(afterIndex index: Int) throws(UserError) -> PageCursor? {
+        try read { connection throws(SQLiteError) -> PageCursor? in
+            let statement = try connection.statement("SELECT name_key, id FROM users ORDER BY name_key, id LIMIT 1 OFFSET ?1")
+            defer { statement.reset() }
+            statement.bind(1, index)
+            guard try statement.step("positioning a cursor") else { return nil }
+            return KeysetCursor(nameKey: statement.text(0), id: statement.text(1), total: nil).pageCursor
+        }
+    }
+
+    /// SQLite's plan for a statement, for tests that pin index use.
+    package func queryPlan(_ sql: String) throws(UserError) -> [String] {
+        try read { connection throws(SQLiteError) -> [String] in
+            let statement = try connection.statement("EXPLAIN QUERY PLAN " + sql)
+            defer { statement.reset() }
+            var lines: [String] = []
+            while try statement.step("explaining a query") { lines.append(statement.text(3)) }
+            return lines
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import Dispatch
+
+/// The store's one read-write connection and the serial queue that owns it.
+///
+/// Writes run on a Dispatch queue rather than on the caller's thread because they block: on
+/// `fsync` (synchronous=FULL) and, while another process holds the write lock, for up to the
+/// busy timeout. Blocking a Swift-concurrency thread for that long would starve the daemon's
+/// sessions (the cooperative pool has one thread per core: two here).
+final class SQLiteWriter: @unchecked Sendable {
+    // Invariant that makes it Sendable: `connection` is touched only on `queue` (or in `init`,
+    // before `self` is shared).
+    private let connection: SQLiteConnection
+    private let queue: DispatchQueue
+
+    init(connection: SQLiteConnection, label: String) {
+        self.connection = connection
+        self.queue = DispatchQueue(label: label)
+    }
+
+    /// Runs `body` on the writer queue and returns its result to the awaiting task.
+    func perform<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(SQLiteError) -> T) async throws(SQLiteError) -> T {
+        let result: Result<T, SQLiteError> = await withCheckedContinuation { continuation in
+            queue.async {
+                continuation.resume(returning: Result { () throws(SQLiteError) -> T in try body(self.connection) })
+            }
+        }
+        return try result.get()
+    }
+
+    /// Runs `body` on the writer queue and waits for it: for set-up and for tools, never from
+    /// an async context on the hot path.
+    func performAndWait<T>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        let result: Result<T, SQLiteError> = queue.sync {
+            Result { () throws(SQLiteError) -> T in try body(connection) }
+        }
+        return try result.get()
+    }
+}

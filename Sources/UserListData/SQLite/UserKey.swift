@@ -1,0 +1,35 @@
+import CSQLite
+
+/// The sort and search key of names and emails: Unicode lowercase (Swift's `lowercased()`, not
+/// SQLite's ASCII-only `lower()`), compared byte-wise as UTF-8 by SQLite's BINARY collation.
+///
+/// The same function runs in Swift (binding keys, cursors and search prefixes) and in SQL as
+/// `userlist_fold(text)` (the v2 migration's backfill), so both sides always agree.
+enum UserKey {
+    static func fold(_ text: String) -> String { text.lowercased() }
+
+    /// The half-open byte range `[lower, upper)` holding exactly the keys that start with
+    /// `prefix`: the upper bound is the prefix with its last byte incremented (the last byte of
+    /// valid UTF-8 is at most 0xBF, so it never overflows). Index-friendly, unlike `LIKE 'p%'`.
+    static func prefixRange(_ prefix: String) -> (lower: [UInt8], upper: [UInt8]) {
+        let lower = Array(fold(prefix).utf8)
+        var upper = lower
+        if let last = upper.popLast() { upper.append(last &+ 1) }
+        return (lower, upper)
+    }
+
+    /// Registers `userlist_fold` on a connection.
+    static func register(on db: OpaquePointer) {
+        sqlite3_create_function_v2(
+            db, "userlist_fold", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
+            { context, argc, argv in
+                guard argc == 1, let value = argv?[0], let text = sqlite3_value_text(value) else {
+                    sqlite3_result_null(context)
+                    return
+                }
+                let count = Int(sqlite3_value_bytes(value))
+                let folded = UserKey.fold(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+                sqlite3_result_text(context, folded, Int32(folded.utf8.count), SQLITE_TRANSIENT)
+            }, nil, nil, nil)
+    }
+}

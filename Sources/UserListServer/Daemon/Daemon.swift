@@ -1,0 +1,215 @@
+import Dispatch
+import Foundation
+import Glibc
+import Synchronization
+import UserListDomain
+import UserListPresentation
+import UserListWire
+
+/// The running daemon: listens, hosts sessions, tells systemd how it is doing, and stops cleanly.
+///
+/// The composition root (`userlistd`'s main) builds the store and hands it in as Domain
+/// protocols; nothing here knows which store it is.
+public final class Daemon: Sendable {
+    public static let version = "0.1.0"
+
+    public struct Store: Sendable {
+        public let repository: any UserRepository
+        public let feed: any UserChangeFeed
+        public let description: String
+        public let close: @Sendable () -> Void
+
+        public init(repository: any UserRepository, feed: any UserChangeFeed, description: String,
+                    close: @escaping @Sendable () -> Void) {
+            self.repository = repository
+            self.feed = feed
+            self.description = description
+            self.close = close
+        }
+    }
+
+    private let config: Mutex<DaemonConfig>
+    private let logger: Logger
+    private let notifier: SystemdNotifier
+    private let store: Store
+    private let reloadConfig: @Sendable () -> DaemonConfig?
+    private let stopSignal = AsyncStream<Void>.makeStream()
+
+    /// - Parameter reloadConfig: reads the configuration again on SIGHUP (nil: keep the old one).
+    public init(config: DaemonConfig, logger: Logger, notifier: SystemdNotifier, store: Store,
+                reloadConfig: @escaping @Sendable () -> DaemonConfig?) {
+        self.config = Mutex(config)
+        self.logger = logger
+        self.notifier = notifier
+        self.store = store
+        self.reloadConfig = reloadConfig
+    }
+
+    /// Asks a running daemon to stop, as SIGTERM does (for in-process tests).
+    public func requestStop() { stopSignal.continuation.yield() }
+
+    /// Runs until SIGTERM or SIGINT; returns the exit status.
+    public func run() async -> Int32 {
+        let config = self.config.withLock { $0 }
+        let started = ContinuousClock.now
+        signal(SIGPIPE, SIG_IGN)
+
+        // Listening socket: systemd's, or our own.
+        let passed = SystemdNotifier.listenFDs()
+        let listenFD: Int32
+        let ownsSocketPath: Bool
+        do throws(SystemError) {
+            if let fd = passed.first {
+                listenFD = fd
+                ownsSocketPath = false
+            } else {
+                try Self.makeParentDirectory(of: config.socketPath)
+                listenFD = try UnixSocket.listen(at: config.socketPath, mode: getuid() == 0 ? 0o660 : 0o600)
+                ownsSocketPath = true
+            }
+        } catch {
+            logger.error("Cannot listen: \(error)", ["ERRNO": String(error.errno)])
+            notifier.failed(status: "Cannot listen: \(error)", errno: error.errno)
+            return 1
+        }
+
+        let policy = AccessPolicy(adminGroup: config.adminGroup)
+        let registry = SessionRegistry(
+            useCases: UserUseCases(repository: store.repository), feed: store.feed, logger: logger,
+            config: config, isWriter: { policy.canWrite(uid: $0) })
+        registry.restore(SessionStore(directory: config.stateDirectory).load(logger: logger))
+
+        let statusLine: @Sendable () -> String = {
+            let sessions = registry.allSessions.count
+            return "Serving \(sessions) session\(sessions == 1 ? "" : "s"), \(registry.connectionCount) client connection\(registry.connectionCount == 1 ? "" : "s")"
+        }
+        let notifier = self.notifier
+        let context = ServerContext(
+            config: config, registry: registry, logger: logger,
+            serverInfo: PeerInfo(name: "userlistd", build: Self.version),
+            introspection: Introspection(startedAt: started, storeDescription: store.description, version: Self.version),
+            isWriter: { policy.canWrite(uid: $0) },
+            onConnectionsChanged: { notifier.status(statusLine()) })
+
+        let loop: EventLoop
+        let acceptor: Acceptor
+        do throws(SystemError) {
+            loop = try EventLoop()
+            acceptor = try Acceptor(listenFD: listenFD, loop: loop, context: context)
+        } catch {
+            logger.error("Cannot start the event loop: \(error)")
+            notifier.failed(status: "Cannot start: \(error)", errno: error.errno)
+            return 1
+        }
+        loop.start()
+
+        let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), readOnly: true,
+                            useCases: UserUseCases(repository: store.repository), feed: store.feed, logger: logger)
+        let background = startBackgroundWork(registry: registry, loop: loop, probe: probe, statusLine: statusLine)
+        let signals = installSignalHandlers(registry: registry, statusLine: statusLine)
+
+        notifier.ready(status: statusLine())
+        logger.notice("userlistd \(Self.version) ready", [
+            "USERLISTD_SOCKET": ownsSocketPath ? config.socketPath : "fd \(listenFD) from systemd",
+            "USERLISTD_STORE": store.description,
+            "USERLISTD_STARTUP_MS": String(format: "%.1f", Double((ContinuousClock.now - started).components.attoseconds) / 1e15 + Double((ContinuousClock.now - started).components.seconds) * 1000),
+        ])
+
+        for await _ in stopSignal.stream { break }
+
+        // Shutdown: stop accepting, say goodbye, finish saves, save sessions, close the store.
+        notifier.stopping()
+        logger.notice("Stopping: saving sessions")
+        background.cancel()
+        for source in signals { source.cancel() }
+        acceptor.stop()
+        close(listenFD)
+        if ownsSocketPath { unlink(config.socketPath) }
+        let sessions = registry.allSessions
+        for session in sessions { await session.sayGoodbye(reason: "userlistd is stopping") }
+        for session in sessions { await session.finishInFlightWork() }
+        var saved: [SavedSession] = []
+        for session in sessions {
+            saved.append(SavedSession(key: session.key, id: session.id, state: await session.savedState))
+        }
+        SessionStore(directory: config.stateDirectory).save(saved, logger: logger)
+        // Give clients a moment to read their goodbye before the process ends.
+        try? await Task.sleep(for: .milliseconds(50))
+        loop.stop()
+        store.close()
+        logger.notice("Stopped", ["USERLISTD_SESSIONS_SAVED": String(saved.count)])
+        return 0
+    }
+
+    // MARK: parts
+
+    private static func makeParentDirectory(of path: String) throws(SystemError) {
+        let directory = (path as NSString).deletingLastPathComponent
+        guard !directory.isEmpty else { return }
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: getuid() == 0 ? 0o755 : 0o700])
+        } catch {
+            throw SystemError("mkdir", errno: EACCES, detail: directory)
+        }
+    }
+
+    /// Retention sweeps, rate-limited status updates, and the watchdog.
+    private func startBackgroundWork(registry: SessionRegistry, loop: EventLoop, probe: Session,
+                                     statusLine: @escaping @Sendable () -> String) -> Task<Void, Never> {
+        let notifier = self.notifier
+        let logger = self.logger
+        let watchdog = SystemdNotifier.watchdogInterval()
+        return Task.detached {
+            var lastSweep = ContinuousClock.now
+            var lastWatchdog = ContinuousClock.now
+            let tick: Duration = min(watchdog ?? .seconds(1), .seconds(1))
+            while !Task.isCancelled {
+                try? await Task.sleep(for: tick)
+                let now = ContinuousClock.now
+                if now - lastSweep >= .seconds(5) {
+                    lastSweep = now
+                    let dropped = registry.sweep()
+                    if dropped > 0 { logger.info("Dropped \(dropped) detached sessions past their retention") }
+                    notifier.status(statusLine())
+                }
+                if let watchdog, now - lastWatchdog >= watchdog {
+                    // Only vouch for the machinery after it answered: a session actor ran a job.
+                    await probe.flush()
+                    lastWatchdog = now
+                    notifier.watchdog()
+                }
+            }
+        }
+    }
+
+    private func installSignalHandlers(registry: SessionRegistry, statusLine: @escaping @Sendable () -> String) -> [any DispatchSourceSignal] {
+        let queue = DispatchQueue(label: "userlistd.signals")
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGTERM, SIGINT] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { [stopSignal] in stopSignal.continuation.yield() }
+            source.resume()
+            sources.append(source)
+        }
+        signal(SIGHUP, SIG_IGN)
+        let hup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: queue)
+        hup.setEventHandler { [self] in
+            notifier.reloading()
+            if let fresh = reloadConfig() {
+                config.withLock { $0 = fresh }
+                logger.setLevel(fresh.logLevel)
+                registry.reload(fresh)
+                logger.notice("Reloaded configuration", ["USERLISTD_LOG_LEVEL": fresh.logLevel.rawValue])
+            } else {
+                logger.warning("Reload failed; keeping the running configuration")
+            }
+            notifier.ready(status: statusLine())
+        }
+        hup.resume()
+        sources.append(hup)
+        return sources
+    }
+}

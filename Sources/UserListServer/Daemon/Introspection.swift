@@ -1,0 +1,65 @@
+import Foundation
+import Glibc
+import Synchronization
+import UserListWire
+
+/// Answers `status` and `sessions` for root and the admin group: what an operator checks first.
+package struct Introspection: Sendable {
+    package let startedAt: ContinuousClock.Instant
+    package let storeDescription: String
+    package let version: String
+
+    package func status(registry: SessionRegistry) -> JSONValue {
+        let sessions = registry.allSessions
+        let clients = sessions.reduce(0) { $0 + $1.activity.withLock { $0.clients } }
+        return .object([
+            "version": .string(version),
+            "pid": .int(Int64(getpid())),
+            "uptime_seconds": .double(Self.seconds(ContinuousClock.now - startedAt)),
+            "sessions": .int(Int64(sessions.count)),
+            "clients": .int(Int64(clients)),
+            "connections": .int(Int64(registry.connectionCount)),
+            "store": .string(storeDescription),
+            "rss_bytes": .int(Int64(Self.residentBytes())),
+        ])
+    }
+
+    package func sessions(registry: SessionRegistry) -> JSONValue {
+        let now = ContinuousClock.now
+        let rows: [JSONValue] = registry.allSessions.map { session in
+            let activity = session.activity.withLock { $0 }
+            return .object([
+                "id": .string(session.id),
+                "uid": .int(Int64(session.key.uid)),
+                "key": .string(session.key.clientKey),
+                "clients": .int(Int64(activity.clients)),
+                "screens": .int(Int64(activity.screens)),
+                "idle_seconds": .double(Self.seconds(now - activity.lastActive)),
+                "read_only": .bool(session.readOnly),
+            ])
+        }
+        return .array(rows)
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        let (s, atto) = duration.components
+        return (Double(s) + Double(atto) / 1e18 * 1).rounded(toPlaces: 3)
+    }
+
+    /// VmRSS from /proc/self/status.
+    package static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            let digits = line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+            return digits * 1024
+        }
+        return 0
+    }
+}
+
+extension Double {
+    fileprivate func rounded(toPlaces places: Int) -> Double {
+        let scale = pow(10, Double(places))
+        return (self * scale).rounded() / scale
+    }
+}

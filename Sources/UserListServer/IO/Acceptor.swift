@@ -1,0 +1,66 @@
+import CLinuxIO
+import Glibc
+import UserListWire
+
+/// Accepts connections on the listening socket (on the event loop) and gives each a
+/// `ClientHandler`, after the per-uid connection limit.
+package final class Acceptor: EventLoopHandler, Sendable {
+    private let listenFD: Int32
+    private let loop: EventLoop
+    private let context: ServerContext
+
+    package init(listenFD: Int32, loop: EventLoop, context: ServerContext) throws(SystemError) {
+        self.listenFD = listenFD
+        self.loop = loop
+        self.context = context
+        UnixSocket.setNonBlocking(listenFD)
+        try loop.register(listenFD, handler: self)
+    }
+
+    package func readable() {
+        for _ in 0..<256 {
+            let fd = ulio_accept_nonblocking(listenFD)
+            if fd < 0 {
+                if errno == EINTR { continue }
+                if errno == EMFILE || errno == ENFILE {
+                    context.logger.error("Out of file descriptors; new connections wait", ["ERRNO": String(errno)])
+                }
+                return
+            }
+            guard let peer = UnixSocket.peerCredentials(fd) else {
+                close(fd)
+                continue
+            }
+            let connection = Connection(
+                fd: fd, peer: peer, loop: loop,
+                limits: .init(softLimit: context.config.clientBufferBytes, hardLimit: max(context.config.clientBufferBytes * 16, 4 << 20)))
+            guard context.registry.connectionOpened(uid: peer.uid) else {
+                refuse(connection, limit: context.registry.connectionLimit)
+                continue
+            }
+            let handler = ClientHandler(connection: connection, context: context)
+            do throws(SystemError) {
+                try connection.start(delegate: handler)
+            } catch {
+                context.logger.error("Could not watch a new connection: \(error)")
+                connection.close()
+            }
+        }
+    }
+
+    private func refuse(_ connection: Connection, limit: Int) {
+        let message = ServerMessage.error(.init(
+            code: .tooManyConnections,
+            message: "uid \(connection.peer.uid) already has \(limit) connections open to userlistd."))
+        if let frame = try? FrameEncoder(maximumFrameSize: FrameLimits.serverToClient).encode(message) {
+            connection.send(frame, droppable: false)
+        }
+        Glibc.close(connection.fd)
+    }
+
+    package func writable() {}
+    package func hangup() {}
+
+    /// Stops accepting (shutdown); the descriptor is closed by the daemon.
+    package func stop() { loop.deregister(listenFD) }
+}

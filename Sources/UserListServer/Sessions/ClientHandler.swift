@@ -1,0 +1,220 @@
+import Foundation
+import Synchronization
+import UserListWire
+
+/// Speaks the protocol on one connection: frames and parses on the event loop thread, answers
+/// what it can there (errors, pong, rate limits), and hands hello and intents, in order, to a
+/// task that talks to the session's actor.
+package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
+    private enum Phase {
+        case awaitingHello
+        case attaching
+        case attached(Session)
+        case closed
+    }
+
+    /// Work for the ordered inbox task.
+    private enum Inbound: Sendable {
+        case hello(ClientMessage.Hello)
+        case intent(ClientMessage.Intent)
+        case resync
+        case bye
+        case drained
+    }
+
+    package let connection: Connection
+    private let context: ServerContext
+    private let phase = Mutex(Phase.awaitingHello)
+    // Invariant: only touched from ConnectionDelegate callbacks, which the event loop thread makes one at a time.
+    nonisolated(unsafe) private var decoder: FrameDecoder
+    nonisolated(unsafe) private var rateWindow: (start: ContinuousClock.Instant, count: Int) = (.now, 0)
+    private let inbox: AsyncStream<Inbound>.Continuation
+    private let encoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
+
+    package init(connection: Connection, context: ServerContext) {
+        self.connection = connection
+        self.context = context
+        self.decoder = FrameDecoder(maximumFrameSize: context.config.maxFrameBytes)
+        let (stream, continuation) = AsyncStream.makeStream(of: Inbound.self, bufferingPolicy: .bufferingNewest(1024))
+        self.inbox = continuation
+        Task { [self] in await self.run(stream) }
+    }
+
+    // MARK: SessionClient
+
+    package func send(_ message: ServerMessage, droppable: Bool) {
+        guard let frame = try? encoder.encode(message) else {
+            context.logger.error("A server message was too large to send", ["USERLISTD_TYPE": message.type])
+            return
+        }
+        connection.send(frame, droppable: droppable)
+    }
+
+    package func sendFrame(_ frame: [UInt8], droppable: Bool) {
+        connection.send(frame, droppable: droppable)
+    }
+
+    private func sendError(_ code: ErrorCode, _ message: String, id: Int? = nil) {
+        send(.error(.init(code: code, message: message, id: id)), droppable: false)
+        if code.isFatal { connection.closeAfterFlush() }
+    }
+
+    // MARK: ConnectionDelegate (event loop thread)
+
+    package func connection(_ connection: Connection, received bytes: UnsafeRawBufferPointer) {
+        decoder.feed(bytes)
+        while true {
+            let frame: [UInt8]
+            do throws(FrameError) {
+                guard let next = try decoder.nextFrame() else { return }
+                frame = next
+            } catch {
+                sendError(error.errorCode, error.description)
+                if error.isFatal || error.errorCode.isFatal {
+                    connection.closeAfterFlush()
+                    return
+                }
+                continue
+            }
+            let message: ClientMessage
+            do throws(MessageError) {
+                message = try ClientMessage(frame: frame)
+            } catch {
+                sendError(error.code, error.message, id: error.intentID)
+                continue
+            }
+            route(message)
+        }
+    }
+
+    private func route(_ message: ClientMessage) {
+        let current = phase.withLock { $0 }
+        switch message {
+        case .ping(let nonce):
+            send(.pong(nonce: nonce), droppable: false)
+        case .hello(let hello):
+            guard case .awaitingHello = current else {
+                sendError(.alreadyAttached, "This connection already said hello; open a new connection for another session.")
+                return
+            }
+            guard ProtocolVersion.negotiate(client: hello.protocolVersions) != nil else {
+                sendError(.unsupportedVersion, ProtocolVersion.mismatchMessage(client: hello.protocolVersions))
+                return
+            }
+            phase.withLock { $0 = .attaching }
+            inbox.yield(.hello(hello))
+        case .intent(let intent):
+            guard isAttachedOrAttaching(current) else {
+                sendError(.notReady, "Say hello first: intents are only accepted after the handshake.", id: intent.id)
+                return
+            }
+            guard allowIntent() else {
+                sendError(.rateLimited, "Too many intents: at most \(context.config.intentsPerSecond) per second per client.", id: intent.id)
+                return
+            }
+            inbox.yield(.intent(intent))
+        case .resync:
+            guard isAttachedOrAttaching(current) else {
+                sendError(.notReady, "Say hello first.")
+                return
+            }
+            inbox.yield(.resync)
+        case .bye:
+            inbox.yield(.bye)
+        }
+    }
+
+    private func isAttachedOrAttaching(_ phase: Phase) -> Bool {
+        switch phase {
+        case .attached, .attaching: true
+        case .awaitingHello, .closed: false
+        }
+    }
+
+    /// A fixed one-second window per client.
+    private func allowIntent() -> Bool {
+        let now = ContinuousClock.now
+        if now - rateWindow.start >= .seconds(1) { rateWindow = (now, 0) }
+        rateWindow.count += 1
+        return rateWindow.count <= context.config.intentsPerSecond
+    }
+
+    package func connectionDrained(_ connection: Connection) {
+        inbox.yield(.drained)
+    }
+
+    package func connectionClosed(_ connection: Connection) {
+        inbox.finish()
+    }
+
+    // MARK: ordered work, off the loop thread
+
+    private func run(_ stream: AsyncStream<Inbound>) async {
+        var session: Session?
+        for await item in stream {
+            switch item {
+            case .hello(let hello):
+                session = await attach(hello)
+            case .intent(let intent):
+                guard let session else {
+                    sendError(.notReady, "The handshake did not complete.", id: intent.id)
+                    continue
+                }
+                if intent.screen == "session", intent.action == "status" || intent.action == "sessions" {
+                    introspect(intent)
+                    continue
+                }
+                await session.handle(intent, from: self)
+            case .resync:
+                await session?.resendSnapshot(to: self)
+            case .drained:
+                await session?.resendSnapshot(to: self)
+            case .bye:
+                send(.goodbye(reason: "bye"), droppable: false)
+                connection.closeAfterFlush()
+            }
+        }
+        if let session { await session.detach(self) }
+        phase.withLock { $0 = .closed }
+        context.registry.connectionClosed(uid: connection.peer.uid)
+        context.connectionsChanged()
+    }
+
+    private func introspect(_ intent: ClientMessage.Intent) {
+        guard context.isWriter(connection.peer.uid) else {
+            send(.reply(.failure(id: intent.id, code: .forbidden,
+                                 message: "'\(intent.action)' is for root and members of the '\(context.config.adminGroup)' group.")), droppable: false)
+            return
+        }
+        let result = intent.action == "status"
+            ? context.introspection.status(registry: context.registry)
+            : context.introspection.sessions(registry: context.registry)
+        send(.reply(.success(id: intent.id, result: result)), droppable: false)
+    }
+
+    private func attach(_ hello: ClientMessage.Hello) async -> Session? {
+        let key = SessionKey(uid: connection.peer.uid, clientKey: hello.sessionKey)
+        let found: (session: Session, resumed: Bool)
+        do throws(SessionRegistry.AttachError) {
+            found = try context.registry.session(for: key)
+        } catch {
+            guard case .tooManySessions(let limit) = error else { return nil }
+            sendError(.tooManySessions, "uid \(key.uid) already holds \(limit) sessions; reuse a session key or close some.")
+            return nil
+        }
+        let session = found.session
+        let version = ProtocolVersion.negotiate(client: hello.protocolVersions) ?? ProtocolVersion.current
+        send(.welcome(.init(
+            protocolVersion: version, server: context.serverInfo, sessionID: session.id,
+            resumed: found.resumed, access: session.readOnly ? .readOnly : .readWrite,
+            epoch: EpochSource.next())), droppable: false)
+        phase.withLock { $0 = .attached(session) }
+        await session.attach(self)
+        context.logger.info(
+            found.resumed ? "Client reattached to session" : "Client opened a session",
+            ["USERLISTD_SESSION": session.id, "USERLISTD_CLIENT_UID": String(key.uid),
+             "USERLISTD_CLIENT_PID": String(connection.peer.pid), "USERLISTD_CLIENT": hello.client.name])
+        context.connectionsChanged()
+        return session
+    }
+}

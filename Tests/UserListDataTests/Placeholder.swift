@@ -1,1 +1,0 @@
-// UserListDataTests: filled by its issue.

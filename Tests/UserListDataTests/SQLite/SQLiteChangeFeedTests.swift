@@ -1,0 +1,139 @@
+import Foundation
+import Synchronization
+import Testing
+import UserListData
+import UserListDomain
+
+/// Reads a change stream in the background so a test can wait for N changes, then check that
+/// no more arrive.
+final class ChangeCollector: Sendable {
+    private final class Received: Sendable { let changes = Mutex<[UserChange]>([]) }
+    private let received = Received()
+    private let task: Task<Void, Never>
+
+    init(_ stream: AsyncStream<UserChange>) {
+        let received = self.received
+        task = Task {
+            for await change in stream { received.changes.withLock { $0.append(change) } }
+        }
+    }
+
+    deinit { task.cancel() }
+
+    var changes: [UserChange] { received.changes.withLock { $0 } }
+
+    /// Waits until at least `count` changes arrived (or `timeout`), then `settle` more to catch
+    /// duplicates, and returns everything received.
+    func wait(for count: Int, timeout: Duration = .seconds(5), settle: Duration = .milliseconds(150)) async -> [UserChange] {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while changes.count < count, clock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        try? await Task.sleep(for: settle)
+        return changes
+    }
+}
+
+@Suite struct SQLiteChangeFeedTests {
+    @Test func writesInThisProcessArriveOnceInCommitOrder() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteUserRepository(path: directory.file("users.sqlite"))
+        let feed = try SQLiteChangeFeed(observing: store, pollInterval: .seconds(60))  // the nudge alone
+        let collector = ChangeCollector(feed.subscribe())
+
+        let ada = try await store.add(NewUser(name: "Ada", email: "ada@example.com"))
+        var edited = ada
+        edited.name = "Ada King"
+        let saved = try await store.update(edited)
+        try await store.remove(id: ada.id)
+
+        #expect(await collector.wait(for: 3) == [.added(ada), .saved(saved), .removed(id: ada.id)])
+    }
+
+    @Test func writesByAnotherConnectionArriveOnceInCommitOrder() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("users.sqlite")
+        let store = try SQLiteUserRepository(path: path)
+        let feed = try SQLiteChangeFeed(observing: store, pollInterval: .milliseconds(20))
+        let first = ChangeCollector(feed.subscribe())
+        let second = ChangeCollector(feed.subscribe())
+
+        // Another writer on the same file that the feed was not told about: only polling finds it.
+        let other = try SQLiteUserRepository(path: path)
+        var expected: [UserChange] = []
+        for i in 0..<30 {
+            let user = try await other.add(NewUser(name: "Person \(i)", email: "p\(i)@example.com"))
+            expected.append(.added(user))
+            if i.isMultiple(of: 3) {
+                var edited = user
+                edited.name = "Edited \(i)"
+                expected.append(.saved(try await (i.isMultiple(of: 2) ? store : other).update(edited)))
+            }
+        }
+        #expect(await first.wait(for: expected.count) == expected)
+        #expect(await second.wait(for: expected.count) == expected)
+    }
+
+    @Test func aSubscriberSeesOnlyChangesCommittedAfterItSubscribed() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteUserRepository(path: directory.file("users.sqlite"))
+        let feed = try SQLiteChangeFeed(observing: store)
+        let early = ChangeCollector(feed.subscribe())
+        let a = try await store.add(NewUser(name: "A", email: "a@example.com"))
+        _ = await early.wait(for: 1, settle: .zero)
+        let late = ChangeCollector(feed.subscribe())
+        let b = try await store.add(NewUser(name: "B", email: "b@example.com"))
+        #expect(await early.wait(for: 2) == [.added(a), .added(b)])
+        #expect(await late.wait(for: 1) == [.added(b)])
+    }
+
+    @Test func importsAnnounceEachChangedUserAndIdenticalReimportsNothing() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteUserRepository(path: directory.file("users.sqlite"))
+        let feed = try SQLiteChangeFeed(observing: store)
+        let collector = ChangeCollector(feed.subscribe())
+        let users = SampleUsers.generate(count: 2_500, seed: 21)
+        _ = try await store.importUsers(users)
+        _ = try await store.importUsers(users)
+        var changed = users[7]
+        changed.email = "changed@example.com"
+        _ = try await store.importUsers([changed])
+        let changes = await collector.wait(for: 2_501, settle: .milliseconds(300))
+        #expect(changes.count == 2_501)
+        #expect(Array(changes.prefix(2_500)) == users.map(UserChange.added))
+        #expect(changes.last == .saved(changed))
+    }
+
+    /// A real second process: python3's own sqlite3 module writes the file with plain SQL, and
+    /// the triggers in the file (not our code) log the change.
+    @Test func writesByAnotherProcessArrive() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("users.sqlite")
+        let store = try SQLiteUserRepository(path: path)
+        let ada = try await store.add(NewUser(name: "Ada", email: "ada@example.com"))
+        let feed = try SQLiteChangeFeed(path: path, pollInterval: .milliseconds(20))
+        let collector = ChangeCollector(feed.subscribe())
+
+        let newID = UUID()
+        let script = """
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=5)
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("UPDATE users SET name = 'Ada Byron', name_key = 'ada byron', version = version + 1 WHERE id = ?", (sys.argv[2],))
+            db.execute("INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key) VALUES (?, 'Bo', 'bo@example.com', NULL, 1, 'bo', 'bo@example.com')", (sys.argv[3],))
+            db.execute("COMMIT")
+            db.execute("DELETE FROM users WHERE id = ?", (sys.argv[3],))
+            """
+        #expect(run("/usr/bin/env", ["python3", "-c", script, path, ada.id.uuidString, newID.uuidString]) == 0)
+        var byron = ada
+        byron.name = "Ada Byron"
+        byron.version = 2
+        #expect(await collector.wait(for: 3) == [
+            .saved(byron),
+            .added(User(id: newID, name: "Bo", email: "bo@example.com", version: 1)),
+            .removed(id: newID),
+        ])
+        #expect(try await store.fetchPage(PageRequest()).totalCount == 1)
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import Testing
+import UserListDomain
+import UserListPresentation
+
+/// The screen stack: list → detail and back, saves reaching the list, restoring after a restart.
+@MainActor
+@Suite struct NavigatorTests {
+    let repository = FakeUserRepository([ada, bob, cleo])
+    let navigator: Navigator
+    let states: StateRecorder<NavigationState>
+    let events = EventLog<NavigatorEvent>()
+
+    init() {
+        navigator = Navigator(useCases: UserUseCases(repository: repository))
+        states = StateRecorder(navigator.state)
+        navigator.onStateChange = { [navigator, states] in states.record(navigator.state) }
+        navigator.onEvent = { [events] in events.append($0) }
+    }
+
+    private var loadedList: UserListState {
+        var list = UserListState()
+        list.users = [ada, bob, cleo]
+        list.totalCount = 3
+        return list
+    }
+
+    private func loadList() async {
+        navigator.list.onAppear()
+        states.expect { $0.screens = [.list(self.listLoading())] }
+        await states.receive { $0.screens = [.list(self.loadedList)] }
+    }
+
+    private func listLoading() -> UserListState {
+        var list = UserListState()
+        list.loading = .fullScreen
+        return list
+    }
+
+    private func detail(_ user: User?, id: UUID? = nil, draft: String? = nil) -> NavigationState.ScreenState {
+        var state = UserDetailState(userID: id ?? user!.id)
+        state.user = user
+        state.draftName = draft ?? user?.name ?? ""
+        return .detail(state)
+    }
+
+    @Test func theStackStartsWithTheListAlone() {
+        #expect(navigator.state == NavigationState(screens: [.list(UserListState())]))
+        #expect(navigator.screens.count == 1)
+        #expect(navigator.topDetail == nil)
+    }
+
+    @Test func selectRowOpensTheDetailOnTopAndLoadsIt() async {
+        await loadList()
+        navigator.selectRow(at: 1)
+        #expect(events.all == [.list(.userSelected(id: bob.id))])
+        #expect(navigator.screens.count == 2)
+        #expect(navigator.topDetail?.userID == bob.id)
+        states.expect { $0.screens.append(self.detail(nil, id: bob.id)) }
+        await states.receive { $0.screens[1] = self.detail(bob) }
+        #expect(repository.calls(of: .fetchUser) == [.fetchUser(bob.id)])
+        states.expectNoMoreChanges()
+    }
+
+    @Test(arguments: [-1, 3, 50])
+    func selectRowOutOfRangeDoesNothing(index: Int) async {
+        await loadList()
+        navigator.selectRow(at: index)
+        await settle()
+        #expect(navigator.screens.count == 1)
+        #expect(events.all.isEmpty)
+        states.expectNoMoreChanges()
+        #expect(repository.count(of: .fetchUser) == 0)
+    }
+
+    @Test func aSelectionMadeOnTheListDirectlyIsNotOpenedByALaterBadSelectRow() async {
+        await loadList()
+        navigator.list.didSelectRow(at: 0)   // a host talking to the list itself
+        #expect(events.all == [.list(.userSelected(id: ada.id))])
+        navigator.selectRow(at: 99)
+        #expect(navigator.screens.count == 1)
+        states.expectNoMoreChanges()
+    }
+
+    @Test func backPopsTheTopButNeverTheList() async {
+        await loadList()
+        navigator.selectRow(at: 0)
+        states.expect { $0.screens.append(self.detail(nil, id: ada.id)) }
+        await states.receive { $0.screens[1] = self.detail(ada) }
+        navigator.openUser(cleo.id)
+        states.expect { $0.screens.append(self.detail(nil, id: cleo.id)) }
+        await states.receive { $0.screens[2] = self.detail(cleo) }
+        #expect(navigator.topDetail?.userID == cleo.id)
+
+        #expect(navigator.back())
+        states.expect { $0.screens.removeLast() }
+        #expect(navigator.topDetail?.userID == ada.id)
+        #expect(navigator.back())
+        states.expect { $0.screens.removeLast() }
+        #expect(navigator.topDetail == nil)
+        #expect(!navigator.back())
+        #expect(!navigator.back())
+        states.expectNoMoreChanges()
+        #expect(navigator.screens.count == 1)
+        _ = navigator.list   // still there
+    }
+
+    @Test func aSaveOnTheDetailUpdatesTheListRow() async throws {
+        await loadList()
+        navigator.selectRow(at: 1)
+        states.expect { $0.screens.append(self.detail(nil, id: bob.id)) }
+        await states.receive { $0.screens[1] = self.detail(bob) }
+        let detail = try #require(navigator.topDetail)
+
+        detail.setDraftName("Aaron Bob")
+        states.expect { $0.screens[1] = self.detail(bob, draft: "Aaron Bob") }
+        detail.save()
+        states.expect {
+            guard case .detail(var d) = $0.screens[1] else { return }
+            d.isSaving = true
+            $0.screens[1] = .detail(d)
+        }
+        let saved = User(id: bob.id, name: "Aaron Bob", email: bob.email, version: 2)
+        await states.receive { $0.screens[1] = self.detail(saved) }
+        // The list follows in its own change: renamed and moved to its place in name order.
+        states.expect {
+            var list = self.loadedList
+            list.users = [saved, ada, cleo]
+            $0.screens[0] = .list(list)
+        }
+        #expect(events.all.suffix(1) == [.detail(.didSave(saved))])
+
+        #expect(navigator.back())
+        states.expect { $0.screens.removeLast() }
+        states.expectNoMoreChanges()
+    }
+
+    @Test func theFeedReachesEveryScreenAndIsForwarded() async throws {
+        let feed = FakeChangeFeed()
+        navigator.follow(feed)
+        await loadList()
+        navigator.selectRow(at: 0)
+        states.expect { $0.screens.append(self.detail(nil, id: ada.id)) }
+        await states.receive { $0.screens[1] = self.detail(ada) }
+
+        let renamed = User(id: ada.id, name: "Ada King", email: ada.email, version: 2)
+        feed.send(.saved(renamed))
+        await waitUntil { events.all.last == .changed(.saved(renamed)) }
+        states.expect {
+            var list = self.loadedList
+            list.users = [renamed, bob, cleo]
+            $0.screens[0] = .list(list)
+        }
+        states.expect { $0.screens[1] = self.detail(renamed) }
+
+        feed.send(.removed(id: ada.id))
+        await waitUntil { events.all.last == .changed(.removed(id: ada.id)) }
+        states.expect {
+            var list = self.loadedList
+            list.users = [bob, cleo]
+            list.totalCount = 2
+            $0.screens[0] = .list(list)
+        }
+        states.expect {
+            var removed = UserDetailState(userID: ada.id)
+            removed.draftName = "Ada King"
+            removed.errorMessage = "This user was removed."
+            $0.screens[1] = .detail(removed)
+        }
+        states.expectNoMoreChanges()
+    }
+
+    @Test func aNavigatorThatIsGoneStopsFollowing() async {
+        let feed = FakeChangeFeed()
+        var gone: Navigator? = Navigator(useCases: UserUseCases(repository: repository))
+        gone?.follow(feed)
+        weak let weakGone = gone
+        gone = nil
+        #expect(weakGone == nil)
+        feed.send(.removed(id: ada.id))   // nothing left to apply it to
+        await settle()
+    }
+
+    @Test func restoringKeepsTheDetailDraftAfterTheUserReloads() async throws {
+        await loadList()
+        navigator.list.search("b")
+        await waitUntil { navigator.list.state.loading == .none }
+        navigator.selectRow(at: 0)
+        await waitUntil { navigator.topDetail?.state.user == bob }
+        navigator.topDetail?.setDraftName("Robert")
+
+        // The daemon writes the state out and starts again.
+        let data = try JSONEncoder().encode(navigator.state)
+        let saved = try JSONDecoder().decode(NavigationState.self, from: data)
+        #expect(saved == navigator.state)
+        let fetchesBefore = repository.count(of: .fetchUser)
+        let pagesBefore = repository.count(of: .fetchPage)
+
+        let restored = Navigator(restoring: saved, useCases: UserUseCases(repository: repository))
+        let restoredStates = StateRecorder(restored.state)
+        restored.onStateChange = { [restored] in restoredStates.record(restored.state) }
+        #expect(restored.screens.count == 2)
+        #expect(restored.list.state.search == "b")
+        #expect(restored.list.state.loading == .fullScreen)
+
+        await waitUntil {
+            restored.list.state.loading == .none && repository.count(of: .fetchUser) == fetchesBefore + 1
+        }
+        await settle()
+        #expect(repository.count(of: .fetchPage) == pagesBefore + 1)
+        #expect(repository.pageRequests.last?.search == "b")
+        #expect(restored.list.state.users == [bob])
+        let detail = try #require(restored.topDetail)
+        #expect(detail.userID == bob.id)
+        #expect(detail.state.user == bob)
+        #expect(detail.state.draftName == "Robert")
+        #expect(detail.state.isDirty && detail.state.canSave)
+        #expect(restored.state.screens.count == 2)
+    }
+
+    @Test func restoringWithoutASearchLoadsTheListOnce() async {
+        let saved = NavigationState(screens: [.list(UserListState())])
+        let restored = Navigator(restoring: saved, useCases: UserUseCases(repository: repository))
+        await waitUntil { restored.list.state.loading == .none }
+        restored.list.onAppear()
+        await settle()
+        #expect(repository.count(of: .fetchPage) == 1)
+        #expect(restored.list.state.users == [ada, bob, cleo])
+        #expect(restored.topDetail == nil)
+    }
+}

@@ -1,1 +1,0 @@
-// UserListPresentationTests: filled by its issue.

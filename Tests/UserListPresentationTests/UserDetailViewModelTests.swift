@@ -1,0 +1,342 @@
+import Foundation
+import Testing
+import UserListDomain
+import UserListPresentation
+
+/// The detail (edit) screen: loading, the draft rules, saving, conflicts and live changes.
+@MainActor
+@Suite struct UserDetailViewModelTests {
+    let repository = FakeUserRepository([ada, bob])
+
+    /// A detail screen on `ada`, loaded, with its load asserted.
+    private func loadedDetail() async
+        -> (UserDetailViewModel, StateRecorder<UserDetailState>, EventLog<UserDetailEvent>)
+    {
+        let (detail, states, events) = makeDetail(repository, id: ada.id)
+        detail.onAppear()
+        await states.receive { $0.user = ada; $0.draftName = ada.name }
+        return (detail, states, events)
+    }
+
+    // MARK: loading
+
+    @Test func onAppearLoadsTheUserAndStartsTheDraftFromItsName() async {
+        repository.hold(.fetchUser)
+        let (detail, states, _) = makeDetail(repository, id: ada.id)
+        #expect(detail.userID == ada.id)
+        #expect(!detail.state.isDirty && !detail.state.canSave)
+
+        detail.onAppear()
+        detail.onAppear()   // already loading
+        await waitUntil { repository.heldCalls.count == 1 }
+        states.expectNoMoreChanges()
+        repository.release()
+        await states.receive { $0.user = ada; $0.draftName = "Ada Lovelace" }
+
+        detail.onAppear()   // loaded: nothing more
+        await settle()
+        states.expectNoMoreChanges()
+        #expect(repository.calls(of: .fetchUser) == [.fetchUser(ada.id)])
+    }
+
+    @Test func aFailedLoadShowsTheErrorAndOnAppearRetries() async {
+        repository.failNext(with: .unavailable(reason: "disk full"))
+        let (detail, states, _) = makeDetail(repository, id: ada.id)
+        detail.onAppear()
+        await states.receive { $0.errorMessage = "The user store is unavailable: disk full" }
+
+        detail.onAppear()
+        states.expect { $0.errorMessage = nil }
+        await states.receive { $0.user = ada; $0.draftName = ada.name }
+        states.expectNoMoreChanges()
+    }
+
+    @Test func anUnknownUserShowsNotFound() async {
+        let (detail, states, _) = makeDetail(repository, id: userID(999))
+        detail.onAppear()
+        await states.receive { $0.errorMessage = "That user no longer exists." }
+        #expect(!detail.state.canSave)
+    }
+
+    // MARK: the draft rules
+
+    @Test func anUnchangedDraftIsNotDirty() async {
+        let (detail, states, _) = await loadedDetail()
+        detail.setDraftName("Ada King")
+        states.expect { $0.draftName = "Ada King" }
+        #expect(detail.state.isDirty && detail.state.canSave)
+        detail.setDraftName("Ada Lovelace")
+        states.expect { $0.draftName = "Ada Lovelace" }
+        #expect(!detail.state.isDirty && !detail.state.canSave)
+        detail.setDraftName("Ada Lovelace")
+        states.expectNoMoreChanges()
+    }
+
+    @Test(arguments: ["", " ", "   \n\t"])
+    func aBlankDraftIsDirtyButCannotBeSaved(draft: String) async {
+        let (detail, states, _) = await loadedDetail()
+        detail.setDraftName(draft)
+        states.expect { $0.draftName = draft }
+        #expect(detail.state.isDirty)
+        #expect(!detail.state.canSave)
+
+        detail.save()
+        await settle()
+        states.expectNoMoreChanges()
+        #expect(repository.count(of: .update) == 0)
+    }
+
+    @Test func twoHundredCharactersCanBeSavedButNot201() async {
+        let (detail, _, _) = await loadedDetail()
+        detail.setDraftName(String(repeating: "é", count: 200))
+        #expect(detail.state.canSave)
+        detail.setDraftName("  " + String(repeating: "é", count: 200) + " ")  // trimmed first
+        #expect(detail.state.canSave)
+        detail.setDraftName(String(repeating: "é", count: 201))
+        #expect(detail.state.isDirty)
+        #expect(!detail.state.canSave)
+        detail.save()
+        await settle()
+        #expect(repository.count(of: .update) == 0)
+        #expect(!detail.state.isSaving)
+    }
+
+    @Test func nothingCanBeSavedBeforeTheUserLoads() async {
+        let (detail, states, _) = makeDetail(repository, id: ada.id)
+        detail.setDraftName("Ada King")
+        states.expect { $0.draftName = "Ada King" }
+        #expect(!detail.state.isDirty && !detail.state.canSave)
+        detail.save()
+        await settle()
+        #expect(repository.count(of: .update) == 0)
+    }
+
+    // MARK: saving
+
+    @Test func aSuccessfulSaveEmitsDidSaveAndClearsDirty() async {
+        let (detail, states, events) = await loadedDetail()
+        repository.hold(.update)
+        detail.setDraftName("  Ada King ")
+        states.expect { $0.draftName = "  Ada King " }
+
+        detail.save()
+        states.expect { $0.isSaving = true }
+        #expect(!detail.state.canSave)   // while saving, no second save
+        detail.save()
+        await waitUntil { repository.heldCalls.count == 1 }
+        await settle()
+        #expect(repository.count(of: .update) == 1)
+        #expect(events.all.isEmpty)
+
+        repository.release()
+        let saved = User(id: ada.id, name: "Ada King", email: ada.email, version: 2)
+        await states.receive { $0.isSaving = false; $0.user = saved; $0.draftName = "Ada King" }
+        #expect(events.all == [.didSave(saved)])
+        #expect(!detail.state.isDirty)
+        #expect(repository.calls(of: .update) == [.update(User(id: ada.id, name: "Ada King", email: ada.email, version: 1))])
+        states.expectNoMoreChanges()
+    }
+
+    @Test func whatIsTypedWhileSavingIsKept() async {
+        let (detail, states, events) = await loadedDetail()
+        repository.hold(.update)
+        detail.setDraftName("Ada King")
+        states.expect { $0.draftName = "Ada King" }
+        detail.save()
+        states.expect { $0.isSaving = true }
+        await waitUntil { repository.heldCalls.count == 1 }
+        detail.setDraftName("Ada, Countess of Lovelace")
+        states.expect { $0.draftName = "Ada, Countess of Lovelace" }
+
+        repository.release()
+        let saved = User(id: ada.id, name: "Ada King", email: ada.email, version: 2)
+        await states.receive { $0.isSaving = false; $0.user = saved }
+        #expect(events.all == [.didSave(saved)])
+        #expect(detail.state.isDirty && detail.state.canSave)
+    }
+
+    @Test func aFailedSaveKeepsTheDraftAndShowsTheError() async {
+        let (detail, states, events) = await loadedDetail()
+        detail.setDraftName("Ada King")
+        states.expect { $0.draftName = "Ada King" }
+        repository.failNext(with: .unavailable(reason: "read-only file system"))
+
+        detail.save()
+        states.expect { $0.isSaving = true }
+        await states.receive {
+            $0.isSaving = false
+            $0.errorMessage = "The user store is unavailable: read-only file system"
+        }
+        #expect(events.all.isEmpty)
+        #expect(detail.state.user == ada)
+        #expect(detail.state.canSave)
+
+        // Trying again clears the error in the same change that starts the save.
+        detail.save()
+        states.expect { $0.errorMessage = nil; $0.isSaving = true }
+        await states.receive {
+            $0.isSaving = false
+            $0.user = User(id: ada.id, name: "Ada King", email: ada.email, version: 2)
+        }
+        #expect(events.all.count == 1)
+    }
+
+    @Test func dismissErrorClearsTheMessage() async {
+        let (detail, states, _) = await loadedDetail()
+        detail.setDraftName("Ada King")
+        states.expect { $0.draftName = "Ada King" }
+        repository.failNext(with: .forbidden(reason: "You may look but not change."))
+        detail.save()
+        states.expect { $0.isSaving = true }
+        await states.receive { $0.isSaving = false; $0.errorMessage = "You may look but not change." }
+        detail.dismissError()
+        states.expect { $0.errorMessage = nil }
+        states.expectNoMoreChanges()
+    }
+
+    @Test func aConflictShowsTheStoredUserKeepsTheDraftAndASecondSaveWins() async {
+        let (detail, states, events) = await loadedDetail()
+        let countess = User(id: ada.id, name: "Countess", email: ada.email, version: 2)
+        repository.put(countess)   // someone else saved first
+        detail.setDraftName("Ada King")
+        states.expect { $0.draftName = "Ada King" }
+
+        detail.save()
+        states.expect { $0.isSaving = true }
+        await states.receive {
+            $0.isSaving = false
+            $0.user = countess
+            $0.conflict = countess
+            $0.errorMessage = "Someone else saved this user first; the stored name is now “Countess”."
+        }
+        #expect(detail.state.draftName == "Ada King")
+        #expect(detail.state.canSave)
+        #expect(events.all.isEmpty)
+
+        detail.save()
+        states.expect { $0.errorMessage = nil; $0.isSaving = true }
+        let saved = User(id: ada.id, name: "Ada King", email: ada.email, version: 3)
+        await states.receive { $0.isSaving = false; $0.user = saved; $0.conflict = nil }
+        #expect(events.all == [.didSave(saved)])
+        #expect(repository.stored(ada.id) == saved)
+    }
+
+    // MARK: live changes
+
+    @Test func anUntouchedScreenFollowsAChange() async {
+        let (detail, states, _) = await loadedDetail()
+        let renamed = User(id: ada.id, name: "Ada King", email: ada.email, version: 2)
+        detail.apply(.saved(renamed))
+        states.expect { $0.user = renamed; $0.draftName = "Ada King" }
+        #expect(!detail.state.isDirty)
+    }
+
+    @Test func aDirtyScreenKeepsTheDraftAndShowsAConflict() async {
+        let (detail, states, _) = await loadedDetail()
+        detail.setDraftName("Mine")
+        states.expect { $0.draftName = "Mine" }
+        let renamed = User(id: ada.id, name: "Theirs", email: ada.email, version: 2)
+        detail.apply(.saved(renamed))
+        states.expect { $0.conflict = renamed }
+        #expect(detail.state.user == ada)
+        #expect(detail.state.draftName == "Mine")
+    }
+
+    @Test func oldOrForeignChangesAreIgnored() async {
+        let (detail, states, _) = await loadedDetail()
+        var same = ada
+        same.name = "Older"
+        detail.apply(.saved(same))                      // not newer than what is shown
+        detail.apply(.saved(User(id: bob.id, name: "Bobby", email: bob.email, version: 9)))
+        detail.apply(.removed(id: bob.id))
+        states.expectNoMoreChanges()
+    }
+
+    @Test func aChangeWhileSavingIsLeftToTheSave() async {
+        let (detail, states, _) = await loadedDetail()
+        repository.hold(.update)
+        detail.setDraftName("Ada King")
+        states.expect { $0.draftName = "Ada King" }
+        detail.save()
+        states.expect { $0.isSaving = true }
+        await waitUntil { repository.heldCalls.count == 1 }
+        let saved = User(id: ada.id, name: "Ada King", email: ada.email, version: 2)
+        detail.apply(.saved(saved))   // the feed announces our own save before the reply
+        states.expectNoMoreChanges()
+        repository.release()
+        await states.receive { $0.isSaving = false; $0.user = saved }
+        detail.apply(.saved(saved))   // and again after it: already shown
+        states.expectNoMoreChanges()
+    }
+
+    @Test func aRemovalShowsAnError() async {
+        let (detail, states, _) = await loadedDetail()
+        detail.setDraftName("Ada King")
+        states.expect { $0.draftName = "Ada King" }
+        detail.apply(.removed(id: ada.id))
+        states.expect { $0.user = nil; $0.errorMessage = "This user was removed." }
+        #expect(!detail.state.canSave)
+        detail.onAppear()
+        await settle()
+        #expect(repository.count(of: .fetchUser) == 1)
+    }
+
+    // MARK: restoring
+
+    @Test func aRestoredScreenReloadsAndKeepsItsDraft() async {
+        let (original, _, _) = await loadedDetail()
+        original.setDraftName("Ada King")
+        let saved = original.state
+
+        let restored = UserDetailViewModel(restoring: saved, useCases: UserUseCases(repository: repository))
+        let states = StateRecorder(restored.state)
+        restored.onStateChange = { [unowned restored] in states.record(restored.state) }
+        restored.onAppear()
+        await waitUntil { repository.count(of: .fetchUser) == 2 && restored.state.user != nil }
+        await settle()
+        #expect(restored.state.draftName == "Ada King")
+        #expect(restored.state.isDirty)
+        states.expectNoMoreChanges()   // the store still holds what the draft is based on
+    }
+
+    @Test func aRestoredDraftMeetsASaveMadeMeanwhileAsAConflict() async {
+        let (original, _, _) = await loadedDetail()
+        original.setDraftName("Ada King")
+        var saved = original.state
+        saved.isSaving = true        // saved mid-save: the restored screen is not saving
+        let theirs = User(id: ada.id, name: "Theirs", email: ada.email, version: 2)
+        repository.put(theirs)
+
+        let restored = UserDetailViewModel(restoring: saved, useCases: UserUseCases(repository: repository))
+        #expect(!restored.state.isSaving)
+        let states = StateRecorder(restored.state)
+        restored.onStateChange = { [unowned restored] in states.record(restored.state) }
+        restored.onAppear()
+        await states.receive { $0.conflict = theirs }
+        #expect(restored.state.draftName == "Ada King")
+    }
+
+    @Test func aRestoredUntouchedScreenFollowsASaveMadeMeanwhile() async {
+        let (original, _, _) = await loadedDetail()
+        let theirs = User(id: ada.id, name: "Theirs", email: ada.email, version: 2)
+        repository.put(theirs)
+
+        let restored = UserDetailViewModel(restoring: original.state, useCases: UserUseCases(repository: repository))
+        let states = StateRecorder(restored.state)
+        restored.onStateChange = { [unowned restored] in states.record(restored.state) }
+        restored.onAppear()
+        await states.receive { $0.user = theirs; $0.draftName = "Theirs" }
+        #expect(!restored.state.isDirty)
+    }
+
+    @Test func stateEncodesTheDerivedFlagsAndDecodesWithoutThem() throws {
+        var state = UserDetailState(userID: ada.id)
+        state.user = ada
+        state.draftName = "Ada King"
+        let data = try JSONEncoder().encode(state)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["isDirty"] as? Bool == true)
+        #expect(object["canSave"] as? Bool == true)
+        #expect(try JSONDecoder().decode(UserDetailState.self, from: data) == state)
+    }
+}

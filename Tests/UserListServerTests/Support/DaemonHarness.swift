@@ -1,0 +1,58 @@
+import Foundation
+import Glibc
+import UserListData
+import UserListDomain
+import UserListServer
+
+/// A real daemon in this process on a temporary socket, store and state directory.
+final class DaemonHarness: @unchecked Sendable {
+    // Invariant: set up in init, read afterwards; `task` is only touched by the test's own task.
+    let directory: String
+    let socketPath: String
+    let databasePath: String
+    private(set) var daemon: Daemon?
+    private var task: Task<Int32, Never>?
+
+    init(sampleUsers: Int = 120, configure: (inout DaemonConfig) -> Void = { _ in }) async throws {
+        directory = NSTemporaryDirectory() + "userlistd-test-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        socketPath = directory + "/s.sock"
+        databasePath = directory + "/users.sqlite3"
+        let repository = try SQLiteUserRepository(path: databasePath)
+        _ = try await repository.importUsers(SampleUsers.generate(count: sampleUsers, seed: 7))
+        try await start(configure: configure)
+    }
+
+    var config: DaemonConfig = DaemonConfig(socketPath: "", databasePath: "", stateDirectory: "")
+
+    func start(configure: (inout DaemonConfig) -> Void = { _ in }) async throws {
+        var config = DaemonConfig(socketPath: socketPath, databasePath: databasePath, stateDirectory: directory + "/state")
+        configure(&config)
+        self.config = config
+        let repository = try SQLiteUserRepository(path: databasePath)
+        let feed = try SQLiteChangeFeed(path: databasePath)
+        let store = Daemon.Store(repository: repository, feed: feed, description: "test", close: { _ = feed })
+        let daemon = Daemon(config: config, logger: Logger(sink: .memory, level: .debug),
+                            notifier: SystemdNotifier(environment: [:]), store: store, reloadConfig: { nil })
+        self.daemon = daemon
+        task = Task { await daemon.run() }
+        for _ in 0..<200 {
+            if UnixSocket.isAnswering(socketPath) { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw WireTestClient.Timeout(waitingFor: "the daemon's socket")
+    }
+
+    /// Stops like SIGTERM does; returns the exit status.
+    @discardableResult
+    func stop() async -> Int32 {
+        daemon?.requestStop()
+        let status = await task?.value ?? -1
+        task = nil
+        return status
+    }
+
+    func client() throws -> WireTestClient { try WireTestClient(path: socketPath) }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+}

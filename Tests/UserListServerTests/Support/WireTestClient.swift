@@ -1,0 +1,137 @@
+import Foundation
+import Glibc
+import UserListServer
+import UserListWire
+
+/// A blocking protocol client for tests: raw frames over a real Unix socket, with timeouts, and
+/// a local copy of the state document kept by applying patches exactly as a real client must.
+final class WireTestClient {
+    struct Timeout: Error, CustomStringConvertible {
+        let waitingFor: String
+        var description: String { "timed out waiting for \(waitingFor)" }
+    }
+
+    let fd: Int32
+    private var decoder = FrameDecoder(maximumFrameSize: FrameLimits.serverToClient)
+    private let encoder = FrameEncoder(maximumFrameSize: 64 << 20)
+    private(set) var document: JSONValue = .null
+    private(set) var epoch = 0
+    private(set) var seq = 0
+    private(set) var received: [ServerMessage] = []
+    private(set) var closedByServer = false
+
+    init(path: String) throws {
+        fd = try UnixSocket.connect(to: path)
+    }
+
+    deinit { close(fd) }
+
+    func sendRaw(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+
+    func send(_ message: ClientMessage) throws { sendRaw(try encoder.encode(message)) }
+
+    func sendJSON(_ text: String) {
+        let body = Array(text.utf8)
+        var frame: [UInt8] = withUnsafeBytes(of: UInt32(body.count).bigEndian) { Array($0) }
+        frame += body
+        sendRaw(frame)
+    }
+
+    func hello(key: String, versions: ClosedRange<Int> = 1...1) throws -> ServerMessage.Welcome {
+        try send(.hello(.init(protocolVersions: versions, client: .init(name: "test", build: "0"), sessionKey: key)))
+        let welcome = try next(where: "welcome") { if case .welcome(let w) = $0 { w } else { nil } }
+        _ = try next(where: "snapshot") { if case .snapshot = $0 { true } else { nil } }
+        return welcome
+    }
+
+    private var nextIntentID = 1
+
+    /// Sends an intent and waits for its reply.
+    @discardableResult
+    func intent(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil,
+                timeout: Double = 10) throws -> ServerMessage.Reply {
+        let id = nextIntentID
+        nextIntentID += 1
+        try send(.intent(.init(id: id, screen: screen, action: action, args: args)))
+        return try next(where: "reply \(id)", timeout: timeout) {
+            if case .reply(let reply) = $0, reply.id == id { reply } else { nil }
+        }
+    }
+
+    /// Reads messages (applying snapshots and patches) until `match` returns non-nil.
+    func next<T>(where what: String, timeout: Double = 10, _ match: (ServerMessage) -> T?) throws -> T {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            while let frame = try decoder.nextFrame() {
+                let message = try ServerMessage(frame: frame)
+                received.append(message)
+                apply(message)
+                if let found = match(message) { return found }
+            }
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { throw Timeout(waitingFor: what) }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, Int32(min(remaining, 1) * 1000)) > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count <= 0 {
+                closedByServer = true
+                throw Timeout(waitingFor: "\(what) (the server closed the connection)")
+            }
+            decoder.feed(buffer[0..<count])
+        }
+    }
+
+    /// Waits until the local document satisfies `condition`.
+    func waitForState(_ what: String, timeout: Double = 10, _ condition: (JSONValue) -> Bool) throws {
+        if condition(document) { return }
+        _ = try next(where: what, timeout: timeout) { _ in condition(document) ? true : nil }
+    }
+
+    /// Waits for an error frame and returns it.
+    func nextError(timeout: Double = 5) throws -> ServerMessage.ErrorMessage {
+        try next(where: "error frame", timeout: timeout) { if case .error(let e) = $0 { e } else { nil } }
+    }
+
+    /// True when the server closes the connection within `timeout`.
+    func waitForClose(timeout: Double = 5) -> Bool {
+        do {
+            _ = try next(where: "close", timeout: timeout) { _ -> Bool? in nil }
+        } catch {
+            return closedByServer
+        }
+        return closedByServer
+    }
+
+    private func apply(_ message: ServerMessage) {
+        switch message {
+        case .snapshot(let snapshot):
+            document = snapshot.state
+            epoch = snapshot.epoch
+            seq = snapshot.seq
+        case .patch(let patch):
+            precondition(patch.epoch == epoch && patch.seq == seq + 1, "patch out of sequence")
+            document = try! JSONPatch.apply(patch.ops, to: document)
+            seq = patch.seq
+        default:
+            break
+        }
+    }
+
+    // MARK: reading the document
+
+    var screens: [JSONValue] { document.objectValue?["screens"]?.arrayValue ?? [] }
+    var listState: [String: JSONValue] { screens.first?.objectValue?["state"]?.objectValue ?? [:] }
+    var rows: [[String: JSONValue]] { (listState["users"]?.arrayValue ?? []).compactMap(\.objectValue) }
+    var detailState: [String: JSONValue]? {
+        guard screens.count > 1 else { return nil }
+        return screens.last?.objectValue?["state"]?.objectValue
+    }
+}

@@ -1,0 +1,78 @@
+import Testing
+import UserListWire
+
+@Suite struct MessageParsingTests {
+    func client(_ text: String) throws(MessageError) -> ClientMessage { try ClientMessage(frame: Array(text.utf8)) }
+    func server(_ text: String) throws(MessageError) -> ServerMessage { try ServerMessage(frame: Array(text.utf8)) }
+
+    func error(_ body: () throws -> Void) -> MessageError? {
+        do { try body(); return nil } catch { return error as? MessageError }
+    }
+
+    @Test func unknownTypeIsDistinct() {
+        let e = error { _ = try client(#"{"type":"teleport","where":"mars"}"#) }
+        #expect(e?.code == .unknownMessageType)
+        #expect(error { _ = try server(#"{"type":"hologram"}"#) }?.code == .unknownMessageType)
+        // A server-only type sent by a client is unknown to the client side.
+        #expect(error { _ = try client(#"{"type":"welcome"}"#) }?.code == .unknownMessageType)
+    }
+
+    @Test func missingFieldNamesTheField() {
+        let e = error { _ = try client(#"{"type":"intent","id":3,"action":"refresh"}"#) }
+        #expect(e?.code == .invalidMessage)
+        #expect(e?.field == "screen")
+        #expect(e?.intentID == 3)
+        #expect(e?.message.contains("screen") == true)
+        let nested = error { _ = try client(#"{"type":"hello","protocol":{"min":1},"client":{"name":"c","build":"1"},"session_key":"k"}"#) }
+        #expect(nested?.field == "protocol.max")
+        #expect(error { _ = try client(#"{"id":1}"#) }?.field == "type")
+    }
+
+    @Test func wrongTypeNamesTheField() {
+        let e = error { _ = try client(#"{"type":"intent","id":"seven","screen":"list","action":"refresh"}"#) }
+        #expect(e?.code == .invalidMessage)
+        #expect(e?.field == "id")
+        #expect(error { _ = try client(#"{"type":"intent","id":1,"screen":"list","action":"x","args":[1]}"#) }?.field == "args")
+        #expect(error { _ = try server(#"{"type":"patch","epoch":1,"seq":1,"ops":[{"op":"add","path":"x","value":1}]}"#) }?.field == "ops[0].path")
+        #expect(error { _ = try server(#"{"type":"error","code":"nope","message":"m","fatal":false}"#) }?.field == "code")
+        #expect(error { _ = try client(#"{"type":"hello","protocol":{"min":2,"max":1},"client":{"name":"c","build":"1"},"session_key":"k"}"#) }?.field == "protocol")
+    }
+
+    @Test func notJSONAndNotObject() {
+        #expect(error { _ = try client("{") }?.code == .invalidJSON)
+        #expect(error { _ = try client("42") }?.code == .invalidMessage)
+    }
+
+    @Test func unknownFieldsAreIgnored() throws {
+        #expect(try client(#"{"type":"resync","future":{"x":1}}"#) == .resync)
+        #expect(try client(#"{"type":"ping","nonce":null}"#) == .ping(nonce: nil))
+    }
+
+    @Test func goldenEncoding() throws {
+        let hello = ClientMessage.hello(.init(
+            protocolVersions: 1...1, client: PeerInfo(name: "userctl", build: "0.1.0"), sessionKey: "k",
+            terminal: .init(columns: 80, rows: 24)))
+        #expect(hello.json.description
+            == #"{"client":{"build":"0.1.0","name":"userctl"},"protocol":{"max":1,"min":1},"session_key":"k","terminal":{"columns":80,"rows":24},"type":"hello"}"#)
+        let reply = ServerMessage.reply(.failure(id: 4, code: .conflict, message: "changed"))
+        #expect(reply.json.description == #"{"error":{"code":"conflict","message":"changed"},"id":4,"ok":false,"type":"reply"}"#)
+        let err = ServerMessage.error(.init(code: .frameTooLarge, message: "too big"))
+        #expect(err.json.description == #"{"code":"frame_too_large","fatal":true,"message":"too big","type":"error"}"#)
+        let patch = ServerMessage.patch(.init(epoch: 2, seq: 5, ops: [.move(from: "/a/0", path: "/a/3"), .remove(path: "/b~1c")]))
+        #expect(patch.json.description
+            == #"{"epoch":2,"ops":[{"from":"/a/0","op":"move","path":"/a/3"},{"op":"remove","path":"/b~1c"}],"seq":5,"type":"patch"}"#)
+        #expect(try ServerMessage(json: patch.json) == patch)
+    }
+
+    @Test func fatalCodes() {
+        let fatal = Set(ErrorCode.allCases.filter(\.isFatal))
+        #expect(fatal == [.frameTooLarge, .unsupportedVersion, .tooManyConnections, .tooManySessions, .shuttingDown])
+    }
+
+    @Test func versionNegotiation() {
+        #expect(ProtocolVersion.negotiate(client: 1...3) == 1)
+        #expect(ProtocolVersion.negotiate(client: 1...3, server: 1...2) == 2)
+        #expect(ProtocolVersion.negotiate(client: 2...3, server: 0...1) == nil)
+        #expect(ProtocolVersion.mismatchMessage(client: 2...3, server: 0...1).contains("client supports 2-3"))
+    }
+}

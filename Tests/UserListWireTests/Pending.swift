@@ -1,1 +1,0 @@
-// removed when the wire tests land
