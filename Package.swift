@@ -57,6 +57,7 @@ let package = Package(
             name: "UserListServerTests",
             dependencies: ["UserListServer", "UserListPresentation", "UserListDomain", "UserListWire", "UserListData", "UserListClient"]),
         .testTarget(name: "UserListClientTests", dependencies: ["UserListClient", "UserListWire"]),
+        .testTarget(name: "userctlTests", dependencies: ["userctl", "UserListClient", "UserListWire"]),
     ],
     swiftLanguageModes: [.v6]
 )

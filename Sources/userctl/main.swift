@@ -1,1 +1,68 @@
-print("userctl: not yet")
+import Foundation
+import Glibc
+import UserListClient
+
+// The composition root: parse, find (or start) the daemon, connect, run one command or the TUI.
+
+signal(SIGPIPE, SIG_IGN)
+
+func fail(_ code: ExitCode, _ message: String) -> Never {
+    FileHandle.standardError.write(Data("userctl: \(message)\n".utf8))
+    exit(code.rawValue)
+}
+
+let invocation: Invocation
+do {
+    invocation = try Arguments.parse(Array(CommandLine.arguments.dropFirst()), commands: Help.commands)
+} catch {
+    let hint = error.command.map { "userctl \($0) --help" } ?? "userctl --help"
+    fail(.usage, "\(error.message)\n(see '\(hint)')")
+}
+
+if invocation.help {
+    if let name = invocation.command, let spec = Help.commands.first(where: { $0.name == name }) {
+        print(Help.command(spec), terminator: "")
+    } else {
+        print(Help.main, terminator: "")
+    }
+    exit(ExitCode.ok.rawValue)
+}
+
+let command = invocation.command ?? "tui"
+let socketPath: String
+do {
+    socketPath = try DaemonLocator().locate(explicit: invocation.values["socket"], spawn: !invocation.flags.contains("no-spawn"))
+} catch {
+    fail(error.code, error.message)
+}
+
+var configuration = ClientConfiguration(
+    socketPath: socketPath, sessionKey: invocation.values["session"] ?? SessionKeys.defaultKey(),
+    clientName: "userctl", clientBuild: "0.1")
+if command == "tui" {
+    let size = Terminal.size()
+    configuration.terminal = (size.columns, size.rows)
+} else if command != "watch" {
+    configuration.reconnect = .never  // a one-shot command reports a dropped daemon instead of waiting
+}
+let client = UserListClient(configuration: configuration)
+do {
+    try client.connect()
+} catch {
+    fail(ExitCode.for(error), error.message)
+}
+
+if command == "tui" {
+    let status = await TUI(client: client).run()
+    client.close()
+    exit(status.rawValue)
+}
+
+do {
+    try await Commands.run(CommandContext(invocation: invocation, client: client, style: Style.detect(json: invocation.json)))
+    client.close()
+    exit(ExitCode.ok.rawValue)
+} catch {
+    client.close()
+    fail(error.code, error.message)
+}

@@ -1,1 +1,0 @@
-// UserListClient: filled by its issue.

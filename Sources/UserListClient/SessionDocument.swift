@@ -1,0 +1,107 @@
+import UserListWire
+
+/// Typed, read-only views of the state document (Protocol/PROTOCOL.md, "State document"), so
+/// front ends do not dig through `JSONValue` by hand. Missing fields read as empty, never trap:
+/// a newer daemon may add fields, and a view should render what it can.
+public struct UserRow: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var email: String
+    public var avatarURL: String?
+    public var version: Int
+
+    public init(id: String, name: String, email: String, avatarURL: String? = nil, version: Int = 1) {
+        self.id = id
+        self.name = name
+        self.email = email
+        self.avatarURL = avatarURL
+        self.version = version
+    }
+
+    public init?(_ value: JSONValue?) {
+        guard let value, let id = value["id"]?.stringValue else { return nil }
+        self.id = id
+        self.name = value["name"]?.stringValue ?? ""
+        self.email = value["email"]?.stringValue ?? ""
+        self.avatarURL = value["avatar_url"]?.stringValue
+        self.version = value["version"]?.int64Value.map { Int($0) } ?? 0
+    }
+
+    /// The wire shape: `{id, name, email, avatar_url, version}`.
+    public var json: JSONValue {
+        ["id": .string(id), "name": .string(name), "email": .string(email),
+         "avatar_url": avatarURL.map(JSONValue.string) ?? .null, "version": .int(Int64(version))]
+    }
+}
+
+public struct ListScreen: Sendable, Equatable {
+    public enum Loading: String, Sendable { case none, fullScreen = "full_screen", nextPage = "next_page" }
+
+    public var users: [UserRow]
+    public var loading: Loading
+    public var errorMessage: String?
+    public var hasMore: Bool
+    public var totalCount: Int?
+    public var search: String?
+    public var isStale: Bool
+
+    public init(_ state: JSONValue) {
+        users = state["users"]?.arrayValue?.compactMap { UserRow($0) } ?? []
+        loading = state["loading"]?.stringValue.flatMap(Loading.init(rawValue:)) ?? .none
+        errorMessage = state["error_message"]?.stringValue
+        hasMore = state["has_more"]?.boolValue ?? false
+        totalCount = state["total_count"]?.int64Value.map { Int($0) }
+        search = state["search"]?.stringValue
+        isStale = state["is_stale"]?.boolValue ?? false
+    }
+}
+
+public struct DetailScreen: Sendable, Equatable {
+    public var userID: String
+    public var user: UserRow?
+    public var draftName: String
+    public var isDirty: Bool
+    public var canSave: Bool
+    public var isSaving: Bool
+    public var errorMessage: String?
+    public var conflict: UserRow?
+
+    public init(_ state: JSONValue) {
+        userID = state["user_id"]?.stringValue ?? ""
+        user = UserRow(state["user"])
+        draftName = state["draft_name"]?.stringValue ?? ""
+        isDirty = state["is_dirty"]?.boolValue ?? false
+        canSave = state["can_save"]?.boolValue ?? false
+        isSaving = state["is_saving"]?.boolValue ?? false
+        errorMessage = state["error_message"]?.stringValue
+        conflict = UserRow(state["conflict"])
+    }
+}
+
+/// The whole document: the screen stack, bottom first.
+public struct SessionDocument: Sendable, Equatable {
+    public var list: ListScreen?
+    /// The topmost detail screen, when one is open.
+    public var detail: DetailScreen?
+    /// Screen ids bottom to top ("list", "detail").
+    public var stack: [String]
+
+    public init(_ document: JSONValue?) {
+        list = nil
+        detail = nil
+        stack = []
+        for screen in document?["screens"]?.arrayValue ?? [] {
+            let kind = screen["kind"]?.stringValue ?? ""
+            stack.append(screen["id"]?.stringValue ?? kind)
+            guard let state = screen["state"] else { continue }
+            switch kind {
+            case "list": list = ListScreen(state)
+            case "detail": detail = DetailScreen(state)
+            default: break
+            }
+        }
+    }
+
+    /// Whether the top of the stack is a detail screen.
+    public var showsDetail: Bool { stack.last == "detail" }
+}

@@ -1,0 +1,96 @@
+import Glibc
+
+/// A connected, blocking `AF_UNIX` stream socket. Owns its descriptor: `close()` once.
+///
+/// Reads happen on one thread (the client's reader); writes may come from any thread and are
+/// serialized by the caller. `shutdown()` may be called from any thread to wake a blocked read.
+struct UnixStream: Sendable {
+    let fd: Int32
+
+    /// Connects to `path`; throws `.unreachable` with the errno text on failure.
+    static func connect(path: String) throws(ClientError) -> UnixStream {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard bytes.count < capacity else {
+            throw ClientError(.unreachable, "socket path is too long (\(bytes.count) bytes, at most \(capacity - 1)): \(path)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw ClientError(.unreachable, "socket(): \(String(cString: strerror(errno)))") }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw ClientError(.unreachable, "cannot connect to \(path): \(String(cString: strerror(code)))")
+        }
+        return UnixStream(fd: fd)
+    }
+
+    /// Sets (or with `nil` clears) the receive timeout, used while waiting for the handshake.
+    func setReceiveTimeout(_ duration: Duration?) {
+        var tv = timeval()
+        if let duration {
+            let (seconds, attoseconds) = duration.components
+            tv.tv_sec = Int(seconds)
+            tv.tv_usec = Int(attoseconds / 1_000_000_000_000)
+        }
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    enum ReadResult {
+        case bytes(Int)
+        case endOfStream
+        case timedOut
+        case failed(Int32)
+    }
+
+    func read(into buffer: inout [UInt8]) -> ReadResult {
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count > 0 { return .bytes(count) }
+            if count == 0 { return .endOfStream }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return .timedOut
+            case let code: return .failed(code)
+            }
+        }
+    }
+
+    /// Writes all of `bytes`; `false` if the peer is gone. Never raises SIGPIPE.
+    func writeAll(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += written
+        }
+        return true
+    }
+
+    func shutdown() { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+    func close() { _ = Glibc.close(fd) }
+}
+
+extension UnixStream {
+    /// Whether something accepts connections at `path` right now (connects and hangs up).
+    static func answers(path: String) -> Bool {
+        guard let stream = try? connect(path: path) else { return false }
+        stream.close()
+        return true
+    }
+}

@@ -1,0 +1,125 @@
+/// The command line, parsed by hand: global flags anywhere, one command, its options and its
+/// positional arguments. Every mistake becomes a `UsageError` that says what was wrong and where
+/// to look, and exits 64.
+struct UsageError: Error, Equatable {
+    let message: String
+    /// The command whose help to point at, if known.
+    let command: String?
+}
+
+struct OptionSpec: Sendable {
+    let name: String
+    /// `nil` for a flag; otherwise the value's placeholder in help ("N", "TEXT").
+    let value: String?
+    let help: String
+}
+
+struct CommandSpec: Sendable {
+    let name: String
+    let positionals: [String]
+    let options: [OptionSpec]
+    let summary: String
+    let details: String
+
+    var usage: String {
+        var parts = ["userctl", name]
+        parts += options.map { "[--\($0.name)\($0.value.map { " " + $0 } ?? "")]" }
+        parts += positionals
+        return parts.joined(separator: " ")
+    }
+}
+
+struct Invocation: Equatable {
+    var command: String?
+    var values: [String: String] = [:]
+    var flags: Set<String> = []
+    var positionals: [String] = []
+    var help = false
+
+    var json: Bool { flags.contains("json") }
+}
+
+enum Arguments {
+    static let globals: [OptionSpec] = [
+        OptionSpec(name: "socket", value: "PATH", help: "talk to the daemon at PATH (else $USERLISTD_SOCKET, the system socket, the per-user socket)"),
+        OptionSpec(name: "session", value: "KEY", help: "attach to session KEY (two terminals with the same key mirror each other)"),
+        OptionSpec(name: "json", value: nil, help: "machine-readable output"),
+        OptionSpec(name: "no-spawn", value: nil, help: "do not start a per-user userlistd when none answers"),
+        OptionSpec(name: "help", value: nil, help: "show help"),
+    ]
+
+    static func parse(_ arguments: [String], commands: [CommandSpec]) throws(UsageError) -> Invocation {
+        var invocation = Invocation()
+        var spec: CommandSpec?
+        var index = 0
+        var onlyPositionals = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if !onlyPositionals && argument == "--" { onlyPositionals = true; continue }
+            if !onlyPositionals && (argument == "-h") { invocation.help = true; continue }
+            if !onlyPositionals && argument.hasPrefix("--") {
+                var name = String(argument.dropFirst(2))
+                var inlineValue: String?
+                if let equals = name.firstIndex(of: "=") {
+                    inlineValue = String(name[name.index(after: equals)...])
+                    name = String(name[..<equals])
+                }
+                guard let option = (globals + (spec?.options ?? [])).first(where: { $0.name == name }) else {
+                    let scope = spec.map { "for 'userctl \($0.name)'" } ?? "(before a command only global options are known)"
+                    throw UsageError(message: "unknown option '--\(name)' \(scope)", command: spec?.name)
+                }
+                if let placeholder = option.value {
+                    let value: String
+                    if let inlineValue {
+                        value = inlineValue
+                    } else {
+                        guard index < arguments.count, !(arguments[index].hasPrefix("--") && arguments[index].count > 2) else {
+                            throw UsageError(message: "option '--\(name)' needs a value (\(placeholder))", command: spec?.name)
+                        }
+                        value = arguments[index]
+                        index += 1
+                    }
+                    invocation.values[name] = value
+                } else {
+                    guard inlineValue == nil else {
+                        throw UsageError(message: "option '--\(name)' takes no value", command: spec?.name)
+                    }
+                    if name == "help" { invocation.help = true } else { invocation.flags.insert(name) }
+                }
+                continue
+            }
+            if !onlyPositionals && argument.hasPrefix("-") && argument.count > 1 {
+                throw UsageError(message: "unknown option '\(argument)' (options are spelled with two dashes, e.g. --json)", command: spec?.name)
+            }
+            if spec == nil {
+                guard let found = commands.first(where: { $0.name == argument }) else {
+                    throw UsageError(message: "unknown command '\(argument)'; commands: \(commands.map(\.name).joined(separator: ", "))", command: nil)
+                }
+                spec = found
+                invocation.command = found.name
+                continue
+            }
+            invocation.positionals.append(argument)
+        }
+        if let spec, !invocation.help {
+            if invocation.positionals.count < spec.positionals.count {
+                let missing = spec.positionals[invocation.positionals.count...].joined(separator: " ")
+                throw UsageError(message: "'userctl \(spec.name)' needs \(missing)", command: spec.name)
+            }
+            if invocation.positionals.count > spec.positionals.count {
+                throw UsageError(message: "'userctl \(spec.name)' takes \(spec.positionals.isEmpty ? "no arguments" : spec.positionals.joined(separator: " ")); unexpected '\(invocation.positionals[spec.positionals.count])'", command: spec.name)
+            }
+        }
+        return invocation
+    }
+
+    /// An option's value as a positive integer, or a usage error naming it.
+    static func positiveInt(_ invocation: Invocation, _ name: String) throws(UsageError) -> Int? {
+        guard let text = invocation.values[name] else { return nil }
+        guard let value = Int(text), value > 0 else {
+            throw UsageError(message: "option '--\(name)' needs a positive whole number, not '\(text)'", command: invocation.command)
+        }
+        return value
+    }
+}

@@ -1,0 +1,365 @@
+import Foundation
+import Glibc
+import UserListClient
+import UserListWire
+
+/// What every command gets: the parsed command line, a connected client, and how to print.
+struct CommandContext {
+    let invocation: Invocation
+    let client: UserListClient
+    let style: Style
+
+    var json: Bool { invocation.json }
+}
+
+/// Bold and dim only when stdout is a terminal and NO_COLOR is unset.
+struct Style {
+    let enabled: Bool
+
+    static func detect(json: Bool) -> Style {
+        Style(enabled: !json && isatty(1) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
+    }
+
+    func bold(_ text: String) -> String { enabled ? "\u{1B}[1m\(text)\u{1B}[0m" : text }
+    func dim(_ text: String) -> String { enabled ? "\u{1B}[2m\(text)\u{1B}[0m" : text }
+    func green(_ text: String) -> String { enabled ? "\u{1B}[32m\(text)\u{1B}[0m" : text }
+    func red(_ text: String) -> String { enabled ? "\u{1B}[31m\(text)\u{1B}[0m" : text }
+}
+
+enum Commands {
+    static func run(_ context: CommandContext) async throws(CommandFailure) {
+        do {
+            switch context.invocation.command {
+            case "list": try await list(context)
+            case "show": try await show(context)
+            case "rename": try await rename(context)
+            case "add": try await add(context)
+            case "remove": try await remove(context)
+            case "import": try await importUsers(context)
+            case "export": try await export(context)
+            case "watch": await watch(context)
+            case "status": try await introspect(context, action: "status")
+            case "sessions": try await introspect(context, action: "sessions")
+            default: throw CommandFailure(.software, "command \(context.invocation.command ?? "-") is not wired")
+            }
+        } catch let failure as CommandFailure {
+            throw failure
+        } catch let error as ClientError {
+            throw CommandFailure(error)
+        } catch let error as UsageError {
+            throw CommandFailure(.usage, error.message)
+        } catch {
+            throw CommandFailure(.software, "\(error)")
+        }
+    }
+
+    // MARK: reading
+
+    /// Loads users through the list screen: waits for the first page, applies the search, then
+    /// reports the last row as displayed until `limit` users are loaded or there are no more.
+    static func loadUsers(_ client: UserListClient, limit: Int?, all: Bool, search: String?) async throws -> [UserRow] {
+        try await client.send(screen: "list", action: "on_appear")
+        if let search {
+            try await client.send(screen: "list", action: "search", args: ["text": .string(search)])
+        }
+        var list = SessionDocument(client.document).list
+        while let current = list, current.hasMore, all || limit.map({ current.users.count < $0 }) ?? false, !current.users.isEmpty {
+            try await client.send(screen: "list", action: "did_display_row", args: ["index": .int(Int64(current.users.count - 1))])
+            let next = SessionDocument(client.document).list
+            if next?.users.count ?? 0 <= current.users.count && next?.hasMore == true && next?.loading == ListScreen.Loading.none {
+                break  // no progress: do not spin
+            }
+            list = next
+        }
+        let users = list?.users ?? []
+        return limit.map { Array(users.prefix($0)) } ?? users
+    }
+
+    static func list(_ context: CommandContext) async throws {
+        let invocation = context.invocation
+        let pageSize = try Arguments.positiveInt(invocation, "page-size")
+        let all = invocation.flags.contains("all")
+        let shown = try await loadUsers(context.client, limit: all ? nil : pageSize, all: all, search: invocation.values["search"])
+        if context.json {
+            printJSONArray(shown.map(\.json))
+            return
+        }
+        printTable(shown, style: context.style)
+        let list = SessionDocument(context.client.document).list
+        let total = list?.totalCount.map { " of \($0)" } ?? ""
+        print(context.style.dim("\(shown.count)\(total) users" + ((list?.hasMore ?? false) && !all ? " (more: --all)" : "")))
+    }
+
+    static func printTable(_ users: [UserRow], style: Style) {
+        let nameWidth = min(32, max(4, users.map { DisplayWidth.of(DisplayWidth.sanitized($0.name)) }.max() ?? 4))
+        let emailWidth = min(36, max(5, users.map { DisplayWidth.of(DisplayWidth.sanitized($0.email)) }.max() ?? 5))
+        print(style.bold(DisplayWidth.pad("NAME", to: nameWidth) + "  " + DisplayWidth.pad("EMAIL", to: emailWidth) + "  ID"))
+        for user in users {
+            print(DisplayWidth.pad(DisplayWidth.sanitized(user.name), to: nameWidth) + "  "
+                  + DisplayWidth.pad(DisplayWidth.sanitized(user.email), to: emailWidth) + "  " + user.id)
+        }
+    }
+
+    static func printUser(_ user: UserRow, _ context: CommandContext) {
+        if context.json {
+            print(user.json.description)
+            return
+        }
+        let s = context.style
+        print("\(s.bold("name:"))    \(DisplayWidth.sanitized(user.name))")
+        print("\(s.bold("email:"))   \(DisplayWidth.sanitized(user.email))")
+        print("\(s.bold("avatar:"))  \(user.avatarURL.map(DisplayWidth.sanitized) ?? "-")")
+        print("\(s.bold("id:"))      \(user.id)")
+        print("\(s.bold("version:")) \(user.version)")
+    }
+
+    static func printJSONArray(_ values: [JSONValue]) {
+        if values.isEmpty { print("[]"); return }
+        print("[")
+        for (index, value) in values.enumerated() {
+            print("  " + value.description + (index == values.count - 1 ? "" : ","))
+        }
+        print("]")
+    }
+
+    /// Opens the detail screen for `id`, returning the loaded user.
+    static func openUser(_ client: UserListClient, _ id: String) async throws -> UserRow {
+        let result = try await client.send(screen: "session", action: "open_user", args: ["id": .string(id)])
+        guard let user = UserRow(result) ?? SessionDocument(client.document).detail?.user else {
+            throw CommandFailure(.dataError, "no user with id \(id)")
+        }
+        return user
+    }
+
+    static func show(_ context: CommandContext) async throws {
+        let user = try await openUser(context.client, context.invocation.positionals[0])
+        _ = try? await context.client.send(screen: "detail", action: "back")
+        printUser(user, context)
+    }
+
+    static func rename(_ context: CommandContext) async throws {
+        let client = context.client
+        let id = context.invocation.positionals[0]
+        let name = context.invocation.positionals[1]
+        let before = try await openUser(client, id)
+        defer { Task { [client] in _ = try? await client.send(screen: "detail", action: "back") } }
+        try await client.send(screen: "detail", action: "set_draft_name", args: ["name": .string(name)])
+        let saved: JSONValue?
+        do {
+            saved = try await client.send(screen: "detail", action: "save")
+        } catch let error as ClientError {
+            _ = try? await client.send(screen: "detail", action: "back")
+            var message = error.message
+            if error.serverCode == .conflict, let theirs = SessionDocument(client.document).detail?.conflict {
+                message += " (now named \"\(theirs.name)\", version \(theirs.version))"
+            }
+            throw CommandFailure(ExitCode.for(error), "cannot rename \(id): \(message)")
+        }
+        _ = try? await client.send(screen: "detail", action: "back")
+        let user = UserRow(saved) ?? before
+        if context.json {
+            print(user.json.description)
+        } else {
+            print("renamed \(user.id): \"\(DisplayWidth.sanitized(before.name))\" → \"\(DisplayWidth.sanitized(user.name))\" (version \(user.version))")
+        }
+    }
+
+    static func add(_ context: CommandContext) async throws {
+        let values = context.invocation.values
+        guard let name = values["name"] else { throw UsageError(message: "'userctl add' needs --name NAME", command: "add") }
+        guard let email = values["email"] else { throw UsageError(message: "'userctl add' needs --email EMAIL", command: "add") }
+        var args: [String: JSONValue] = ["name": .string(name), "email": .string(email)]
+        if let avatar = values["avatar-url"] { args["avatar_url"] = .string(avatar) }
+        let result = try await context.client.send(screen: "list", action: "add_user", args: args)
+        guard let user = UserRow(result) else {
+            if !context.json { print("added \(name)") }
+            return
+        }
+        if context.json { print(user.json.description) } else { print("added \(user.id) \(DisplayWidth.sanitized(user.name))") }
+    }
+
+    static func remove(_ context: CommandContext) async throws {
+        let id = context.invocation.positionals[0]
+        try await context.client.send(screen: "list", action: "remove_user", args: ["id": .string(id)])
+        if context.json { print(JSONValue.object(["removed": .string(id)]).description) } else { print("removed \(id)") }
+    }
+
+    static func importUsers(_ context: CommandContext) async throws {
+        let path = context.invocation.positionals[0]
+        let users = try ImportFile.read(path)
+        let result = try await context.client.send(screen: "session", action: "import_users", args: ["users": .array(users)])
+        let count = result?["imported"]?.int64Value.map(Int.init) ?? users.count
+        if context.json { print(JSONValue.object(["imported": .int(Int64(count))]).description) } else { print("imported \(count) users from \(path)") }
+    }
+
+    static func export(_ context: CommandContext) async throws {
+        let users = try await loadUsers(context.client, limit: nil, all: true, search: nil)
+        printJSONArray(users.map(\.json))
+    }
+
+    static func introspect(_ context: CommandContext, action: String) async throws {
+        let result = try await context.client.send(screen: "session", action: action) ?? .null
+        if context.json {
+            print(result.description)
+            return
+        }
+        printPlain(result, indent: "", style: context.style)
+    }
+
+    /// JSON for people: objects as "key: value" lines, arrays of objects as indented blocks.
+    static func printPlain(_ value: JSONValue, indent: String, style: Style) {
+        switch value {
+        case .object(let object):
+            for key in object.keys.sorted() {
+                let member = object[key]!
+                switch member {
+                case .object, .array:
+                    print("\(indent)\(style.bold(key + ":"))")
+                    printPlain(member, indent: indent + "  ", style: style)
+                default:
+                    print("\(indent)\(style.bold(key + ":")) \(scalarText(member))")
+                }
+            }
+        case .array(let items):
+            for (index, item) in items.enumerated() {
+                if case .object = item {
+                    print("\(indent)- [\(index)]")
+                    printPlain(item, indent: indent + "  ", style: style)
+                } else {
+                    print("\(indent)- \(scalarText(item))")
+                }
+            }
+        default:
+            print(indent + scalarText(value))
+        }
+    }
+
+    static func scalarText(_ value: JSONValue) -> String {
+        if case .string(let s) = value { return DisplayWidth.sanitized(s) }
+        return value.description
+    }
+
+    // MARK: watch
+
+    static func watch(_ context: CommandContext) async {
+        let client = context.client
+        let interrupts = [SIGINT, SIGTERM].map { signalNumber in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { client.close() }
+            source.resume()
+            return source
+        }
+        defer { interrupts.forEach { $0.cancel() } }
+        if !context.json {
+            FileHandle.standardError.write(Data("userctl: watching for changes (Ctrl-C to stop)\n".utf8))
+        }
+        for await update in client.updates {
+            switch update {
+            case .event(let event):
+                if context.json {
+                    print(JSONValue.object(["screen": .string(event.screen), "name": .string(event.name), "payload": event.payload]).description)
+                } else {
+                    print(describe(event, style: context.style))
+                }
+                fflush(nil)
+            case .connection(let state):
+                if context.json {
+                    print(JSONValue.object(["connection": .string(connectionWord(state))]).description)
+                } else if case .closed(let reason) = state, reason != "closed by the client" {
+                    FileHandle.standardError.write(Data("userctl: \(reason)\n".utf8))
+                } else if case .closed = state {
+                } else {
+                    FileHandle.standardError.write(Data("userctl: \(connectionWord(state))\n".utf8))
+                }
+                fflush(nil)
+            case .state, .serverError:
+                break
+            }
+        }
+    }
+
+    static func connectionWord(_ state: ConnectionState) -> String {
+        switch state {
+        case .connecting: "connecting"
+        case .connected: "connected"
+        case .reconnecting: "reconnecting"
+        case .closed: "closed"
+        }
+    }
+
+    static func describe(_ event: ServerMessage.Event, style: Style) -> String {
+        let time = timestamp()
+        let payload = event.payload
+        let user = UserRow(payload["user"])
+        let id = payload["id"]?.stringValue ?? user?.id ?? ""
+        switch (event.screen, event.name) {
+        case ("session", "changed"):
+            let kind = payload["kind"]?.stringValue ?? "changed"
+            let name = user.map { " \"\(DisplayWidth.sanitized($0.name))\" <\(DisplayWidth.sanitized($0.email))> version \($0.version)" } ?? ""
+            return "\(style.dim(time)) \(style.bold(kind.padding(toLength: 7, withPad: " ", startingAt: 0))) \(id)\(name)"
+        default:
+            return "\(style.dim(time)) \(event.screen).\(event.name) \(payload.description)"
+        }
+    }
+
+    static func timestamp() -> String {
+        var now = time(nil)
+        var parts = tm()
+        localtime_r(&now, &parts)
+        return String(format: "%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec)
+    }
+}
+
+/// Reads users to import: the wire shape, or the REST DTO shape (`full_name`, maybe `avatar`).
+enum ImportFile {
+    static func read(_ path: String) throws(CommandFailure) -> [JSONValue] {
+        let data: Data
+        if path == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard FileManager.default.fileExists(atPath: path) else { throw CommandFailure(.noInput, "no such file: \(path)") }
+            guard let contents = FileManager.default.contents(atPath: path) else { throw CommandFailure(.noInput, "cannot read \(path)") }
+            data = contents
+        }
+        return try normalize(data, source: path)
+    }
+
+    static func normalize(_ data: Data, source: String) throws(CommandFailure) -> [JSONValue] {
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: Array(data))
+        } catch {
+            throw CommandFailure(.dataError, "\(source) is not JSON: \(error)")
+        }
+        let items: [JSONValue]
+        if let array = value.arrayValue {
+            items = array
+        } else if let array = value["users"]?.arrayValue {
+            items = array  // {"users": [...]} as a REST page would have it
+        } else {
+            throw CommandFailure(.dataError, "\(source) must hold a JSON array of users")
+        }
+        var users: [JSONValue] = []
+        for (index, item) in items.enumerated() {
+            guard case .object(let object) = item else {
+                throw CommandFailure(.dataError, "\(source): item \(index) is not an object")
+            }
+            guard let id = object["id"].flatMap({ $0.stringValue ?? $0.int64Value.map { String($0) } }) else {
+                throw CommandFailure(.dataError, "\(source): item \(index) has no \"id\"")
+            }
+            guard let name = (object["name"] ?? object["full_name"] ?? object["fullName"])?.stringValue else {
+                throw CommandFailure(.dataError, "\(source): item \(index) has no \"name\" or \"full_name\"")
+            }
+            guard let email = object["email"]?.stringValue else {
+                throw CommandFailure(.dataError, "\(source): item \(index) has no \"email\"")
+            }
+            let avatar = (object["avatar_url"] ?? object["avatarUrl"] ?? object["avatar"])?.stringValue
+            var user: [String: JSONValue] = ["id": .string(id), "name": .string(name), "email": .string(email),
+                                             "avatar_url": avatar.map(JSONValue.string) ?? .null]
+            if let version = object["version"]?.int64Value { user["version"] = .int(version) }
+            users.append(.object(user))
+        }
+        return users
+    }
+}

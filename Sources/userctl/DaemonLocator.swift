@@ -1,0 +1,157 @@
+import Foundation
+import Glibc
+
+/// Finds the daemon to talk to, starting a per-user one when none answers.
+///
+/// Order: `--socket PATH`, then `$USERLISTD_SOCKET` (both used as given: nothing is started for
+/// them), then the system socket `/run/userlistd/userlistd.sock` if it answers, then the per-user
+/// socket where `userlistd` run by this user would listen (the same rule as the daemon's
+/// `DaemonConfig.defaults`: `$XDG_RUNTIME_DIR/userlistd.sock`, else `/tmp/userlistd-$UID/`).
+/// When that does not answer either, a per-user `userlistd` is started in the background.
+struct DaemonLocator {
+    static let systemSocket = "/run/userlistd/userlistd.sock"
+
+    var environment: [String: String] = ProcessInfo.processInfo.environment
+    var uid: uid_t = getuid()
+
+    /// Where this user's own daemon listens, and its state directory (for the log file).
+    var perUserPaths: (socket: String, stateDirectory: String) {
+        let home = environment["HOME"] ?? "/tmp"
+        if uid == 0 {
+            return (Self.systemSocket, environment["STATE_DIRECTORY"] ?? "/var/lib/userlistd")
+        }
+        let runtime = environment["XDG_RUNTIME_DIR"] ?? "/tmp/userlistd-\(uid)"
+        let state = environment["STATE_DIRECTORY"] ?? (environment["XDG_DATA_HOME"] ?? "\(home)/.local/share") + "/userlistd"
+        return ("\(runtime)/userlistd.sock", state)
+    }
+
+    func locate(explicit: String?, spawn: Bool) throws(CommandFailure) -> String {
+        if let explicit { return explicit }
+        if let fromEnvironment = environment["USERLISTD_SOCKET"], !fromEnvironment.isEmpty { return fromEnvironment }
+        if answers(Self.systemSocket) { return Self.systemSocket }
+        let (socket, stateDirectory) = perUserPaths
+        if answers(socket) { return socket }
+        guard spawn else {
+            throw CommandFailure(.unavailable, "no userlistd answers at \(Self.systemSocket) or \(socket) (and --no-spawn was given)")
+        }
+        try start(socket: socket, stateDirectory: stateDirectory)
+        return socket
+    }
+
+    func answers(_ path: String) -> Bool { UnixProbe.answers(path: path) }
+
+    /// Starts `userlistd` detached: its own session (setsid), stdin and stdout on /dev/null,
+    /// stderr appended to `<state>/userlistd.log`. Waits up to 5 s for the socket to answer.
+    func start(socket: String, stateDirectory: String) throws(CommandFailure) {
+        guard let executable = findDaemonExecutable() else {
+            throw CommandFailure(.unavailable, "no userlistd answers at \(socket), and no userlistd executable was found next to userctl or on PATH to start one")
+        }
+        let socketDirectory = (socket as NSString).deletingLastPathComponent
+        try? FileManager.default.createDirectory(atPath: socketDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try? FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let log = "\(stateDirectory)/userlistd.log"
+        let arguments = [executable, "--socket", socket, "--sample-data", "1000"]
+        let pid = try Spawner.spawnDetached(arguments, stdinPath: "/dev/null", stdoutPath: "/dev/null", stderrPath: log)
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            if answers(socket) {
+                FileHandle.standardError.write(Data("userctl: started userlistd (pid \(pid)) on \(socket)\n".utf8))
+                return
+            }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                throw CommandFailure(.unavailable, "started userlistd (pid \(pid)) but it exited at once; see \(log)")
+            }
+            usleep(50_000)
+        }
+        throw CommandFailure(.unavailable, "started userlistd (pid \(pid)) but \(socket) did not answer within 5 s; see \(log)")
+    }
+
+    /// `userlistd` in the directory of this executable (/proc/self/exe), else on PATH.
+    func findDaemonExecutable() -> String? {
+        if let me = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let sibling = (me as NSString).deletingLastPathComponent + "/userlistd"
+            if access(sibling, X_OK) == 0 { return sibling }
+        }
+        for directory in (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":") {
+            let candidate = "\(directory)/userlistd"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+}
+
+enum UnixProbe {
+    /// Whether something accepts a connection at `path` now.
+    static func answers(path: String) -> Bool {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
+    }
+}
+
+enum Spawner {
+    /// posix_spawn with POSIX_SPAWN_SETSID so the daemon outlives this terminal session.
+    static func spawnDetached(_ arguments: [String], stdinPath: String, stdoutPath: String, stderrPath: String) throws(CommandFailure) -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, stdinPath, O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        let setsidFlag: Int32 = 0x80  // POSIX_SPAWN_SETSID (glibc >= 2.26)
+        posix_spawnattr_setflags(&attributes, Int16(setsidFlag | Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF)))
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        sigaddset(&defaults, SIGINT)
+        sigaddset(&defaults, SIGTERM)
+        sigaddset(&defaults, SIGHUP)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
+        argv.append(nil)
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, environ)
+        guard result == 0 else {
+            throw CommandFailure(.unavailable, "cannot start \(arguments[0]): \(String(cString: strerror(result)))")
+        }
+        return pid
+    }
+}
+
+/// The default session key.
+///
+/// A terminal gets a key of its own, stable while it is open: `$TMUX_PANE` inside tmux, else the
+/// tty's name (`ttyname(0)`), so running `userctl` again in the same terminal returns to the same
+/// screens and drafts. When stdin is not a terminal (scripts, pipes, cron) every run gets a fresh
+/// random key, so two scripts never share drafts. `--session KEY` overrides both.
+enum SessionKeys {
+    static func defaultKey(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if isatty(0) == 1 {
+            if let pane = environment["TMUX_PANE"], !pane.isEmpty { return "tmux:\(getuid()):\(pane)" }
+            if let name = ttyname(0) { return "tty:\(String(cString: name))" }
+        }
+        var generator = SystemRandomNumberGenerator()
+        return "userctl-" + String(generator.next(), radix: 36)
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+/// Every command userctl knows, with the text its `--help` prints.
+enum Help {
+    static let commands: [CommandSpec] = [
+        CommandSpec(name: "list", positionals: [], options: [
+            OptionSpec(name: "page-size", value: "N", help: "print at most N users (loading pages as needed)"),
+            OptionSpec(name: "all", value: nil, help: "load every page and print all users"),
+            OptionSpec(name: "search", value: "TEXT", help: "only users whose name or email starts with TEXT"),
+        ], summary: "list users", details: "Prints the first page (or N users, or all). With --json: one JSON array of user objects."),
+        CommandSpec(name: "show", positionals: ["ID"], options: [], summary: "show one user",
+                    details: "Opens the user's detail screen and prints the user. With --json: one JSON object."),
+        CommandSpec(name: "rename", positionals: ["ID", "NAME"], options: [], summary: "rename a user",
+                    details: "Goes through the detail screen like a person would: open, edit the name, save.\nExits 65 when the name is invalid or the id unknown, 75 on a conflict."),
+        CommandSpec(name: "add", positionals: [], options: [
+            OptionSpec(name: "name", value: "NAME", help: "full name (required)"),
+            OptionSpec(name: "email", value: "EMAIL", help: "email address (required)"),
+            OptionSpec(name: "avatar-url", value: "URL", help: "avatar image URL"),
+        ], summary: "add a user", details: "Prints the new user (with --json, as a JSON object)."),
+        CommandSpec(name: "remove", positionals: ["ID"], options: [], summary: "remove a user", details: "Removes the user with this id."),
+        CommandSpec(name: "import", positionals: ["FILE"], options: [], summary: "import users from a JSON file",
+                    details: "FILE (or - for stdin) holds a JSON array of users, either in the wire shape\n{id, name, email, avatar_url, version} or in the REST shape with full_name.\nExits 66 when FILE is missing, 65 when it is not such an array."),
+        CommandSpec(name: "export", positionals: [], options: [], summary: "print all users as a JSON array", details: "Loads every page and prints one JSON array, one user per line."),
+        CommandSpec(name: "watch", positionals: [], options: [], summary: "print changes as they happen",
+                    details: "Prints each change (saved, added, removed) until interrupted. With --json: one object per line."),
+        CommandSpec(name: "status", positionals: [], options: [], summary: "show the daemon's status", details: "Asks the daemon about itself (session.status)."),
+        CommandSpec(name: "sessions", positionals: [], options: [], summary: "list the daemon's sessions", details: "Asks the daemon for its sessions (session.sessions)."),
+        CommandSpec(name: "tui", positionals: [], options: [], summary: "the interactive screen (the default)",
+                    details: "Keys: j/k or arrows move, PgUp/PgDn, g/G first/last, Enter opens, r refresh, / search,\nx or Esc dismisses an error, q quits. In the detail: type to edit the name, Backspace deletes,\nEnter or Ctrl-S saves, Esc goes back."),
+    ]
+
+    static var main: String {
+        var text = """
+        userctl: browse and edit the users served by userlistd
+
+        usage: userctl [global options] [COMMAND] [options] [ARGS]
+               userctl              (no command) starts the interactive screen
+
+        commands:
+
+        """
+        for command in commands {
+            text += "  " + command.name.padding(toLength: 10, withPad: " ", startingAt: 0) + command.summary + "\n"
+        }
+        text += "\nglobal options:\n"
+        text += options(Arguments.globals)
+        text += """
+
+        finding the daemon: --socket PATH, then $USERLISTD_SOCKET, then /run/userlistd/userlistd.sock
+        if it answers, then the per-user socket $XDG_RUNTIME_DIR/userlistd.sock
+        (/tmp/userlistd-$UID/userlistd.sock without XDG_RUNTIME_DIR). When nothing answers there,
+        userctl starts a per-user userlistd in the background (unless --no-spawn).
+
+        sessions: in a terminal the default key is per terminal ($TMUX_PANE, else the tty name), so
+        userctl returns to the same screens and drafts; without a terminal each run gets a fresh
+        random key, so scripts never share drafts. Two terminals with the same --session KEY mirror
+        each other.
+
+        exit status (sysexits):
+          0   ok
+          64  usage error (unknown command or option, missing value)
+          65  data error (validation failed, unknown id, malformed input)
+          66  no input (the import file is missing)
+          69  unavailable (daemon not reachable, or its store is down)
+          70  internal software error
+          75  temporary failure (conflict: someone saved first; timeout) - try again
+          77  permission denied (read-only session, forbidden)
+
+        Colour is used only when stdout is a terminal and NO_COLOR is unset.
+        'userctl COMMAND --help' describes one command.
+
+        """
+        return text
+    }
+
+    static func command(_ spec: CommandSpec) -> String {
+        var text = "usage: \(spec.usage)\n\n\(spec.summary).\n\(spec.details)\n"
+        if !spec.options.isEmpty {
+            text += "\noptions:\n" + options(spec.options)
+        }
+        text += "\nglobal options:\n" + options(Arguments.globals)
+        text += "\nExit status: see 'userctl --help'.\n"
+        return text
+    }
+
+    private static func options(_ options: [OptionSpec]) -> String {
+        options.map { option in
+            let left = "--\(option.name)" + (option.value.map { " " + $0 } ?? "")
+            return "  " + left.padding(toLength: 18, withPad: " ", startingAt: 0) + option.help + "\n"
+        }.joined()
+    }
+}

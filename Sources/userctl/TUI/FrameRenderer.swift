@@ -1,0 +1,55 @@
+/// One screen line: plain text plus how to draw it. Kept apart so widths are measured on the
+/// text, never on escape sequences.
+struct Line: Equatable {
+    enum Look: Equatable { case plain, bold, dim, reverse, boldReverse, error }
+
+    var text: String
+    var look: Look = .plain
+
+    init(_ text: String, _ look: Look = .plain) {
+        self.text = text
+        self.look = look
+    }
+}
+
+/// Draws frames by writing only the rows that differ from the previous frame.
+struct FrameRenderer {
+    private var previous: [Line] = []
+    private var previousWidth = 0
+
+    /// Forget the previous frame (after a resize or when the screen may have been scribbled on).
+    mutating func invalidate() {
+        previous = []
+    }
+
+    /// The escape sequences turning the last frame into `lines` on a `width`-column screen.
+    mutating func render(_ lines: [Line], width: Int) -> String {
+        var out = ""
+        if width != previousWidth || lines.count != previous.count {
+            out += "\u{1B}[2J"
+            previous = []
+            previousWidth = width
+        }
+        for (row, line) in lines.enumerated() {
+            if row < previous.count, previous[row] == line { continue }
+            out += "\u{1B}[\(row + 1);1H" + Self.draw(line, width: width)
+        }
+        previous = lines
+        return out
+    }
+
+    /// The line cut or padded to exactly `width` columns, so it never wraps into the next row.
+    static func draw(_ line: Line, width: Int) -> String {
+        let text = DisplayWidth.pad(DisplayWidth.sanitized(line.text), to: width)
+        let start: String
+        switch line.look {
+        case .plain: start = ""
+        case .bold: start = "\u{1B}[1m"
+        case .dim: start = "\u{1B}[2m"
+        case .reverse: start = "\u{1B}[7m"
+        case .boldReverse: start = "\u{1B}[1;7m"
+        case .error: start = "\u{1B}[1;37;41m"
+        }
+        return start.isEmpty ? text : start + text + "\u{1B}[0m"
+    }
+}

@@ -1,1 +1,0 @@
-// UserListClientTests: filled by its issue.
