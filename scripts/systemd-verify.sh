@@ -17,6 +17,7 @@ if [ -z "$bindir" ] || [ ! -x "$bindir/userlistd" ]; then
     echo "systemd-verify: no built userlistd; run 'swift build' or pass BINDIR" >&2
     exit 2
 fi
+bindir=$(cd "$bindir" && pwd)
 command -v systemd-analyze >/dev/null || { echo "systemd-verify: systemd-analyze not found" >&2; exit 2; }
 
 tmp=$(mktemp -d)

@@ -1,1 +1,0 @@
-// UserListServerTests: filled by its issue.
