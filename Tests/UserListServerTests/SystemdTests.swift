@@ -129,7 +129,7 @@ struct SystemdTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // The daemon trusts JOURNAL_STREAM only when it names its own stderr: give it a file and its dev:ino.
         let stderrPath = directory + "/stderr"
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         var info = stat()
         #expect(stat(stderrPath, &info) == 0)
         let socketPath = directory + "/journal-test.sock"  // unique: it finds our entry again
@@ -222,7 +222,7 @@ enum SystemdFixture {
             mkdtemp(buffer.baseAddress!).map { String(cString: $0) }
         }
         guard let path = made else { throw Failure("mkdtemp: errno \(errno)") }
-        FileManager.default.createFile(atPath: path + "/empty.conf", contents: Data())
+        _ = FileManager.default.createFile(atPath: path + "/empty.conf", contents: Data())
         return path
     }
 
