@@ -55,7 +55,8 @@ let package = Package(
         .testTarget(name: "UserListWireTests", dependencies: ["UserListWire"]),
         .testTarget(
             name: "UserListServerTests",
-            dependencies: ["UserListServer", "UserListPresentation", "UserListDomain", "UserListWire", "UserListData", "UserListClient"]),
+            dependencies: ["UserListServer", "UserListPresentation", "UserListDomain", "UserListWire", "UserListData", "UserListClient"],
+            exclude: ["Scripts"]),
         .testTarget(name: "UserListClientTests", dependencies: ["UserListClient", "UserListWire"]),
         .testTarget(name: "userctlTests", dependencies: ["userctl", "UserListClient", "UserListWire"]),
     ],

@@ -106,7 +106,7 @@ public final class Daemon: Sendable {
         let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), readOnly: true,
                             useCases: UserUseCases(repository: store.repository), feed: store.feed, logger: logger)
         let background = startBackgroundWork(registry: registry, loop: loop, probe: probe, statusLine: statusLine)
-        let signals = installSignalHandlers(registry: registry, statusLine: statusLine)
+        let signals = installSignalHandlers(registry: registry, context: context, statusLine: statusLine)
 
         notifier.ready(status: statusLine())
         logger.notice("userlistd \(Self.version) ready", [
@@ -184,7 +184,7 @@ public final class Daemon: Sendable {
         }
     }
 
-    private func installSignalHandlers(registry: SessionRegistry, statusLine: @escaping @Sendable () -> String) -> [any DispatchSourceSignal] {
+    private func installSignalHandlers(registry: SessionRegistry, context: ServerContext, statusLine: @escaping @Sendable () -> String) -> [any DispatchSourceSignal] {
         let queue = DispatchQueue(label: "userlistd.signals")
         var sources: [any DispatchSourceSignal] = []
         for number in [SIGTERM, SIGINT] {
@@ -202,6 +202,7 @@ public final class Daemon: Sendable {
                 config.withLock { $0 = fresh }
                 logger.setLevel(fresh.logLevel)
                 registry.reload(fresh)
+                context.reload(fresh)
                 logger.notice("Reloaded configuration", ["USERLISTD_LOG_LEVEL": fresh.logLevel.rawValue])
             } else {
                 logger.warning("Reload failed; keeping the running configuration")

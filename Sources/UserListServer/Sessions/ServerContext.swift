@@ -1,10 +1,13 @@
 import Foundation
+import Synchronization
 import UserListWire
 
 /// What every connection shares: configuration, the registry, logging, and a hook for the
 /// daemon to refresh its status line when connections change.
 package final class ServerContext: Sendable {
-    package let config: DaemonConfig
+    private let current: Mutex<DaemonConfig>
+    /// The configuration in force now (SIGHUP may replace it).
+    package var config: DaemonConfig { current.withLock { $0 } }
     package let registry: SessionRegistry
     package let logger: Logger
     package let serverInfo: PeerInfo
@@ -15,7 +18,7 @@ package final class ServerContext: Sendable {
     package init(config: DaemonConfig, registry: SessionRegistry, logger: Logger, serverInfo: PeerInfo,
                  introspection: Introspection, isWriter: @escaping @Sendable (UInt32) -> Bool,
                  onConnectionsChanged: @escaping @Sendable () -> Void = {}) {
-        self.config = config
+        self.current = Mutex(config)
         self.registry = registry
         self.logger = logger
         self.serverInfo = serverInfo
@@ -25,4 +28,7 @@ package final class ServerContext: Sendable {
     }
 
     package func connectionsChanged() { onConnectionsChanged() }
+
+    /// SIGHUP: rate limits, buffer sizes and the admin group apply to new work from now on.
+    package func reload(_ config: DaemonConfig) { current.withLock { $0 = config } }
 }

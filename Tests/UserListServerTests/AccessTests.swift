@@ -1,0 +1,49 @@
+import Foundation
+import Glibc
+import Testing
+import UserListServer
+import UserListWire
+
+/// One uid can never reach another uid's session, and users outside the admin group may look but
+/// not change. Needs root (to run a client as `nobody`); skipped with a reason otherwise.
+@Suite(.serialized) struct AccessTests {
+    static let probeScript = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().appendingPathComponent("Scripts/probe-client.py").path
+
+    @Test(.enabled(if: getuid() == 0, "needs root to run a client as nobody"))
+    func anotherUIDGetsItsOwnReadOnlySession() async throws {
+        let daemon = try await DaemonHarness()
+        chmod(daemon.socketPath, 0o666)
+        chmod(daemon.directory, 0o755)
+
+        let root = try daemon.client()
+        _ = try await root.hello(key: "shared")
+        try await root.waitForState("rows") { _ in root.rows.count == 50 }
+        try await root.intent("list", "did_select_row", ["index": 0])
+        try await root.intent("detail", "set_draft_name", ["name": "Root's Secret Draft"])
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                             "/usr/bin/python3", Self.probeScript, daemon.socketPath, "shared"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+
+        let result = try JSONValue(parsing: Array(data)).objectValue ?? [:]
+        let welcome = result["welcome"]?.objectValue ?? [:]
+        #expect(welcome["resumed"] == .bool(false), "the same key under another uid is another session")
+        #expect(welcome["access"] == .string("read-only"))
+        #expect(result["screens"] == .int(1), "nobody does not see root's detail screen or draft")
+        let reply = result["reply"]?.objectValue ?? [:]
+        #expect(reply["ok"] == .bool(false))
+        #expect(reply["error"]?.objectValue?["code"] == .string("read_only"))
+
+        // Root's session is untouched.
+        #expect(root.detailState?["draft_name"] == .string("Root's Secret Draft"))
+        await daemon.stop()
+    }
+}
