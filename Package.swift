@@ -59,6 +59,7 @@ let package = Package(
             exclude: ["Scripts"]),
         .testTarget(name: "UserListClientTests", dependencies: ["UserListClient", "UserListWire"]),
         .testTarget(name: "userctlTests", dependencies: ["userctl", "UserListClient", "UserListWire"]),
+        .testTarget(name: "FaultTests", dependencies: ["UserListWire", "UserListServer", "CSQLite"], exclude: ["Corpus"]),
     ],
     swiftLanguageModes: [.v6]
 )
