@@ -59,7 +59,7 @@ final class SaveLedger: Sendable {
 /// every acknowledged save, until the connection goes away or `stop` is set.
 func renameLoop(path: String, key: String, users: [String], tag: String, ledger: SaveLedger,
                 stop: StopFlag, latencies: Samples? = nil, maxSaves: Int = .max,
-                nameLength: Int = 0) {
+                nameLength: Int = 0, onEnd: (FaultClient) -> Void = { _ in }) {
     let client: FaultClient
     do {
         client = try FaultClient(path: path, timeout: 2)
@@ -95,6 +95,7 @@ func renameLoop(path: String, key: String, users: [String], tag: String, ledger:
             }
         }
     }
+    onEnd(client)
     client.disconnect()
 }
 

@@ -1,0 +1,95 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+import UserListWire
+
+extension Fault {
+    @Suite struct Sigterm {
+        struct Outcome: Sendable {
+            var goodbyes: [String?] = []  // per client: the goodbye reason, nil if none came
+            var exitStatus: Int32?
+            var exitSeconds = 0.0
+            var storedProblems: [String] = []
+            var failures: [String] = []
+            var acks = 0
+            var integrity = ""
+        }
+
+        /// Three clients save in a loop; SIGTERM; each gets goodbye, the daemon exits 0 within
+        /// 5 s, and every acknowledged save is in the store.
+        static func runUnderLoad() throws -> Outcome {
+            let directory = try TempDirectory("sigterm")
+            defer { directory.remove() }
+            let daemon = ChildDaemon(directory: directory.path, sampleData: 30)
+            defer { daemon.killHard() }
+            try daemon.start()
+            let setup = try FaultClient(path: daemon.socketPath)
+            try setup.hello(key: "setup")
+            _ = try setup.intent("list", "refresh")
+            let ids = setup.userIDs
+            setup.disconnect()
+            guard ids.count >= 6 else { throw FaultFailure("too few sample users") }
+
+            let ledger = SaveLedger()
+            let stop = StopFlag()
+            let reasons = Mutex<[Int: String?]>([:])
+            let group = DispatchGroup()
+            for index in 0..<3 {
+                group.enter()
+                let path = daemon.socketPath
+                let users = [ids[index * 2], ids[index * 2 + 1]]
+                Thread {
+                    renameLoop(path: path, key: "saver-\(index)", users: users, tag: "term c\(index)",
+                               ledger: ledger, stop: stop, onEnd: { client in
+                        _ = client.drainUntilClosed(timeout: 6)
+                        let reason = client.received.lazy.compactMap { message -> String? in
+                            if case .goodbye(let reason) = message { return reason }
+                            return nil
+                        }.first
+                        reasons.withLock { $0[index] = reason }
+                    })
+                    group.leave()
+                }.start()
+            }
+            // Let the saves get going, then stop the daemon the way systemd does.
+            let warmup = Date().addingTimeInterval(5)
+            while ledger.totalAcks < 100 && Date() < warmup { usleep(10_000) }
+            let signalled = Date()
+            daemon.signal(SIGTERM)
+            var outcome = Outcome()
+            outcome.exitStatus = daemon.waitForExit(timeout: 5)
+            outcome.exitSeconds = Date().timeIntervalSince(signalled)
+            stop.set()
+            if group.wait(timeout: .now() + 10) != .success { outcome.failures.append("a client hung after SIGTERM") }
+            outcome.goodbyes = (0..<3).map { index in reasons.withLock { $0[index] ?? nil } }
+            daemon.killHard()
+            outcome.integrity = try StoreProbe.integrityCheck(daemon.databasePath)
+            outcome.storedProblems = ledger.violations(against: try StoreProbe.users(daemon.databasePath))
+            outcome.failures += ledger.failureList
+            outcome.acks = ledger.totalAcks
+            return outcome
+        }
+
+        @Test(.timeLimit(.minutes(1)))
+        func sigtermUnderLoadSaysGoodbyeExitsCleanlyAndKeepsEverySave() async throws {
+            let outcome = try await offPool { try Self.runUnderLoad() }
+            #expect(outcome.exitStatus == 0, "exit status \(String(describing: outcome.exitStatus)) after \(outcome.exitSeconds) s")
+            #expect(outcome.exitSeconds < 5)
+            #expect(outcome.goodbyes.allSatisfy { $0 != nil }, "clients without goodbye: \(outcome.goodbyes)")
+            #expect(outcome.integrity == "ok")
+            #expect(outcome.storedProblems.isEmpty, "\(outcome.storedProblems.joined(separator: "\n"))")
+            #expect(outcome.failures.isEmpty, "\(outcome.failures.joined(separator: "\n"))")
+            #expect(outcome.acks >= 30)
+            print("SIGTERM: \(outcome.acks) acknowledged saves, exit \(String(describing: outcome.exitStatus)) after \(String(format: "%.3f", outcome.exitSeconds)) s, goodbye reasons \(outcome.goodbyes)")
+        }
+
+        /// PROTOCOL.md §4.2: on shutdown the goodbye's reason is `"shutting_down"`.
+        @Test(.disabled("bug: Daemon.swift sends goodbye reason \"userlistd is stopping\" on SIGTERM; PROTOCOL.md §4.2 says \"shutting_down\""),
+              .timeLimit(.minutes(1)))
+        func theShutdownGoodbyeSaysShuttingDown() async throws {
+            let outcome = try await offPool { try Self.runUnderLoad() }
+            #expect(outcome.goodbyes.allSatisfy { $0 == "shutting_down" }, "reasons: \(outcome.goodbyes)")
+        }
+    }
+}
