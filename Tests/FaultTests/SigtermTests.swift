@@ -85,8 +85,7 @@ extension Fault {
         }
 
         /// PROTOCOL.md §4.2: on shutdown the goodbye's reason is `"shutting_down"`.
-        @Test(.disabled("bug: Daemon.swift sends goodbye reason \"userlistd is stopping\" on SIGTERM; PROTOCOL.md §4.2 says \"shutting_down\""),
-              .timeLimit(.minutes(1)))
+        @Test(.timeLimit(.minutes(1)))
         func theShutdownGoodbyeSaysShuttingDown() async throws {
             let outcome = try await offPool { try Self.runUnderLoad() }
             #expect(outcome.goodbyes.allSatisfy { $0 == "shutting_down" }, "reasons: \(outcome.goodbyes)")

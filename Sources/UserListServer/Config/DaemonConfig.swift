@@ -37,8 +37,6 @@ public struct DaemonConfig: Equatable, Sendable {
     public var intentsPerSecond = 200
     /// Bytes queued for one slow client before its pending patches are dropped.
     public var clientBufferBytes = 256 * 1024
-    /// Idle seconds before a client is pinged; it is detached if it does not answer.
-    public var pingIntervalSeconds: Double = 30
     /// Upstream REST service; when set, the store is a cache in front of it.
     public var upstreamURL: String?
 

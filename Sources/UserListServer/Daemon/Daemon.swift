@@ -126,7 +126,7 @@ public final class Daemon: Sendable {
         close(listenFD)
         if ownsSocketPath { unlink(config.socketPath) }
         let sessions = registry.allSessions
-        for session in sessions { await session.sayGoodbye(reason: "userlistd is stopping") }
+        for session in sessions { await session.sayGoodbye(reason: "shutting_down") }
         for session in sessions { await session.finishInFlightWork() }
         var saved: [SavedSession] = []
         for session in sessions {

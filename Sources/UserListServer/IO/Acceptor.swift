@@ -40,13 +40,17 @@ package final class Acceptor: EventLoopHandler, Sendable {
             }
             let handler = ClientHandler(connection: connection, context: context)
             do throws(SystemError) {
-                try connection.start(delegate: handler)
+                try connection.start(delegate: handler, farewell: Self.slowClientFarewell)
             } catch {
                 context.logger.error("Could not watch a new connection: \(error)")
                 connection.close()
             }
         }
     }
+
+    /// Sent, best effort, to a client closed for falling past the hard limit.
+    private static let slowClientFarewell: [UInt8]? =
+        try? FrameEncoder(maximumFrameSize: FrameLimits.serverToClient).encode(ServerMessage.goodbye(reason: "slow_client"))
 
     private func refuse(_ connection: Connection, limit: Int) {
         let message = ServerMessage.error(.init(

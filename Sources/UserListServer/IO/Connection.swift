@@ -1,11 +1,14 @@
 import Glibc
 import Synchronization
 
-/// What a connection tells whoever speaks the protocol over it. Called on the event loop thread:
-/// implementations hand work to actors and return at once.
+/// What a connection tells whoever speaks the protocol over it. Called on the event loop thread
+/// (or the thread that sent the frame that overflowed): implementations hand work to actors and
+/// return at once.
 package protocol ConnectionDelegate: AnyObject, Sendable {
     /// Raw bytes as they arrived; the delegate frames them.
     func connection(_ connection: Connection, received bytes: UnsafeRawBufferPointer)
+    /// Droppable frames were thrown away: the peer's copy of the state is now behind.
+    func connectionOverflowed(_ connection: Connection)
     /// The outbound queue overflowed earlier and has now drained: time for a fresh snapshot.
     func connectionDrained(_ connection: Connection)
     /// The connection is closed (peer gone, error, or `close()`); called exactly once.
@@ -14,10 +17,11 @@ package protocol ConnectionDelegate: AnyObject, Sendable {
 
 /// A client socket: reads on the event loop, writes from whichever thread has a frame to send.
 ///
-/// The outbound queue is bounded. Past `softLimit` bytes, queued frames marked droppable (patches,
-/// snapshots, events) are thrown away and the delegate is told when the socket drains, so a slow
-/// client costs bounded memory and gets one fresh snapshot instead of a backlog. Past `hardLimit`
-/// (only frames that must not be dropped, such as replies to a flood of intents), it is closed.
+/// The outbound queue is bounded. Past `softLimit` bytes, queued frames marked droppable
+/// (patches and snapshots) are thrown away and the delegate is told when the socket drains, so a
+/// slow client costs bounded memory and gets one fresh snapshot instead of a backlog. Past
+/// `hardLimit` (frames that are never dropped: replies, events, errors), the client is sent its
+/// `farewell` frame, best effort, and closed.
 package final class Connection: EventLoopHandler, Sendable {
     package struct Limits: Sendable {
         package var softLimit: Int
@@ -34,7 +38,12 @@ package final class Connection: EventLoopHandler, Sendable {
         var queuedBytes = 0
         var overflowed = false
         var closed = false
+        /// Close as soon as the queue is written (after a fatal error or a goodbye).
+        var closeWhenDrained = false
         var droppedFrames = 0
+        // What epoll is asked to watch, kept so one change never undoes another.
+        var wantsWrite = false
+        var readingPaused = false
     }
 
     package let fd: Int32
@@ -42,8 +51,9 @@ package final class Connection: EventLoopHandler, Sendable {
     private let loop: EventLoop
     private let limits: Limits
     private let outbound = Mutex(Outbound())
-    // Invariant: set once right after init, before the fd is registered with the loop.
+    // Invariant: both set once in `start`, before the fd is registered with the loop; read-only after.
     nonisolated(unsafe) private var delegateStorage: (any ConnectionDelegate)?
+    nonisolated(unsafe) private var farewell: [UInt8]?
 
     package init(fd: Int32, peer: PeerCredentials, loop: EventLoop, limits: Limits) {
         self.fd = fd
@@ -52,9 +62,11 @@ package final class Connection: EventLoopHandler, Sendable {
         self.limits = limits
     }
 
-    /// Registers with the loop; reads start flowing to `delegate`.
-    package func start(delegate: any ConnectionDelegate) throws(SystemError) {
+    /// Registers with the loop; reads start flowing to `delegate`. `farewell` is the frame sent
+    /// before closing a client that fell too far behind.
+    package func start(delegate: any ConnectionDelegate, farewell: [UInt8]? = nil) throws(SystemError) {
         delegateStorage = delegate
+        self.farewell = farewell
         UnixSocket.setNonBlocking(fd)
         try loop.register(fd, handler: self)
     }
@@ -63,13 +75,33 @@ package final class Connection: EventLoopHandler, Sendable {
     package var queuedBytes: Int { outbound.withLock { $0.queuedBytes } }
     package var droppedFrames: Int { outbound.withLock { $0.droppedFrames } }
 
+    // MARK: interest
+
+    private func setInterest(_ out: inout Outbound, write: Bool? = nil, paused: Bool? = nil) {
+        let newWrite = write ?? out.wantsWrite
+        let newPaused = paused ?? out.readingPaused
+        guard newWrite != out.wantsWrite || newPaused != out.readingPaused else { return }
+        out.wantsWrite = newWrite
+        out.readingPaused = newPaused
+        loop.setWriteInterest(fd, newWrite, reading: !newPaused)
+    }
+
+    /// Stops (or resumes) reading from the socket: backpressure when the delegate's inbox is full.
+    package func setReadingPaused(_ paused: Bool) {
+        outbound.withLock { out in
+            guard !out.closed else { return }
+            setInterest(&out, paused: paused)
+        }
+    }
+
     // MARK: writing
 
     /// Queues one whole frame (length prefix included) and writes what the socket takes now.
     package func send(_ frame: [UInt8], droppable: Bool) {
-        var mustClose = false
+        enum Then { case nothing, overflowed, close, farewell }
+        var then = Then.nothing
         outbound.withLock { out in
-            guard !out.closed else { return }
+            guard !out.closed, !out.closeWhenDrained else { return }
             if out.overflowed && droppable {
                 out.droppedFrames += 1
                 return
@@ -80,25 +112,52 @@ package final class Connection: EventLoopHandler, Sendable {
                 out.overflowed = true
                 out.droppedFrames += 1
                 // Writability tells us when the socket drains, even if nothing is left queued.
-                loop.setWriteInterest(fd, true)
+                setInterest(&out, write: true)
+                then = .overflowed
                 return
             }
             if out.queuedBytes + frame.count > limits.hardLimit {
-                mustClose = true
+                sayFarewell(&out)
+                then = .farewell
                 return
             }
             let wasEmpty = out.frames.isEmpty
             out.frames.append((frame, droppable))
             out.queuedBytes += frame.count
             if wasEmpty {
-                flushLocked(&out)
-                if !out.frames.isEmpty { loop.setWriteInterest(fd, true) }
+                if !flushLocked(&out) {
+                    then = .close
+                } else if !out.frames.isEmpty {
+                    setInterest(&out, write: true)
+                }
             }
         }
-        if mustClose { close() }
+        switch then {
+        case .nothing: break
+        case .overflowed: delegateStorage?.connectionOverflowed(self)
+        case .close: close()
+        case .farewell: closeAfterFlush()
+        }
     }
 
-    /// Drops queued droppable frames, keeping a frame already partly written (the stream must stay whole).
+    /// The client fell past the hard limit: keep only a partly written frame (the stream must
+    /// stay whole) and the farewell; the caller closes once it is read or the grace time ends.
+    private func sayFarewell(_ out: inout Outbound) {
+        if out.headOffset > 0, let head = out.frames.first {
+            out.frames = [head]
+            out.queuedBytes = head.bytes.count - out.headOffset
+        } else {
+            out.frames = []
+            out.queuedBytes = 0
+            out.headOffset = 0
+        }
+        if let farewell {
+            out.frames.append((farewell, false))
+            out.queuedBytes += farewell.count
+        }
+    }
+
+    /// Drops queued droppable frames, keeping a frame already partly written.
     private func dropDroppable(_ out: inout Outbound) {
         var kept: [(bytes: [UInt8], droppable: Bool)] = []
         for (index, frame) in out.frames.enumerated() {
@@ -142,19 +201,20 @@ package final class Connection: EventLoopHandler, Sendable {
 
     package func writable() {
         var drained = false
-        var failed = false
+        var mustClose = false
         outbound.withLock { out in
             guard !out.closed else { return }
-            failed = !flushLocked(&out)
+            mustClose = !flushLocked(&out)
             if out.frames.isEmpty {
-                loop.setWriteInterest(fd, false)
+                setInterest(&out, write: false)
+                if out.closeWhenDrained { mustClose = true }
                 if out.overflowed {
                     out.overflowed = false
                     drained = true
                 }
             }
         }
-        if failed { close(); return }
+        if mustClose { close(); return }
         if drained { delegateStorage?.connectionDrained(self) }
     }
 
@@ -162,8 +222,10 @@ package final class Connection: EventLoopHandler, Sendable {
         // Bounded per wake-up so one chatty client cannot starve the others on this loop.
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         for _ in 0..<4 {
+            if outbound.withLock({ $0.readingPaused || $0.closed }) { return }
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count > 0 {
+                if outbound.withLock({ $0.closeWhenDrained }) { continue }  // closing: input is moot
                 buffer.withUnsafeBytes { raw in
                     delegateStorage?.connection(self, received: UnsafeRawBufferPointer(rebasing: raw[0..<count]))
                 }
@@ -196,14 +258,25 @@ package final class Connection: EventLoopHandler, Sendable {
         delegateStorage?.connectionClosed(self)
     }
 
-    /// Writes what is queued (best effort, a short while) and then closes: used after a fatal
-    /// error frame or a goodbye, so the peer reads why before the close.
-    package func closeAfterFlush() {
-        outbound.withLock { out in
-            guard !out.closed else { return }
-            UnixSocket.setBlockingWithTimeout(fd, milliseconds: 200)
+    /// Closes once what is queued has been written, so the peer reads why (a fatal error, a
+    /// goodbye). Never blocks: a peer that does not read is closed after `grace` regardless.
+    package func closeAfterFlush(grace: Duration = .seconds(3)) {
+        let drained = outbound.withLock { out -> Bool in
+            guard !out.closed else { return false }
+            out.closeWhenDrained = true
             flushLocked(&out)
+            if out.frames.isEmpty { return true }
+            // Keep reading (and discarding) so a peer blocked in send() gets to read its goodbye.
+            setInterest(&out, write: true, paused: false)
+            return false
         }
-        close()
+        if drained {
+            close()
+        } else {
+            Task.detached { [self] in
+                try? await Task.sleep(for: grace)
+                close()
+            }
+        }
     }
 }

@@ -93,13 +93,3 @@ public struct PeerCredentials: Hashable, Sendable {
     public let uid: UInt32
     public let gid: UInt32
 }
-
-extension UnixSocket {
-    /// Makes writes block, for at most `milliseconds`: a last flush before closing.
-    package static func setBlockingWithTimeout(_ fd: Int32, milliseconds: Int) {
-        let flags = fcntl(fd, F_GETFL)
-        _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
-        var timeout = timeval(tv_sec: milliseconds / 1000, tv_usec: (milliseconds % 1000) * 1000)
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    }
-}

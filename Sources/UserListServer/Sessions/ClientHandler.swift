@@ -16,11 +16,20 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     /// Work for the ordered inbox task.
     private enum Inbound: Sendable {
         case hello(ClientMessage.Hello)
+        case duplicateHello
         case intent(ClientMessage.Intent)
+        case ping(nonce: JSONValue?)
         case resync
         case bye
+        case overflowed
         case drained
+        /// An error answered in order with everything else the client sent.
+        case error(ErrorCode, String, id: Int?)
     }
+
+    /// Past this many unprocessed items the socket is no longer read (backpressure, nothing dropped).
+    private static let inboxHighWater = 256
+    private static let inboxLowWater = 64
 
     package let connection: Connection
     private let context: ServerContext
@@ -29,13 +38,14 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     nonisolated(unsafe) private var decoder: FrameDecoder
     nonisolated(unsafe) private var rateWindow: (start: ContinuousClock.Instant, count: Int) = (.now, 0)
     private let inbox: AsyncStream<Inbound>.Continuation
+    private let pending = Atomic<Int>(0)
     private let encoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
 
     package init(connection: Connection, context: ServerContext) {
         self.connection = connection
         self.context = context
         self.decoder = FrameDecoder(maximumFrameSize: context.config.maxFrameBytes)
-        let (stream, continuation) = AsyncStream.makeStream(of: Inbound.self, bufferingPolicy: .bufferingNewest(1024))
+        let (stream, continuation) = AsyncStream.makeStream(of: Inbound.self, bufferingPolicy: .unbounded)
         self.inbox = continuation
         Task { [self] in await self.run(stream) }
     }
@@ -80,47 +90,70 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
             do throws(MessageError) {
                 message = try ClientMessage(frame: frame)
             } catch {
-                sendError(error.code, error.message, id: error.intentID)
+                if isAttachedOrAttaching(phase.withLock({ $0 })) {
+                    enqueue(.error(error.code, error.message, id: error.intentID))
+                } else {
+                    sendError(error.code, error.message, id: error.intentID)
+                }
                 continue
             }
             route(message)
         }
     }
 
+    /// Queues work for the ordered task; stops reading the socket while too much is queued.
+    private func enqueue(_ item: Inbound) {
+        if pending.add(1, ordering: .relaxed).newValue == Self.inboxHighWater {
+            connection.setReadingPaused(true)
+        }
+        inbox.yield(item)
+    }
+
+    private func dequeued() {
+        if pending.subtract(1, ordering: .relaxed).newValue == Self.inboxLowWater {
+            connection.setReadingPaused(false)
+        }
+    }
+
+    /// Before hello nothing is queued, so answers go straight out; after it, everything goes
+    /// through the ordered inbox so replies, errors and pongs leave in the order asked.
     private func route(_ message: ClientMessage) {
         let current = phase.withLock { $0 }
-        switch message {
-        case .ping(let nonce):
-            send(.pong(nonce: nonce), droppable: false)
-        case .hello(let hello):
-            guard case .awaitingHello = current else {
-                sendError(.alreadyAttached, "This connection already said hello; open a new connection for another session.")
-                return
-            }
-            guard ProtocolVersion.negotiate(client: hello.protocolVersions) != nil else {
-                sendError(.unsupportedVersion, ProtocolVersion.mismatchMessage(client: hello.protocolVersions))
-                return
-            }
-            phase.withLock { $0 = .attaching }
-            inbox.yield(.hello(hello))
-        case .intent(let intent):
-            guard isAttachedOrAttaching(current) else {
+        guard isAttachedOrAttaching(current) else {
+            switch message {
+            case .ping(let nonce):
+                send(.pong(nonce: nonce), droppable: false)
+            case .hello(let hello):
+                guard ProtocolVersion.negotiate(client: hello.protocolVersions) != nil else {
+                    sendError(.unsupportedVersion, ProtocolVersion.mismatchMessage(client: hello.protocolVersions))
+                    return
+                }
+                phase.withLock { $0 = .attaching }
+                enqueue(.hello(hello))
+            case .intent(let intent):
                 sendError(.notReady, "Say hello first: intents are only accepted after the handshake.", id: intent.id)
-                return
-            }
-            guard allowIntent() else {
-                sendError(.rateLimited, "Too many intents: at most \(context.config.intentsPerSecond) per second per client.", id: intent.id)
-                return
-            }
-            inbox.yield(.intent(intent))
-        case .resync:
-            guard isAttachedOrAttaching(current) else {
+            case .resync:
                 sendError(.notReady, "Say hello first.")
-                return
+            case .bye:
+                enqueue(.bye)
             }
-            inbox.yield(.resync)
-        case .bye:
-            inbox.yield(.bye)
+            return
+        }
+        if case .bye = message {
+            enqueue(.bye)
+            return
+        }
+        guard allowMessage() else {
+            let id: Int? = if case .intent(let intent) = message { intent.id } else { nil }
+            enqueue(.error(.rateLimited, "Too many messages: at most \(context.config.intentsPerSecond) per second per client.", id: id))
+            return
+        }
+        switch message {
+        case .hello: enqueue(.duplicateHello)
+        case .intent(let intent): enqueue(.intent(intent))
+        case .ping(let nonce): enqueue(.ping(nonce: nonce))
+        case .resync: enqueue(.resync)
+        case .bye: enqueue(.bye)
         }
     }
 
@@ -131,16 +164,20 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         }
     }
 
-    /// A fixed one-second window per client.
-    private func allowIntent() -> Bool {
+    /// A fixed one-second window per client, for intents and pings alike.
+    private func allowMessage() -> Bool {
         let now = ContinuousClock.now
         if now - rateWindow.start >= .seconds(1) { rateWindow = (now, 0) }
         rateWindow.count += 1
         return rateWindow.count <= context.config.intentsPerSecond
     }
 
+    package func connectionOverflowed(_ connection: Connection) {
+        enqueue(.overflowed)
+    }
+
     package func connectionDrained(_ connection: Connection) {
-        inbox.yield(.drained)
+        enqueue(.drained)
     }
 
     package func connectionClosed(_ connection: Connection) {
@@ -152,9 +189,18 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     private func run(_ stream: AsyncStream<Inbound>) async {
         var session: Session?
         for await item in stream {
+            dequeued()
             switch item {
             case .hello(let hello):
                 session = await attach(hello)
+            case .duplicateHello:
+                sendError(.alreadyAttached, "This connection already said hello; open a new connection for another session.")
+            case .ping(let nonce):
+                send(.pong(nonce: nonce), droppable: false)
+            case .error(let code, let message, let id):
+                sendError(code, message, id: id)
+            case .overflowed:
+                await session?.clientOverflowed(self)
             case .intent(let intent):
                 guard let session else {
                     sendError(.notReady, "The handshake did not complete.", id: intent.id)

@@ -177,7 +177,7 @@ package actor Session {
         }
         flush()  // the event describes a state the client should already have
         for attached in clients.values {
-            attached.client.send(.event(message), droppable: true)
+            attached.client.send(.event(message), droppable: false)  // events are never dropped (§7)
         }
     }
 
