@@ -60,10 +60,9 @@ public struct FrameDecoder: Sendable {
                 }
                 state = .awaitingBody(length: Int(length))
             case .awaitingBody(let length):
-                guard bufferedByteCount >= length else {
-                    buffer.reserveCapacity(readIndex + length)
-                    return nil
-                }
+                // No reserveCapacity(length) here: memory grows with bytes actually received, so a
+                // peer announcing a large frame and sending nothing costs nothing.
+                guard bufferedByteCount >= length else { return nil }
                 let frame = Array(buffer[readIndex..<(readIndex + length)])
                 readIndex += length
                 state = .awaitingHeader

@@ -13,7 +13,8 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible, Expressi
     public static let root = JSONPointer(tokens: [])
 
     /// Parses the string form; `nil` if it does not start with "/" (and is not "") or holds a
-    /// "~" not followed by "0" or "1".
+    /// "~" not followed by "0" or "1". Labelled, because an unlabelled `JSONPointer("...")` with a
+    /// literal would be taken as the (trapping) string-literal initializer.
     public init?(parsing text: String) {
         if text.isEmpty { self.tokens = []; return }
         guard text.utf8.first == UInt8(ascii: "/") else { return nil }

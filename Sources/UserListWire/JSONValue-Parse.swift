@@ -89,12 +89,15 @@ private struct JSONParser {
     mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
         if depth > JSONValue.maximumDepth { throw JSONParseError(.tooDeep, at: index) }
         index += 1  // {
-        var object: [String: JSONValue] = [:]
         skipWhitespace()
         if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .object(object)
+            return .object([:])
         }
+        // Members are gathered first so the dictionary is built once at its final size instead of
+        // rehashing as it grows.
+        var members: [(String, JSONValue)] = []
+        members.reserveCapacity(8)
         while true {
             skipWhitespace()
             guard index < bytes.count else { throw JSONParseError(.unexpectedEnd, at: index) }
@@ -104,12 +107,14 @@ private struct JSONParser {
             let key = try parseString()
             skipWhitespace()
             try expect(UInt8(ascii: ":"))
-            object[key] = try parseValue(depth: depth)
+            members.append((key, try parseValue(depth: depth)))
             skipWhitespace()
             guard index < bytes.count else { throw JSONParseError(.unexpectedEnd, at: index) }
             switch bytes[index] {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"): index += 1; return .object(object)
+            case UInt8(ascii: "}"):
+                index += 1
+                return .object(Dictionary(members, uniquingKeysWith: { _, last in last }))
             default: throw JSONParseError(.unexpectedByte, at: index, byte: bytes[index])
             }
         }

@@ -132,4 +132,22 @@ import UserListWire
         let second = try #require(try decoder.nextFrame())
         #expect { try ClientMessage(frame: second) } throws: { ($0 as? MessageError)?.code == .invalidMessage }
     }
+
+    @Test func typedMessagesThroughFrames() throws {
+        let sent: [ServerMessage] = [
+            .welcome(.init(protocolVersion: 1, server: PeerInfo(name: "userlistd", build: "1"), sessionID: "s",
+                           resumed: false, access: .readOnly, epoch: 7)),
+            .snapshot(.init(epoch: 7, state: ["screens": []])),
+            .patch(.init(epoch: 7, seq: 1, ops: [.add(path: "/screens/0", value: ["id": "list"])])),
+            .reply(.success(id: 1, result: ["imported": 3])),
+            .goodbye(reason: "bye"),
+        ]
+        var bytes: [UInt8] = []
+        for message in sent { try encoder.encode(message, into: &bytes) }
+        var decoder = FrameDecoder(maximumFrameSize: FrameLimits.serverToClient)
+        decoder.feed(bytes)
+        var received: [ServerMessage] = []
+        while let frame = try decoder.nextFrame() { received.append(try ServerMessage(frame: frame)) }
+        #expect(received == sent)
+    }
 }

@@ -96,6 +96,32 @@ import UserListWire
         #expect(ops.count == 1)
     }
 
+    /// Moving k rows costs exactly k `move` ops (the longest increasing run stays put), whichever
+    /// direction they move in.
+    @Test func movesAreMinimal() throws {
+        var rng = SplitMix64(seed: 77)
+        for _ in 0..<200 {
+            var rows = F.users(count: Int(rng.next() % 200) + 10, seed: rng.next())
+            let a = JSONValue.array(rows)
+            let k = Int(rng.next() % 3) + 1
+            var movedIDs = Set<String>()
+            for _ in 0..<k {
+                let from = Int(rng.next() % UInt64(rows.count))
+                let row = rows.remove(at: from)
+                rows.insert(row, at: Int(rng.next() % UInt64(rows.count + 1)))
+                movedIDs.insert(row["id"]!.stringValue!)
+            }
+            let ops = try roundTrip(a, .array(rows))
+            #expect(ops.allSatisfy { $0.name == "move" }, "\(ops.map(\.json))")
+            #expect(ops.count <= movedIDs.count)
+        }
+    }
+
+    @Test func identicalDocumentsGiveNoOps() {
+        let doc = F.state(F.listScreen(users: F.users(count: 1000)))
+        #expect(JSONPatch.diff(from: doc, to: doc).isEmpty)
+    }
+
     /// Random edits of random documents; the invariant is apply(diff(a, b), a) == b.
     @Test func randomEditsRoundTrip() throws {
         var rng = SplitMix64(seed: 0x5EED)

@@ -26,7 +26,7 @@ import UserListWire
                 #expect(throws: MessageError.self, "\(where_) should be rejected") {
                     _ = try ClientMessage(frame: bytes)
                 }
-                do { _ = try ClientMessage(frame: bytes) } catch let error as MessageError {
+                do { _ = try ClientMessage(frame: bytes) } catch {
                     #expect(error.code == expected, "\(where_)")
                 }
                 continue
