@@ -17,7 +17,7 @@ import UserListWire
     }
 
     static func rename(row: Int, to name: String, epoch: Int = 7, seq: Int) -> ServerMessage {
-        .patch(.init(epoch: epoch, seq: seq, ops: [.replace(path: JSONPointer("/screens/0/state/users/\(row)/name")!, value: .string(name))]))
+        .patch(.init(epoch: epoch, seq: seq, ops: [.replace(path: JSONPointer(parsing: "/screens/0/state/users/\(row)/name")!, value: .string(name))]))
     }
 
     func started() -> SessionMirror {
