@@ -273,24 +273,28 @@ public final class UserListClient: Sendable {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             var finalReason: String?
+            // Frames that arrived in the same read as the handshake's snapshot are already in
+            // the decoder: handle them before blocking in read, or they wait for the next byte.
+            var count = 0
             reading: while true {
-                switch stream.read(into: &buffer) {
-                case .bytes(let count):
-                    decoder.feed(buffer[0..<count])
-                    do throws(ClientError) {
-                        while let message = try nextMessage(&decoder) {
-                            if case .error(let error) = message, error.fatal, error.code == .unsupportedVersion {
-                                finalReason = error.message
-                            }
-                            process(message)
+                decoder.feed(buffer[0..<count])
+                do throws(ClientError) {
+                    while let message = try nextMessage(&decoder) {
+                        if case .error(let error) = message, error.fatal, error.code == .unsupportedVersion {
+                            finalReason = error.message
                         }
-                    } catch {
-                        break reading
+                        process(message)
                     }
-                case .timedOut:
-                    continue
-                case .endOfStream, .failed:
+                } catch {
                     break reading
+                }
+                count = 0
+                while count == 0 {
+                    switch stream.read(into: &buffer) {
+                    case .bytes(let n): count = n
+                    case .timedOut: continue
+                    case .endOfStream, .failed: break reading
+                    }
                 }
             }
             writer.withLock { current in

@@ -36,6 +36,19 @@ struct ClientDaemonTests {
         #expect(client.resyncCount == 0)
     }
 
+    /// A fresh session starts loading on attach; the first page must arrive as a patch without
+    /// the client sending anything (a view that only watches must fill in).
+    @Test func firstPageArrivesWithoutAnyIntent() async throws {
+        let daemon = try RealDaemon()
+        defer { daemon.tearDown() }
+        for _ in 0..<5 {
+            let client = try connect(daemon)
+            defer { client.close() }
+            let loaded = await eventually(.seconds(3)) { SessionDocument(client.document).list?.users.isEmpty == false }
+            #expect(loaded, "document still \(String(describing: client.document))")
+        }
+    }
+
     @Test func failedSaveRepliesWithValidation() async throws {
         let daemon = try RealDaemon()
         defer { daemon.tearDown() }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 /// The interactive screen driven through tmux: keys in with send-keys, screen out with
@@ -8,18 +9,26 @@ let tmuxPath: String? = ["/usr/bin/tmux", "/usr/local/bin/tmux", "/bin/tmux"].fi
 @Suite(.serialized, .disabled(if: RealDaemon.skipReason != nil || tmuxPath == nil, "needs a built userlistd and tmux"))
 struct TUITests {
 
+    /// Runs tmux with posix_spawn and waitpid. Not Foundation's Process: `new-session` may
+    /// start the tmux server, which inherits the child's descriptors, and Process then waits
+    /// for a pipe the server never closes.
     @discardableResult
     static func tmux(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tmuxPath!)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        let file = "/tmp/ulct-tmux-\(getpid())-\(UUID().uuidString.prefix(6)).out"
+        defer { unlink(file) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, arguments.first == "capture-pane" ? file : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([tmuxPath!] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, tmuxPath!, &actions, nil, argv, environ) == 0 else { throw RealDaemon.Failure("cannot run tmux") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
     }
 
     static func screen(_ session: String) throws -> [String] {
