@@ -29,7 +29,7 @@ public final class UserListClient: Sendable {
         var mirror = SessionMirror()
         var connection: ConnectionState = .connecting
         var nextIntentID = 1
-        var pending: [Int: CheckedContinuation<JSONValue?, any Error>] = [:]
+        var pending: [Int: @Sendable (Result<JSONValue?, ClientError>) -> Void] = [:]
         var closed = false
         var started = false
         /// Test hook: patches to discard on arrival, to provoke a sequence gap.
@@ -74,36 +74,46 @@ public final class UserListClient: Sendable {
     @discardableResult
     public func send(screen: String, action: String, args: [String: JSONValue]? = nil,
                      timeout: Duration? = nil) async throws -> JSONValue? {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSONValue?, any Error>) in
+            enqueue(screen: screen, action: action, args: args, timeout: timeout) { result in
+                continuation.resume(with: result.mapError { $0 as any Error })
+            }
+        }
+    }
+
+    /// Writes an intent now, on the caller's thread, so intents reach the server in the order of
+    /// the calls (a view sending one `set_draft_name` per keystroke relies on it); `completion`
+    /// runs once, on another thread, with the reply or the failure.
+    public func enqueue(screen: String, action: String, args: [String: JSONValue]? = nil, timeout: Duration? = nil,
+                        completion: @escaping @Sendable (Result<JSONValue?, ClientError>) -> Void) {
+        let frame: [UInt8]
         let id = core.withLock { core in
             defer { core.nextIntentID += 1 }
             return core.nextIntentID
         }
-        let frame: [UInt8]
         do {
             frame = try encoder.encode(ClientMessage.intent(.init(id: id, screen: screen, action: action, args: args)))
         } catch {
-            throw ClientError(.protocolViolation, "the intent is too large to send: \(error)")
+            return completion(.failure(ClientError(.protocolViolation, "the intent is too large to send: \(error)")))
         }
         let timeout = timeout ?? configuration.replyTimeout
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSONValue?, any Error>) in
-            let refusal: ClientError? = core.withLock { core in
-                if core.closed { return ClientError(.closed, "the client is closed") }
-                guard core.connection.isConnected else {
-                    return ClientError(.disconnected, "not connected to userlistd (reconnecting)")
-                }
-                core.pending[id] = continuation
-                return nil
+        let refusal: ClientError? = core.withLock { core in
+            if core.closed { return ClientError(.closed, "the client is closed") }
+            guard core.connection.isConnected else {
+                return ClientError(.disconnected, "not connected to userlistd (reconnecting)")
             }
-            if let refusal { return continuation.resume(throwing: refusal) }
-            let written = writer.withLock { $0?.writeAll(frame) ?? false }
-            if !written {
-                fail(id, ClientError(.disconnected, "the connection to userlistd dropped"))
-                return
-            }
-            Task { [weak self] in
-                try? await Task.sleep(for: timeout)
-                self?.fail(id, ClientError(.timedOut, "no reply from userlistd to \(screen).\(action) within \(timeout)"))
-            }
+            core.pending[id] = completion
+            return nil
+        }
+        if let refusal { return completion(.failure(refusal)) }
+        let written = writer.withLock { $0?.writeAll(frame) ?? false }
+        if !written {
+            fail(id, ClientError(.disconnected, "the connection to userlistd dropped"))
+            return
+        }
+        Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            self?.fail(id, ClientError(.timedOut, "no reply from userlistd to \(screen).\(action) within \(timeout)"))
         }
     }
 
@@ -263,24 +273,28 @@ public final class UserListClient: Sendable {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             var finalReason: String?
+            // Frames that arrived in the same read as the handshake's snapshot are already in
+            // the decoder: handle them before blocking in read, or they wait for the next byte.
+            var count = 0
             reading: while true {
-                switch stream.read(into: &buffer) {
-                case .bytes(let count):
-                    decoder.feed(buffer[0..<count])
-                    do throws(ClientError) {
-                        while let message = try nextMessage(&decoder) {
-                            if case .error(let error) = message, error.fatal, error.code == .unsupportedVersion {
-                                finalReason = error.message
-                            }
-                            process(message)
+                decoder.feed(buffer[0..<count])
+                do throws(ClientError) {
+                    while let message = try nextMessage(&decoder) {
+                        if case .error(let error) = message, error.fatal, error.code == .unsupportedVersion {
+                            finalReason = error.message
                         }
-                    } catch {
-                        break reading
+                        process(message)
                     }
-                case .timedOut:
-                    continue
-                case .endOfStream, .failed:
+                } catch {
                     break reading
+                }
+                count = 0
+                while count == 0 {
+                    switch stream.read(into: &buffer) {
+                    case .bytes(let n): count = n
+                    case .timedOut: continue
+                    case .endOfStream, .failed: break reading
+                    }
                 }
             }
             writer.withLock { current in
@@ -351,11 +365,11 @@ public final class UserListClient: Sendable {
     }
 
     private func succeed(_ id: Int, _ result: JSONValue?) {
-        core.withLock { $0.pending.removeValue(forKey: id) }?.resume(returning: result)
+        core.withLock { $0.pending.removeValue(forKey: id) }?(.success(result))
     }
 
     private func fail(_ id: Int, _ error: ClientError) {
-        core.withLock { $0.pending.removeValue(forKey: id) }?.resume(throwing: error)
+        core.withLock { $0.pending.removeValue(forKey: id) }?(.failure(error))
     }
 
     private func failAll(_ error: ClientError) {
@@ -363,6 +377,6 @@ public final class UserListClient: Sendable {
             defer { core.pending = [:] }
             return core.pending
         }
-        for continuation in pending.values { continuation.resume(throwing: error) }
+        for completion in pending.values { completion(.failure(error)) }
     }
 }

@@ -229,14 +229,9 @@ final class TUI {
     private func setDraft(_ text: String) {
         draft = text
         draftsInFlight += 1
-        let client = self.client
         let feed = self.feed
-        Task {
-            do {
-                try await client.send(screen: "detail", action: "set_draft_name", args: ["name": .string(text)])
-            } catch {
-                feed.yield(.intentFailed("\(error)"))
-            }
+        client.enqueue(screen: "detail", action: "set_draft_name", args: ["name": .string(text)]) { result in
+            if case .failure(let error) = result { feed.yield(.intentFailed(error.message)) }
             feed.yield(.draftSent)
         }
     }
@@ -247,21 +242,16 @@ final class TUI {
     }
 
     private func send(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil) {
-        let client = self.client
         let feed = self.feed
-        Task {
-            do {
-                try await client.send(screen: screen, action: action, args: args)
-            } catch let error as ClientError {
-                // Failed loads and saves also show in the screen's own error_message; say it once.
-                if case .server(let code) = error.kind, [.unavailable, .validation, .conflict, .notFound].contains(code),
-                   screen != "session" {
-                    return
-                }
-                feed.yield(.intentFailed(error.message))
-            } catch {
-                feed.yield(.intentFailed("\(error)"))
+        // Written now, in key order; the reply comes back through the input stream.
+        client.enqueue(screen: screen, action: action, args: args) { result in
+            guard case .failure(let error) = result else { return }
+            // Failed loads and saves also show in the screen's own error_message; say it once.
+            if case .server(let code) = error.kind, [.unavailable, .validation, .conflict, .notFound].contains(code),
+               screen != "session" {
+                return
             }
+            feed.yield(.intentFailed(error.message))
         }
     }
 

@@ -1,0 +1,106 @@
+import Foundation
+import Glibc
+
+/// A real `userlistd` child process on a temporary directory, for tests that need the daemon.
+///
+/// The binaries are found next to the test bundle (`.build/<triple>/debug/`), so run
+/// `swift build && swift test`: a test target cannot depend on an executable.
+final class RealDaemon: @unchecked Sendable {
+    // Invariant: used from one test's task at a time; `process` changes only in start/stop.
+    let directory: String
+    let socketPath: String
+    let sampleData: Int
+    private var process: Process?
+
+    /// The build products directory, or `nil` when userlistd has not been built.
+    static var productsDirectory: String? {
+        var candidates: [String] = []
+        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            candidates.append((exe as NSString).deletingLastPathComponent)
+        }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        candidates.append(root.appendingPathComponent(".build/debug").path)
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0 + "/userlistd") }
+    }
+
+    static var skipReason: String? {
+        productsDirectory == nil ? "userlistd is not built: run 'swift build' before 'swift test'" : nil
+    }
+
+    init(sampleData: Int = 200) throws {
+        directory = "/tmp/ulc-" + String(UUID().uuidString.prefix(8))
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        socketPath = directory + "/sock"
+        self.sampleData = sampleData
+        try start()
+    }
+
+    func start() throws {
+        guard let products = Self.productsDirectory else { throw Failure("userlistd is not built") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: products + "/userlistd")
+        process.arguments = ["--socket", socketPath, "--database", directory + "/db",
+                             "--state-directory", directory + "/state", "--sample-data", String(sampleData)]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        FileManager.default.createFile(atPath: directory + "/daemon.log", contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: directory + "/daemon.log")
+        try process.run()
+        self.process = process
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if Self.answers(socketPath) { return }
+            if !process.isRunning { throw Failure("userlistd exited: \(log())") }
+            usleep(20_000)
+        }
+        throw Failure("userlistd did not answer on \(socketPath) within 10 s: \(log())")
+    }
+
+    func log() -> String { (try? String(contentsOfFile: directory + "/daemon.log", encoding: .utf8)) ?? "" }
+
+    /// SIGTERM and wait.
+    func stop() {
+        guard let process else { return }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    /// Stops the daemon and removes the directory; call at the end of every test.
+    func tearDown() {
+        stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static func answers(_ path: String) -> Bool {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
+    }
+}
+
+/// Polls `condition` until true or the timeout passes.
+func eventually(_ timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return condition()
+}
