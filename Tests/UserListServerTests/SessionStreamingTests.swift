@@ -11,6 +11,7 @@ import UserListWire
         let welcome = try await client.hello(key: "a")
         #expect(welcome.resumed == false)
         #expect(welcome.access == .readWrite)
+        #expect(client.epoch == welcome.epoch, "the first snapshot is in the epoch the welcome named")
         try await client.waitForState("first page") { _ in client.rows.count == 50 }
         #expect(client.listState["has_more"] == .bool(true))
         #expect(client.listState["total_count"] == .int(120))
@@ -106,6 +107,20 @@ import UserListWire
         let welcome = try await again.hello(key: "laptop")
         #expect(welcome.resumed)
         #expect(again.detailState?["draft_name"] == .string("Unsaved Work"))
+        await daemon.stop()
+    }
+
+    @Test func byeEndsTheSessionWhileADroppedConnectionKeepsIt() async throws {
+        let daemon = try await DaemonHarness()
+        let leaving = try daemon.client()
+        _ = try await leaving.hello(key: "one-shot")
+        try leaving.send(.bye)
+        let reason = try await leaving.next(where: "goodbye") { message -> String? in
+            if case .goodbye(let reason) = message { reason } else { nil }
+        }
+        #expect(reason == "bye")
+        let next = try daemon.client()
+        #expect(try await next.hello(key: "one-shot").resumed == false, "bye ended the session")
         await daemon.stop()
     }
 

@@ -216,6 +216,12 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
             case .drained:
                 await session?.resendSnapshot(to: self)
             case .bye:
+                // A client that says bye is done with the session: end it now unless others
+                // are attached (a client that merely drops keeps it for the retention period).
+                if let session {
+                    await session.detach(self)
+                    context.registry.endIfUnattended(session)
+                }
                 send(.goodbye(reason: "bye"), droppable: false)
                 connection.closeAfterFlush()
             }
@@ -250,12 +256,13 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         }
         let session = found.session
         let version = ProtocolVersion.negotiate(client: hello.protocolVersions) ?? ProtocolVersion.current
+        let epoch = EpochSource.next()
         send(.welcome(.init(
             protocolVersion: version, server: context.serverInfo, sessionID: session.id,
             resumed: found.resumed, access: session.readOnly ? .readOnly : .readWrite,
-            epoch: EpochSource.next())), droppable: false)
+            epoch: epoch)), droppable: false)
         phase.withLock { $0 = .attached(session) }
-        await session.attach(self)
+        await session.attach(self, epoch: epoch)
         context.logger.info(
             found.resumed ? "Client reattached to session" : "Client opened a session",
             ["USERLISTD_SESSION": session.id, "USERLISTD_CLIENT_UID": String(key.uid),

@@ -62,10 +62,10 @@ package actor Session {
 
     // MARK: attach and detach
 
-    /// Adds a client and sends it a snapshot (a new epoch). The first attach starts the screens.
-    package func attach(_ client: any SessionClient) {
+    /// Adds a client and sends it a snapshot in `epoch` (the one its welcome named). The first
+    /// attach starts the screens.
+    package func attach(_ client: any SessionClient, epoch: Int = EpochSource.next()) {
         startIfNeeded()
-        let epoch = EpochSource.next()
         flush()  // bring existing clients up to date first, so the document is current
         if document == .null { document = StateDocument.make(navigator.state) }
         clients[ObjectIdentifier(client)] = Attached(client: client, epoch: epoch, seq: 0)

@@ -89,6 +89,15 @@ package final class SessionRegistry: Sendable {
 
     package var connectionCount: Int { entries.withLock { $0.connectionsPerUID.values.reduce(0, +) } }
 
+    /// Ends `session` if no client is attached to it (after a `bye`).
+    package func endIfUnattended(_ session: Session) {
+        entries.withLock { entries in
+            guard entries.sessions[session.key] === session,
+                  session.activity.withLock({ $0.clients == 0 }) else { return }
+            entries.sessions.removeValue(forKey: session.key)
+        }
+    }
+
     /// Drops sessions detached for longer than the retention period; returns how many.
     @discardableResult
     package func sweep(now: ContinuousClock.Instant = .now) -> Int {
