@@ -31,10 +31,10 @@ build: setup
 demo: setup
 	./scripts/demo.sh
 
-# The test command (README and .ci/run use exactly this): builds the executables first, since
-# integration tests start the real userlistd and userctl binaries.
+# The test command (README and .ci/run use exactly this): a bounded fuzz run of the wire layer,
+# then the build (integration tests start the real userlistd and userctl binaries) and every test.
 test: setup
-	$(SWIFT) build && $(SWIFT) test
+	./scripts/fuzz-wire.sh 20 && $(SWIFT) build && $(SWIFT) test
 
 release:
 	$(SWIFT) build -c release --static-swift-stdlib --product userlistd
