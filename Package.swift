@@ -47,19 +47,21 @@ let package = Package(
         .executableTarget(name: "userctl", dependencies: ["UserListClient", "UserListWire"]),
 
         // MARK: tests mirror the sources
+        // Helpers several test targets share (a real daemon child process, a seeded PRNG).
+        .target(name: "UserListTestSupport", path: "Tests/UserListTestSupport"),
         .testTarget(name: "UserListDomainTests", dependencies: ["UserListDomain"]),
         .testTarget(name: "UserListDataTests", dependencies: ["UserListData", "UserListDomain"]),
         .testTarget(
             name: "UserListPresentationTests",
             dependencies: ["UserListPresentation", "UserListDomain"]),
-        .testTarget(name: "UserListWireTests", dependencies: ["UserListWire"]),
+        .testTarget(name: "UserListWireTests", dependencies: ["UserListWire", "UserListTestSupport"]),
         .testTarget(
             name: "UserListServerTests",
             dependencies: ["UserListServer", "UserListPresentation", "UserListDomain", "UserListWire", "UserListData", "UserListClient"],
             exclude: ["Scripts"]),
-        .testTarget(name: "UserListClientTests", dependencies: ["UserListClient", "UserListWire"]),
-        .testTarget(name: "userctlTests", dependencies: ["userctl", "UserListClient", "UserListWire"]),
-        .testTarget(name: "FaultTests", dependencies: ["UserListWire", "UserListServer", "CSQLite"], exclude: ["Corpus"]),
+        .testTarget(name: "UserListClientTests", dependencies: ["UserListClient", "UserListWire", "UserListTestSupport"]),
+        .testTarget(name: "userctlTests", dependencies: ["userctl", "UserListClient", "UserListWire", "UserListTestSupport"]),
+        .testTarget(name: "FaultTests", dependencies: ["UserListWire", "UserListServer", "CSQLite", "UserListTestSupport"], exclude: ["Corpus"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import UserListTestSupport
 import Glibc
 import Synchronization
 import Testing
@@ -123,7 +124,7 @@ extension Fault {
             let owned = (0..<3).map { [ids[$0 * 2], ids[$0 * 2 + 1]] }
 
             let ledger = SaveLedger()
-            var generator = SeededGenerator(seed: 0x0FA1_7009)
+            var generator = SplitMix64(seed: 0x0FA1_7009)
             var slowestWelcome = 0.0
             for cycle in 0..<20 {
                 if cycle > 0 {

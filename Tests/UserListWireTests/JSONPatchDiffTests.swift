@@ -1,4 +1,5 @@
 import Testing
+import UserListTestSupport
 import UserListWire
 
 @Suite struct JSONPatchDiffTests {

@@ -1,3 +1,4 @@
+import UserListTestSupport
 import UserListWire
 
 /// Builders for session state documents of the shape in Protocol/PROTOCOL.md.

@@ -1,4 +1,5 @@
 import Foundation
+import UserListTestSupport
 import Glibc
 import Synchronization
 
@@ -187,18 +188,6 @@ final class ChildDaemon: @unchecked Sendable {
     deinit { killHard() }
 }
 
-/// A small deterministic generator (SplitMix64) so that random delays repeat from run to run.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Runs blocking work on its own thread, never on the Swift cooperative pool.
 func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {

@@ -5,15 +5,15 @@ import Glibc
 ///
 /// The binaries are found next to the test bundle (`.build/<triple>/debug/`), so run
 /// `swift build && swift test`: a test target cannot depend on an executable.
-final class RealDaemon: @unchecked Sendable {
+package final class RealDaemon: @unchecked Sendable {
     // Invariant: used from one test's task at a time; `process` changes only in start/stop.
-    let directory: String
-    let socketPath: String
-    let sampleData: Int
+    package let directory: String
+    package let socketPath: String
+    package let sampleData: Int
     private var process: Process?
 
     /// The build products directory, or `nil` when userlistd has not been built.
-    static var productsDirectory: String? {
+    package static var productsDirectory: String? {
         var candidates: [String] = []
         if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
             candidates.append((exe as NSString).deletingLastPathComponent)
@@ -23,11 +23,11 @@ final class RealDaemon: @unchecked Sendable {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0 + "/userlistd") }
     }
 
-    static var skipReason: String? {
+    package static var skipReason: String? {
         productsDirectory == nil ? "userlistd is not built: run 'swift build' before 'swift test'" : nil
     }
 
-    init(sampleData: Int = 200) throws {
+    package init(sampleData: Int = 200) throws {
         directory = "/tmp/ulc-" + String(UUID().uuidString.prefix(8))
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/sock"
@@ -35,7 +35,7 @@ final class RealDaemon: @unchecked Sendable {
         try start()
     }
 
-    func start() throws {
+    package func start() throws {
         guard let products = Self.productsDirectory else { throw Failure("userlistd is not built") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: products + "/userlistd")
@@ -56,10 +56,10 @@ final class RealDaemon: @unchecked Sendable {
         throw Failure("userlistd did not answer on \(socketPath) within 10 s: \(log())")
     }
 
-    func log() -> String { (try? String(contentsOfFile: directory + "/daemon.log", encoding: .utf8)) ?? "" }
+    package func log() -> String { (try? String(contentsOfFile: directory + "/daemon.log", encoding: .utf8)) ?? "" }
 
     /// SIGTERM and wait.
-    func stop() {
+    package func stop() {
         guard let process else { return }
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
@@ -67,17 +67,17 @@ final class RealDaemon: @unchecked Sendable {
     }
 
     /// Stops the daemon and removes the directory; call at the end of every test.
-    func tearDown() {
+    package func tearDown() {
         stop()
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
+        package init(_ description: String) { self.description = description }
     }
 
-    static func answers(_ path: String) -> Bool {
+    package static func answers(_ path: String) -> Bool {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -96,7 +96,7 @@ final class RealDaemon: @unchecked Sendable {
 }
 
 /// Polls `condition` until true or the timeout passes.
-func eventually(_ timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+package func eventually(_ timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if condition() { return true }
