@@ -53,6 +53,7 @@ public final class Daemon: Sendable {
         let config = self.config.withLock { $0 }
         let started = ContinuousClock.now
         signal(SIGPIPE, SIG_IGN)
+        Self.raiseFileLimit(logger: logger)
 
         // Listening socket: systemd's, or our own.
         let passed = SystemdNotifier.listenFDs()
@@ -142,6 +143,17 @@ public final class Daemon: Sendable {
     }
 
     // MARK: parts
+
+    /// Each client is a descriptor: lift the soft limit (often 1,024) to the hard one, as
+    /// daemon(7) suggests, so 10,000 clients fit.
+    private static func raiseFileLimit(logger: Logger) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 {
+            logger.debug("Raised the open file limit to \(limit.rlim_max)")
+        }
+    }
 
     private static func makeParentDirectory(of path: String) throws(SystemError) {
         let directory = (path as NSString).deletingLastPathComponent
