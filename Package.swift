@@ -41,6 +41,7 @@ let package = Package(
             name: "userlistd",
             dependencies: ["UserListDomain", "UserListData", "UserListPresentation", "UserListServer"]),
         .executableTarget(name: "userctl", dependencies: ["UserListClient", "UserListWire"]),
+        .executableTarget(name: "userlistd-bench-store", dependencies: ["UserListData", "UserListDomain"]),
 
         // MARK: tests mirror the sources
         .testTarget(name: "UserListDomainTests", dependencies: ["UserListDomain"]),
