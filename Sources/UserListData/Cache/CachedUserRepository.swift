@@ -126,17 +126,12 @@ struct CachedCursor: Codable, Equatable {
     }
 
     init?(_ cursor: PageCursor) {
-        var base64 = cursor.token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        guard let data = Data(base64Encoded: base64),
+        guard let data = Base64URL.decode(cursor.token),
               let decoded = try? JSONDecoder().decode(CachedCursor.self, from: data) else { return nil }
         self = decoded
     }
 
     var pageCursor: PageCursor {
-        let data = (try? JSONEncoder().encode(self)) ?? Data()
-        return PageCursor(token: data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: ""))
+        PageCursor(token: Base64URL.encode((try? JSONEncoder().encode(self)) ?? Data()))
     }
 }

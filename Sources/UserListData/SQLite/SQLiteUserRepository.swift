@@ -299,14 +299,16 @@ public final class SQLiteUserRepository: UserRepository {
         if !removed { throw .notFound(id: id) }
     }
 
-    static func bindRow(_ statement: SQLiteStatement, _ user: User) {
+    /// Binds `?1`...`?7` as id, name, email, avatar_url, version, name_key, email_key.
+    static func bindRow(_ statement: SQLiteStatement, _ user: User,
+                        keys: (name: String, email: String)? = nil) {
         statement.bind(1, user.id)
         statement.bind(2, user.name)
         statement.bind(3, user.email)
         statement.bind(4, user.avatarURL)
         statement.bind(5, user.version)
-        statement.bind(6, UserKey.fold(user.name))
-        statement.bind(7, UserKey.fold(user.email))
+        statement.bind(6, keys?.name ?? UserKey.fold(user.name))
+        statement.bind(7, keys?.email ?? UserKey.fold(user.email))
     }
 
     // MARK: bulk
@@ -336,6 +338,12 @@ public final class SQLiteUserRepository: UserRepository {
         return try connection.writeTransaction(operation) { () throws(SQLiteError) -> Int in
             // Triggers off inside this transaction only (see SQLiteSchema.v3): we log ourselves.
             try connection.execute("UPDATE store_state SET log_changes = 0 WHERE only = 1", operation)
+            // Importing more users than are stored: build the secondary indexes afterwards.
+            let stored = try connection.integer("SELECT user_count FROM store_state WHERE only = 1", operation)
+            let rebuild = users.count >= rebuildIndexesFrom && users.count > stored
+            if rebuild {
+                for index in SQLiteSchema.secondaryIndexes { try connection.execute("DROP INDEX \(index.name)", operation) }
+            }
             let insert = try connection.statement("""
                 INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING
@@ -350,14 +358,15 @@ public final class SQLiteUserRepository: UserRepository {
             let now = Int(Date().timeIntervalSince1970)
             var inserted = 0, updated = 0
             for user in users {
-                bindRow(insert, user)
+                let keys = (name: UserKey.fold(user.name), email: UserKey.fold(user.email))
+                bindRow(insert, user, keys: keys)
                 try insert.run(operation)
                 let kind: String
                 if connection.changes == 1 {
                     inserted += 1
                     kind = "added"
                 } else {
-                    bindRow(update, user)
+                    bindRow(update, user, keys: keys)
                     try update.run(operation)
                     guard connection.changes == 1 else { continue }  // identical: nothing to write or tell
                     updated += 1
@@ -367,6 +376,9 @@ public final class SQLiteUserRepository: UserRepository {
                 log.bind(2, user.id)
                 log.bind(3, now)
                 try log.run(operation)
+            }
+            if rebuild {
+                for index in SQLiteSchema.secondaryIndexes { try connection.execute(index.create, operation) }
             }
             try connection.execute(
                 "UPDATE store_state SET user_count = user_count + \(inserted), log_changes = 1 WHERE only = 1", operation)
@@ -393,6 +405,7 @@ public final class SQLiteUserRepository: UserRepository {
 
     static let normalCacheKiB = 16 * 1024
     static let importCacheKiB = 256 * 1024
+    static let rebuildIndexesFrom = 50_000
 
     static let pruneEvery = 500
     /// The change log keeps at least this many rows...
