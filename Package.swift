@@ -45,6 +45,7 @@ let package = Package(
             name: "userlistd",
             dependencies: ["UserListDomain", "UserListData", "UserListPresentation", "UserListServer"]),
         .executableTarget(name: "userctl", dependencies: ["UserListClient", "UserListWire"]),
+        .executableTarget(name: "userlistd-bench-store", dependencies: ["UserListData", "UserListDomain"]),
 
         // MARK: tests mirror the sources
         // Helpers several test targets share (a real daemon child process, a seeded PRNG).

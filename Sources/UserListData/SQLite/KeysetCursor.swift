@@ -18,9 +18,7 @@ struct KeysetCursor: Equatable {
     }
 
     init?(_ cursor: PageCursor) {
-        var base64 = cursor.token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        guard let data = Data(base64Encoded: base64) else { return nil }
+        guard let data = Base64URL.decode(cursor.token) else { return nil }
         let text = String(decoding: data, as: UTF8.self)
         let parts = text.split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, UUID(uuidString: String(parts[1])) != nil else { return nil }
@@ -31,9 +29,6 @@ struct KeysetCursor: Equatable {
 
     var pageCursor: PageCursor {
         let text = "\(total.map(String.init) ?? "")|\(id)|\(nameKey)"
-        let token = Data(text.utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-        return PageCursor(token: token)
+        return PageCursor(token: Base64URL.encode(Data(text.utf8)))
     }
 }

@@ -17,10 +17,12 @@ import UserListDomain
 /// Then it reads the rows after the last `seq` it saw, in batches, and yields them.
 ///
 /// Imports log one row per user (`added` or `saved`; rows an import leaves identical log
-/// nothing), so subscribers learn exactly which users changed. A million-user import therefore
-/// yields a million changes; streams buffer without bound (`.unbounded`) because dropping a
-/// change would break the guarantee, so a subscriber must keep reading (the daemon's sessions
-/// do; a session that stops listening should cancel its iteration).
+/// nothing), so subscribers learn exactly which users changed. An import's rows carry no
+/// snapshot: those changes arrive with the user's state when the feed reads them. A
+/// million-user import therefore yields a million changes; streams buffer without bound
+/// (`.unbounded`) because dropping a change would break the guarantee, so a subscriber must
+/// keep reading (the daemon's sessions do; a session that stops listening should cancel its
+/// iteration).
 ///
 /// The log is pruned by the writers to the last 10,000 rows, never touching rows younger than a
 /// minute: a feed (in any process) that falls more than a minute behind may miss changes.
@@ -113,9 +115,15 @@ public final class SQLiteChangeFeed: UserChangeFeed, @unchecked Sendable {
             }
             var read = Self.batchSize
             while read == Self.batchSize {
+                // Trigger rows carry a snapshot (version is set); import rows do not, so the
+                // user's current row stands in (a later change row follows if it changed again).
                 let statement = try connection.statement("""
-                    SELECT seq, kind, user_id, name, email, avatar_url, version FROM changes
-                    WHERE seq > ?1 ORDER BY seq LIMIT ?2
+                    SELECT c.seq, c.kind, c.user_id,
+                           COALESCE(c.name, u.name), COALESCE(c.email, u.email),
+                           CASE WHEN c.version IS NULL THEN u.avatar_url ELSE c.avatar_url END,
+                           COALESCE(c.version, u.version)
+                    FROM changes c LEFT JOIN users u ON c.version IS NULL AND u.id = c.user_id
+                    WHERE c.seq > ?1 ORDER BY c.seq LIMIT ?2
                     """)
                 defer { statement.reset() }
                 statement.bind(1, lastSeq)
@@ -141,6 +149,7 @@ public final class SQLiteChangeFeed: UserChangeFeed, @unchecked Sendable {
         guard let id = UUID(uuidString: row.text(2)) else { return nil }
         let kind = row.text(1)
         if kind == "removed" { return .removed(id: id) }
+        guard !row.isNull(6) else { return nil }  // imported, then removed: the removal follows
         let user = User(id: id, name: row.text(3), email: row.text(4), avatarURL: row.optionalText(5), version: row.int(6))
         return kind == "added" ? .added(user) : .saved(user)
     }

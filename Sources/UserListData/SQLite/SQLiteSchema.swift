@@ -7,9 +7,13 @@ import CSQLite
 /// - v2: `name_key` and `email_key` (Unicode-lowercased name and email), backfilled with
 ///   `userlist_fold`, indexed as `(name_key, id)` and `(email_key, id)` for keyset pages and
 ///   prefix search; the v1 NOCASE index is dropped.
-/// - v3: the `changes` log behind `SQLiteChangeFeed` and the `user_stats` row count, both kept
-///   by triggers so that every writer (this process, an import, another process, even a
-///   hand-written SQL statement) records its changes in the same transaction.
+/// - v3: the `changes` log behind `SQLiteChangeFeed` and the row count in `store_state`, both
+///   kept by triggers so that every writer (this process, another process, even a hand-written
+///   SQL statement) records its changes in the same transaction, with a snapshot of the row.
+///   The bulk import is the one exception, for speed (a trigger costs ~10 µs a row, mostly
+///   SQLite's statement journal): inside its own transaction it sets `log_changes = 0`, writes
+///   slim change rows (kind and id, no snapshot) and the count itself, and sets the flag back
+///   before committing, so no other connection ever sees the triggers off.
 enum SQLiteSchema {
     static let currentVersion = 3
 
@@ -31,9 +35,15 @@ enum SQLiteSchema {
         ALTER TABLE users ADD COLUMN email_key TEXT NOT NULL DEFAULT '';
         UPDATE users SET name_key = userlist_fold(name), email_key = userlist_fold(email);
         DROP INDEX IF EXISTS users_by_name;
-        CREATE INDEX users_by_name_key ON users (name_key, id);
-        CREATE INDEX users_by_email_key ON users (email_key, id);
+        \(secondaryIndexes.map(\.create).joined(separator: ";\n"));
         """
+
+    /// The indexes that keyset pages and search use. A big import drops and recreates them
+    /// (building an index sorts once; inserting a million random keys one by one does not).
+    static let secondaryIndexes: [(name: String, create: String)] = [
+        ("users_by_name_key", "CREATE INDEX users_by_name_key ON users (name_key, id)"),
+        ("users_by_email_key", "CREATE INDEX users_by_email_key ON users (email_key, id)"),
+    ]
 
     static let v3 = """
         CREATE TABLE changes (
@@ -46,23 +56,27 @@ enum SQLiteSchema {
             version    INTEGER,
             at         INTEGER NOT NULL
         );
-        CREATE TABLE user_stats (
-            only       INTEGER PRIMARY KEY CHECK (only = 1),
-            user_count INTEGER NOT NULL
+        CREATE TABLE store_state (
+            only        INTEGER PRIMARY KEY CHECK (only = 1),
+            user_count  INTEGER NOT NULL,
+            log_changes INTEGER NOT NULL
         );
-        INSERT INTO user_stats (only, user_count) VALUES (1, (SELECT COUNT(*) FROM users));
-        CREATE TRIGGER users_added AFTER INSERT ON users BEGIN
+        INSERT INTO store_state (only, user_count, log_changes) VALUES (1, (SELECT COUNT(*) FROM users), 1);
+        CREATE TRIGGER users_added AFTER INSERT ON users
+        WHEN (SELECT log_changes FROM store_state WHERE only = 1) BEGIN
             INSERT INTO changes (kind, user_id, name, email, avatar_url, version, at)
             VALUES ('added', NEW.id, NEW.name, NEW.email, NEW.avatar_url, NEW.version, CAST(strftime('%s', 'now') AS INTEGER));
-            UPDATE user_stats SET user_count = user_count + 1 WHERE only = 1;
+            UPDATE store_state SET user_count = user_count + 1 WHERE only = 1;
         END;
-        CREATE TRIGGER users_saved AFTER UPDATE ON users BEGIN
+        CREATE TRIGGER users_saved AFTER UPDATE ON users
+        WHEN (SELECT log_changes FROM store_state WHERE only = 1) BEGIN
             INSERT INTO changes (kind, user_id, name, email, avatar_url, version, at)
             VALUES ('saved', NEW.id, NEW.name, NEW.email, NEW.avatar_url, NEW.version, CAST(strftime('%s', 'now') AS INTEGER));
         END;
-        CREATE TRIGGER users_removed AFTER DELETE ON users BEGIN
+        CREATE TRIGGER users_removed AFTER DELETE ON users
+        WHEN (SELECT log_changes FROM store_state WHERE only = 1) BEGIN
             INSERT INTO changes (kind, user_id, at) VALUES ('removed', OLD.id, CAST(strftime('%s', 'now') AS INTEGER));
-            UPDATE user_stats SET user_count = user_count - 1 WHERE only = 1;
+            UPDATE store_state SET user_count = user_count - 1 WHERE only = 1;
         END;
         """
 

@@ -83,6 +83,11 @@ final class SQLiteStatement {
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
+    /// The column's UTF-8 bytes, valid until the next step or reset.
+    func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: sqlite3_column_text(handle, column), count: Int(sqlite3_column_bytes(handle, column)))
+    }
+
     func optionalText(_ column: Int32) -> String? {
         sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : text(column)
     }

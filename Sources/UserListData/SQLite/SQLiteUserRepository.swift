@@ -26,16 +26,13 @@ public final class SQLiteUserRepository: UserRepository {
         /// A size quota in database pages (`PRAGMA max_page_count`); past it writes fail as
         /// "full". `nil`: no quota but the disk's.
         public var maxPageCount: Int?
-        /// Page cache per connection, in KiB.
-        public var cacheSizeKiB: Int
 
         public init(readOnly: Bool = false, synchronous: Synchronous = .full, busyTimeout: Duration = .seconds(5),
-                    maxPageCount: Int? = nil, cacheSizeKiB: Int = 16 * 1024) {
+                    maxPageCount: Int? = nil) {
             self.readOnly = readOnly
             self.synchronous = synchronous
             self.busyTimeout = busyTimeout
             self.maxPageCount = maxPageCount
-            self.cacheSizeKiB = cacheSizeKiB
         }
     }
 
@@ -74,7 +71,7 @@ public final class SQLiteUserRepository: UserRepository {
                 writer = SQLiteWriter(connection: connection, label: "userlistd.sqlite.writer")
             }
             let readConnection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: timeout)
-            try readConnection.execute("PRAGMA cache_size = -\(options.cacheSizeKiB); PRAGMA temp_store = MEMORY", "configuring the reader")
+            try readConnection.execute("PRAGMA cache_size = -\(Self.normalCacheKiB); PRAGMA temp_store = MEMORY", "configuring the reader")
             try SQLiteSchema.check(readConnection)
             reader = Mutex(readConnection)
         } catch {
@@ -98,7 +95,7 @@ public final class SQLiteUserRepository: UserRepository {
         }
         try connection.execute("""
             PRAGMA synchronous = \(options.synchronous.rawValue);
-            PRAGMA cache_size = -\(options.cacheSizeKiB);
+            PRAGMA cache_size = -\(Self.normalCacheKiB);
             PRAGMA temp_store = MEMORY;
             PRAGMA journal_size_limit = \(64 * 1024 * 1024);
             """, "configuring the connection")
@@ -184,7 +181,7 @@ public final class SQLiteUserRepository: UserRepository {
                     _ = try count.step("counting users")
                     total = count.int(0)
                 } else {
-                    total = try connection.integer("SELECT user_count FROM user_stats", "counting users")
+                    total = try connection.integer("SELECT user_count FROM store_state WHERE only = 1", "counting users")
                 }
                 let next = more
                     ? KeysetCursor(nameKey: lastKey, id: users[users.count - 1].id.uuidString, total: total).pageCursor
@@ -302,22 +299,27 @@ public final class SQLiteUserRepository: UserRepository {
         if !removed { throw .notFound(id: id) }
     }
 
-    static func bindRow(_ statement: SQLiteStatement, _ user: User) {
+    /// Binds `?1`...`?7` as id, name, email, avatar_url, version, name_key, email_key.
+    static func bindRow(_ statement: SQLiteStatement, _ user: User,
+                        keys: (name: String, email: String)? = nil) {
         statement.bind(1, user.id)
         statement.bind(2, user.name)
         statement.bind(3, user.email)
         statement.bind(4, user.avatarURL)
         statement.bind(5, user.version)
-        statement.bind(6, UserKey.fold(user.name))
-        statement.bind(7, UserKey.fold(user.email))
+        statement.bind(6, keys?.name ?? UserKey.fold(user.name))
+        statement.bind(7, keys?.email ?? UserKey.fold(user.email))
     }
 
     // MARK: bulk
 
     /// Writes `users` as they are (id, fields and version), inserting new ids and overwriting
-    /// stored ones: an upsert by id, in one transaction with one prepared statement. Rows that
-    /// are already identical are not touched (so a second identical import changes nothing and
-    /// announces nothing). Returns how many rows were inserted or changed.
+    /// stored ones: an upsert by id, in one transaction with reused prepared statements. Rows
+    /// that are already identical are not touched (so a second identical import changes nothing
+    /// and announces nothing). Returns how many rows were inserted or changed.
+    ///
+    /// Each inserted or changed user gets a change-log row (`added` or `saved`, without the
+    /// snapshot the triggers take: the feed reads the user's current row instead).
     ///
     /// Either every user is written or, on any failure, none is.
     public func importUsers(_ users: [User]) async throws(UserError) -> Int {
@@ -329,23 +331,58 @@ public final class SQLiteUserRepository: UserRepository {
     }
 
     static func upsert(_ users: [User], _ connection: SQLiteConnection) throws(SQLiteError) -> Int {
-        try connection.writeTransaction("importing users") { () throws(SQLiteError) -> Int in
-            let statement = try connection.statement("""
-                INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                ON CONFLICT (id) DO UPDATE SET
-                    name = excluded.name, email = excluded.email, avatar_url = excluded.avatar_url,
-                    version = excluded.version, name_key = excluded.name_key, email_key = excluded.email_key
-                WHERE users.name IS NOT excluded.name OR users.email IS NOT excluded.email
-                   OR users.avatar_url IS NOT excluded.avatar_url OR users.version IS NOT excluded.version
-                """)
-            var written = 0
-            for user in users {
-                bindRow(statement, user)
-                try statement.run("importing users")
-                written += connection.changes
+        let operation = "importing users"
+        // A big import wants the indexes it updates at random in memory; back to normal after.
+        if users.count > 10_000 { try connection.execute("PRAGMA cache_size = -\(importCacheKiB)", operation) }
+        defer { _ = try? connection.execute("PRAGMA cache_size = -\(normalCacheKiB)", operation) }
+        return try connection.writeTransaction(operation) { () throws(SQLiteError) -> Int in
+            // Triggers off inside this transaction only (see SQLiteSchema.v3): we log ourselves.
+            try connection.execute("UPDATE store_state SET log_changes = 0 WHERE only = 1", operation)
+            // Importing more users than are stored: build the secondary indexes afterwards.
+            let stored = try connection.integer("SELECT user_count FROM store_state WHERE only = 1", operation)
+            let rebuild = users.count >= rebuildIndexesFrom && users.count > stored
+            if rebuild {
+                for index in SQLiteSchema.secondaryIndexes { try connection.execute("DROP INDEX \(index.name)", operation) }
             }
-            return written
+            let insert = try connection.statement("""
+                INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING
+                """)
+            let update = try connection.statement("""
+                UPDATE users SET name = ?2, email = ?3, avatar_url = ?4, version = ?5, name_key = ?6, email_key = ?7
+                WHERE id = ?1 AND (name IS NOT ?2 OR email IS NOT ?3 OR avatar_url IS NOT ?4 OR version IS NOT ?5)
+                """)
+            let log = try connection.statement("""
+                INSERT INTO changes (kind, user_id, at) VALUES (?1, ?2, ?3)
+                """)
+            let now = Int(Date().timeIntervalSince1970)
+            var inserted = 0, updated = 0
+            for user in users {
+                let keys = (name: UserKey.fold(user.name), email: UserKey.fold(user.email))
+                bindRow(insert, user, keys: keys)
+                try insert.run(operation)
+                let kind: String
+                if connection.changes == 1 {
+                    inserted += 1
+                    kind = "added"
+                } else {
+                    bindRow(update, user, keys: keys)
+                    try update.run(operation)
+                    guard connection.changes == 1 else { continue }  // identical: nothing to write or tell
+                    updated += 1
+                    kind = "saved"
+                }
+                log.bind(1, kind)
+                log.bind(2, user.id)
+                log.bind(3, now)
+                try log.run(operation)
+            }
+            if rebuild {
+                for index in SQLiteSchema.secondaryIndexes { try connection.execute(index.create, operation) }
+            }
+            try connection.execute(
+                "UPDATE store_state SET user_count = user_count + \(inserted), log_changes = 1 WHERE only = 1", operation)
+            return inserted + updated
         }
     }
 
@@ -365,6 +402,10 @@ public final class SQLiteUserRepository: UserRepository {
     private func notifyCommitted() {
         for observer in commitObservers.withLock({ $0 }) { observer() }
     }
+
+    static let normalCacheKiB = 16 * 1024
+    static let importCacheKiB = 256 * 1024
+    static let rebuildIndexesFrom = 50_000
 
     static let pruneEvery = 500
     /// The change log keeps at least this many rows...

@@ -1,0 +1,137 @@
+import Foundation
+import UserListDomain
+
+/// An upstream repository (typically `RemoteUserRepository`) with a SQLite cache in front of its
+/// failures: what upstream sends is written into the cache; when upstream is unavailable,
+/// pages come from the cache marked `isStale`, and single users likewise.
+///
+/// - Writes go through: upstream first, then the cache. An upstream failure is the caller's
+///   error and leaves the cache unchanged. Authoritative answers do update the cache: a
+///   `.conflict` stores the user it carries, a `.notFound` removes the user from the cache.
+///   A cache write that fails after upstream succeeded is ignored: the change is made where it
+///   counts, and the cache catches up on the next fetch.
+/// - Cursors carry both positions: upstream's token and the cache's keyset position after the
+///   same last user (both order by name, then id). A listing that loses upstream half-way
+///   continues from the cache where it was; once on a cache cursor it stays on the cache (a
+///   keyset position cannot become a page number) until the list is reloaded from the top.
+/// - Only `.unavailable` falls back to the cache; other errors (validation, not found,
+///   forbidden) are upstream's answer and are passed on.
+public final class CachedUserRepository: UserRepository {
+    public let upstream: any UserRepository
+    public let cache: SQLiteUserRepository
+
+    public init(upstream: any UserRepository, cache: SQLiteUserRepository) {
+        self.upstream = upstream
+        self.cache = cache
+    }
+
+    public func fetchPage(_ request: PageRequest) async throws(UserError) -> UserPage {
+        let cursor: CachedCursor?
+        if let after = request.after {
+            guard let decoded = CachedCursor(after) else {
+                throw .unavailable(reason: "the page cursor is not one the cached store made")
+            }
+            cursor = decoded
+        } else {
+            cursor = nil
+        }
+
+        var upstreamError: UserError?
+        if cursor == nil || cursor?.upstream != nil {
+            do {
+                let page = try await upstream.fetchPage(
+                    PageRequest(after: cursor?.upstream.map(PageCursor.init), limit: request.limit, search: request.search))
+                _ = try? await cache.importUsers(page.users)
+                let cachePosition = page.users.last.map {
+                    KeysetCursor(nameKey: UserKey.fold($0.name), id: $0.id.uuidString, total: nil).pageCursor.token
+                }
+                return UserPage(users: page.users,
+                                next: page.next.map { CachedCursor(upstream: $0.token, cache: cachePosition).pageCursor },
+                                totalCount: page.totalCount, isStale: false)
+            } catch .unavailable(let reason) {
+                upstreamError = .unavailable(reason: reason)
+            }
+        }
+
+        let page = try await cache.fetchPage(
+            PageRequest(after: cursor?.cache.map(PageCursor.init), limit: request.limit, search: request.search))
+        // Nothing cached for the top of the list: the cache has nothing to offer; say why.
+        if let upstreamError, page.users.isEmpty, cursor == nil { throw upstreamError }
+        return UserPage(users: page.users,
+                        next: page.next.map { CachedCursor(upstream: nil, cache: $0.token).pageCursor },
+                        totalCount: page.totalCount, isStale: true)
+    }
+
+    public func fetchUser(id: UUID) async throws(UserError) -> User {
+        do {
+            let user = try await upstream.fetchUser(id: id)
+            _ = try? await cache.importUsers([user])
+            return user
+        } catch .unavailable(let reason) {
+            do { return try await cache.fetchUser(id: id) } catch { throw .unavailable(reason: reason) }
+        } catch .notFound(let id) {
+            try? await cache.removeIfPresent(id: id)
+            throw .notFound(id: id)
+        }
+    }
+
+    public func update(_ user: User) async throws(UserError) -> User {
+        do {
+            let saved = try await upstream.update(user)
+            _ = try? await cache.importUsers([saved])
+            return saved
+        } catch {
+            try await reconcile(after: error)
+        }
+    }
+
+    public func add(_ user: NewUser) async throws(UserError) -> User {
+        do {
+            let added = try await upstream.add(user)
+            _ = try? await cache.importUsers([added])
+            return added
+        } catch {
+            try await reconcile(after: error)
+        }
+    }
+
+    public func remove(id: UUID) async throws(UserError) {
+        do {
+            try await upstream.remove(id: id)
+            try? await cache.removeIfPresent(id: id)
+        } catch {
+            try await reconcile(after: error)
+        }
+    }
+
+    /// Lets the cache learn from upstream's authoritative refusals, then rethrows.
+    private func reconcile(after error: UserError) async throws(UserError) -> Never {
+        switch error {
+        case .conflict(let stored): _ = try? await cache.importUsers([stored])
+        case .notFound(let id): try? await cache.removeIfPresent(id: id)
+        default: break
+        }
+        throw error
+    }
+}
+
+/// Both positions of a cached listing (see `CachedUserRepository`), as base64url JSON.
+struct CachedCursor: Codable, Equatable {
+    var upstream: String?
+    var cache: String?
+
+    init(upstream: String?, cache: String?) {
+        self.upstream = upstream
+        self.cache = cache
+    }
+
+    init?(_ cursor: PageCursor) {
+        guard let data = Base64URL.decode(cursor.token),
+              let decoded = try? JSONDecoder().decode(CachedCursor.self, from: data) else { return nil }
+        self = decoded
+    }
+
+    var pageCursor: PageCursor {
+        PageCursor(token: Base64URL.encode((try? JSONEncoder().encode(self)) ?? Data()))
+    }
+}

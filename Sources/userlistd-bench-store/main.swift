@@ -1,0 +1,140 @@
+// userlistd-bench-store: how fast the SQLite store imports and serves pages.
+//
+//   swift run -c release userlistd-bench-store [--quick]
+//
+// Imports 1,000,000 sample users (100,000 with --quick) into a fresh file with the daemon's
+// settings (WAL, synchronous=FULL), once from memory and once from a JSON export, then measures
+// page fetches (50 users, through the public async `fetchPage`) at several store sizes: the
+// first page and a deep page (cursor at 90% of the list), medians over 200 fetches taken in
+// interleaved rounds. A benchmark, not a test: it prints a table and asserts nothing.
+import Foundation
+import UserListData
+import UserListDomain
+
+let quick = CommandLine.arguments.contains("--quick")
+let importCount = quick ? 100_000 : 1_000_000
+let sizes = quick ? [1_000, 100_000] : [1_000, 100_000, 1_000_000]
+let fetches = 200
+let pageSize = 50
+
+/// Writes a line at once, also into a file or a pipe (print buffers those until exit).
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+let clock = ContinuousClock()
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+func microseconds(_ duration: Duration) -> Double { seconds(duration) * 1e6 }
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.count.isMultiple(of: 2)
+        ? (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2 : sorted[sorted.count / 2]
+}
+func fileSize(_ path: String) -> Int {
+    ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+}
+func pad(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
+}
+func fail(_ error: any Error) -> Never {
+    FileHandle.standardError.write(Data("userlistd-bench-store: \(error)\n".utf8))
+    exit(1)
+}
+
+let directory = FileManager.default.temporaryDirectory
+    .appendingPathComponent("userlistd-bench-store-\(ProcessInfo.processInfo.processIdentifier)")
+try? FileManager.default.removeItem(at: directory)
+do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch { fail(error) }
+defer { try? FileManager.default.removeItem(at: directory) }
+
+say("userlistd-bench-store\(quick ? " --quick" : ""): SQLite store, WAL, synchronous=FULL, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+say("")
+
+// MARK: import
+
+var stores: [Int: SQLiteUserRepository] = [:]
+do {
+    var start = clock.now
+    let users = SampleUsers.generate(count: importCount, seed: 2024)
+    let generated = clock.now - start
+    say("generated \(importCount) sample users in \(String(format: "%.2f", seconds(generated))) s")
+
+    let path = directory.appendingPathComponent("import.sqlite").path
+    let store = try SQLiteUserRepository(path: path)
+    start = clock.now
+    let written = try await store.importUsers(users)
+    let imported = clock.now - start
+    precondition(written == importCount)
+    say("import from memory: \(importCount) users in \(String(format: "%.2f", seconds(imported))) s"
+          + " = \(Int(Double(importCount) / seconds(imported))) users/s"
+          + " (file \(fileSize(path) / 1_048_576) MiB + WAL)")
+
+    start = clock.now
+    let json = try store.exportJSON()
+    let exported = clock.now - start
+    say("export to JSON:     \(importCount) users in \(String(format: "%.2f", seconds(exported))) s"
+          + " (\(json.count / 1_048_576) MiB)")
+
+    let jsonPath = directory.appendingPathComponent("from-json.sqlite").path
+    let fromJSON = try SQLiteUserRepository(path: jsonPath)
+    start = clock.now
+    _ = try await fromJSON.importJSON(json)
+    let jsonImported = clock.now - start
+    say("import from JSON:   \(importCount) users in \(String(format: "%.2f", seconds(jsonImported))) s"
+          + " = \(Int(Double(importCount) / seconds(jsonImported))) users/s (JSONDecoder + validation + insert)")
+    start = clock.now
+    let again = try await fromJSON.importJSON(json)
+    say("re-import of the same JSON: \(again) rows changed, \(String(format: "%.2f", seconds(clock.now - start))) s")
+    stores[importCount] = store
+} catch {
+    fail(error)
+}
+
+// MARK: pages
+
+for size in sizes where stores[size] == nil {
+    do {
+        let store = try SQLiteUserRepository(path: directory.appendingPathComponent("size-\(size).sqlite").path)
+        _ = try await store.importUsers(SampleUsers.generate(count: size, seed: 2024))
+        stores[size] = store
+    } catch {
+        fail(error)
+    }
+}
+
+say("")
+say("page fetch, \(pageSize) users, median of \(fetches) (µs):")
+say("   users | first page | deep page (90%) | deep/first | search \"ma\" first page")
+say("---------|------------|-----------------|------------|------------------------")
+for size in sizes {
+    guard let store = stores[size] else { continue }
+    do {
+        let deepCursor = try store.cursor(afterIndex: size * 9 / 10)
+        let first = PageRequest(limit: pageSize)
+        let deep = PageRequest(after: deepCursor, limit: pageSize)
+        let search = PageRequest(limit: pageSize, search: "ma")
+        for _ in 0..<20 {  // warm the page cache and the statement cache
+            _ = try await store.fetchPage(first)
+            _ = try await store.fetchPage(deep)
+            _ = try await store.fetchPage(search)
+        }
+        var firstTimes: [Double] = [], deepTimes: [Double] = [], searchTimes: [Double] = []
+        for _ in 0..<fetches {
+            var start = clock.now
+            let a = try await store.fetchPage(first)
+            firstTimes.append(microseconds(clock.now - start))
+            start = clock.now
+            let b = try await store.fetchPage(deep)
+            deepTimes.append(microseconds(clock.now - start))
+            start = clock.now
+            _ = try await store.fetchPage(search)
+            searchTimes.append(microseconds(clock.now - start))
+            precondition(a.users.count == pageSize && b.users.count == pageSize && a.totalCount == size)
+        }
+        let f = median(firstTimes), d = median(deepTimes)
+        say("\(pad(String(size), 8)) | \(pad(String(format: "%.0f", f), 10)) | \(pad(String(format: "%.0f", d), 15))"
+              + " | \(pad(String(format: "%.2f", d / f), 10)) | \(pad(String(format: "%.0f", median(searchTimes)), 22))")
+    } catch {
+        fail(error)
+    }
+}
