@@ -122,7 +122,8 @@ public final class UserListViewModel {
                 state = updated
                 return
             }
-            if updated.users[index] == user { return }
+            // The same save, or an older one arriving late (the feed can lag a reply): keep the newer row.
+            if updated.users[index].version >= user.version { return }
             updated.users.remove(at: index)
             if matchesSearch(user) {
                 Self.insertSorted(user, into: &updated)

@@ -6,6 +6,8 @@ import UserListData
 import UserListDomain
 import UserListServer
 
+SignalWatcher.blockDaemonSignals()  // first: every thread started later inherits the mask
+
 let defaults = DaemonConfig.defaults()
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -47,6 +49,7 @@ case .run(let config):
         guard case .success(.run(let fresh)) = parseConfig() else { return nil }
         return fresh
     })
+    SignalWatcher.start(terminate: { daemon.requestStop() }, reload: { daemon.requestReload() })
     let status = await daemon.run()
     exit(status)
 }
@@ -64,11 +67,20 @@ func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -
         let imported = try await database.importUsers(users)
         logger.info("Filled the empty store with \(imported) sample users")
     }
-    let feed = try SQLiteChangeFeed(path: config.databasePath)
+    // Observing the repository: our own commits reach every session at once, not at the next poll.
+    let feed = try SQLiteChangeFeed(observing: database)
     let repository: any UserRepository
     let description: String
-    repository = database
-    description = "sqlite:\(config.databasePath)"
+    if let upstream = config.upstreamURL {
+        guard let url = URL(string: upstream), url.scheme == "http" || url.scheme == "https" else {
+            throw .unavailable(reason: "upstream '\(upstream)' is not an http(s) URL")
+        }
+        repository = CachedUserRepository(upstream: RemoteUserRepository(configuration: .init(baseURL: url)), cache: database)
+        description = "\(upstream) cached in sqlite:\(config.databasePath)"
+    } else {
+        repository = database
+        description = "sqlite:\(config.databasePath)"
+    }
     return Daemon.Store(repository: repository, feed: feed, description: description, close: {
         _ = feed
         _ = database

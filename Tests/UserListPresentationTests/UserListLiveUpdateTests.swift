@@ -52,6 +52,22 @@ import UserListPresentation
         #expect(navigator.list.state.totalCount == 3)
     }
 
+    @Test func anOlderSaveArrivingLateDoesNotUndoANewerOne() async {
+        await load([ada, bob, cleo])
+        var second = bob
+        second.name = "Bob Second"
+        second.version = 3
+        var first = bob
+        first.name = "Bob First"
+        first.version = 2
+
+        await send(.saved(second))
+        states.expect { $0.users = [ada, second, cleo] }
+        await send(.saved(first))
+        states.expectNoMoreChanges()
+        #expect(navigator.list.state.users[1] == second)
+    }
+
     @Test func aSaveThatChangesTheNameReSortsTheRow() async {
         await load([ada, bob, cleo])
         var zed = ada

@@ -34,6 +34,7 @@ public final class Daemon: Sendable {
     private let store: Store
     private let reloadConfig: @Sendable () -> DaemonConfig?
     private let stopSignal = AsyncStream<Void>.makeStream()
+    private let reloadSignal = AsyncStream<Void>.makeStream()
 
     /// - Parameter reloadConfig: reads the configuration again on SIGHUP (nil: keep the old one).
     public init(config: DaemonConfig, logger: Logger, notifier: SystemdNotifier, store: Store,
@@ -45,14 +46,17 @@ public final class Daemon: Sendable {
         self.reloadConfig = reloadConfig
     }
 
-    /// Asks a running daemon to stop, as SIGTERM does (for in-process tests).
+    /// Asks the running daemon to stop gracefully (SIGTERM, SIGINT, or a test).
     public func requestStop() { stopSignal.continuation.yield() }
+
+    /// Asks the running daemon to read its configuration again (SIGHUP).
+    public func requestReload() { reloadSignal.continuation.yield() }
 
     /// Runs until SIGTERM or SIGINT; returns the exit status.
     public func run() async -> Int32 {
         let config = self.config.withLock { $0 }
         let started = ContinuousClock.now
-        signal(SIGPIPE, SIG_IGN)
+        signal(SIGPIPE, SIG_IGN)  // a peer that vanished must not kill the daemon mid-write
         Self.raiseFileLimit(logger: logger)
 
         // Listening socket: systemd's, or our own.
@@ -107,7 +111,9 @@ public final class Daemon: Sendable {
         let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), readOnly: true,
                             useCases: UserUseCases(repository: store.repository), feed: store.feed, logger: logger)
         let background = startBackgroundWork(registry: registry, loop: loop, probe: probe, statusLine: statusLine)
-        let signals = installSignalHandlers(registry: registry, context: context, statusLine: statusLine)
+        let reloads = Task { [reloadSignal] in
+            for await _ in reloadSignal.stream { self.reload(registry: registry, context: context, statusLine: statusLine) }
+        }
 
         notifier.ready(status: statusLine())
         logger.notice("userlistd \(Self.version) ready", [
@@ -122,7 +128,7 @@ public final class Daemon: Sendable {
         notifier.stopping()
         logger.notice("Stopping: saving sessions")
         background.cancel()
-        for source in signals { source.cancel() }
+        reloads.cancel()
         acceptor.stop()
         close(listenFD)
         if ownsSocketPath { unlink(config.socketPath) }
@@ -196,33 +202,18 @@ public final class Daemon: Sendable {
         }
     }
 
-    private func installSignalHandlers(registry: SessionRegistry, context: ServerContext, statusLine: @escaping @Sendable () -> String) -> [any DispatchSourceSignal] {
-        let queue = DispatchQueue(label: "userlistd.signals")
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGTERM, SIGINT] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { [stopSignal] in stopSignal.continuation.yield() }
-            source.resume()
-            sources.append(source)
+    /// SIGHUP: RELOADING=1, the new settings that can change at run time, then READY=1.
+    private func reload(registry: SessionRegistry, context: ServerContext, statusLine: () -> String) {
+        notifier.reloading()
+        if let fresh = reloadConfig() {
+            config.withLock { $0 = fresh }
+            logger.setLevel(fresh.logLevel)
+            registry.reload(fresh)
+            context.reload(fresh)
+            logger.notice("Reloaded configuration", ["USERLISTD_LOG_LEVEL": fresh.logLevel.rawValue])
+        } else {
+            logger.warning("Reload failed; keeping the running configuration")
         }
-        signal(SIGHUP, SIG_IGN)
-        let hup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: queue)
-        hup.setEventHandler { [self] in
-            notifier.reloading()
-            if let fresh = reloadConfig() {
-                config.withLock { $0 = fresh }
-                logger.setLevel(fresh.logLevel)
-                registry.reload(fresh)
-                context.reload(fresh)
-                logger.notice("Reloaded configuration", ["USERLISTD_LOG_LEVEL": fresh.logLevel.rawValue])
-            } else {
-                logger.warning("Reload failed; keeping the running configuration")
-            }
-            notifier.ready(status: statusLine())
-        }
-        hup.resume()
-        sources.append(hup)
-        return sources
+        notifier.ready(status: statusLine())
     }
 }
