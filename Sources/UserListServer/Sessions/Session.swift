@@ -37,8 +37,10 @@ package actor Session {
     private var navigator: Navigator
     private var restored: NavigationState?
     private var started = false
-    /// The document every attached client has (or will have once its pending frames are read).
-    private var document: JSONValue = .null
+    /// The state every attached client has (or will have once its pending frames are read).
+    /// Kept as the typed state, not its JSON: it shares storage with the screens' own state,
+    /// and the next patch is computed from it by `StateDiff`.
+    private var sent: NavigationState?
     private var clients: [ObjectIdentifier: Attached] = [:]
     private var flushScheduled = false
 
@@ -66,8 +68,8 @@ package actor Session {
     /// attach starts the screens.
     package func attach(_ client: any SessionClient, epoch: Int = EpochSource.next()) {
         startIfNeeded()
-        flush()  // bring existing clients up to date first, so the document is current
-        if document == .null { document = StateDocument.make(navigator.state) }
+        flush()  // bring existing clients up to date first, so `sent` is current
+        let document = StateDocument.make(sent ?? navigator.state)
         clients[ObjectIdentifier(client)] = Attached(client: client, epoch: epoch, seq: 0)
         client.send(.snapshot(.init(epoch: epoch, seq: 0, state: document)), droppable: false)
         activity.withLock {
@@ -93,7 +95,7 @@ package actor Session {
         attached.seq = 0
         attached.awaitingSnapshot = false
         clients[ObjectIdentifier(client)] = attached
-        client.send(.snapshot(.init(epoch: attached.epoch, seq: 0, state: document)), droppable: true)
+        client.send(.snapshot(.init(epoch: attached.epoch, seq: 0, state: StateDocument.make(sent ?? navigator.state))), droppable: true)
     }
 
     /// Marks a client whose patches were dropped: no more patches until its snapshot.
@@ -129,7 +131,7 @@ package actor Session {
         navigator.onStateChange = { [unowned self] in self.stateChanged() }
         navigator.onEvent = { [unowned self] event in self.forward(event) }
         navigator.follow(feed)
-        document = StateDocument.make(navigator.state)
+        sent = navigator.state
     }
 
     /// Coalesces the several changes one completion can make into one patch.
@@ -146,12 +148,15 @@ package actor Session {
 
     /// Diffs and sends one patch to every client that is in step.
     package func flush() {
-        let current = StateDocument.make(navigator.state)
-        guard current != document else { return }
-        let ops = JSONPatch.diff(from: document, to: current)
-        document = current
-        activity.withLock { $0.screens = navigator.screens.count }
+        let current = navigator.state
+        guard let previous = sent else {
+            sent = current
+            return
+        }
+        let ops = StateDiff.ops(from: previous, to: current)
+        sent = current
         guard !ops.isEmpty else { return }
+        activity.withLock { $0.screens = current.screens.count }
         for (id, var attached) in clients where !attached.awaitingSnapshot {
             attached.seq += 1
             clients[id] = attached

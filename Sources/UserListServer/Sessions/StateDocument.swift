@@ -7,8 +7,8 @@ import UserListWire
 ///
 /// Written by hand rather than through `JSONEncoder`: it runs after every intent and every
 /// completion, and building the `JSONValue` directly skips an encode-then-parse round trip.
-enum StateDocument {
-    static func make(_ state: NavigationState) -> JSONValue {
+package enum StateDocument {
+    package static func make(_ state: NavigationState) -> JSONValue {
         .object(["screens": .array(state.screens.map(screen))])
     }
 

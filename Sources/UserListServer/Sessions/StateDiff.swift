@@ -1,0 +1,152 @@
+import Foundation
+import UserListDomain
+import UserListPresentation
+import UserListWire
+
+/// The patch between two session states, computed from the typed states rather than by
+/// building and diffing two JSON documents.
+///
+/// After every intent and completion each session compares what it last sent with what it has
+/// now. Building the JSON of a 1,000-row list and diffing it costs milliseconds; comparing the
+/// `User` values costs microseconds, and rows whose storage is shared compare at once. Only a
+/// change in the middle of a list that is not a plain edit, append or removal (a renamed row
+/// that moves) falls back to the generic JSON differ, and then only over the rows between the
+/// unchanged prefix and suffix.
+package enum StateDiff {
+    package static func ops(from old: NavigationState, to new: NavigationState) -> [PatchOperation] {
+        var ops: [PatchOperation] = []
+        let screens = JSONPointer(tokens: ["screens"])
+        let common = min(old.screens.count, new.screens.count)
+        for index in 0..<common {
+            let path = screens.appending(index: index)
+            switch (old.screens[index], new.screens[index]) {
+            case (.list(let a), .list(let b)):
+                list(a, b, at: path.appending("state"), into: &ops)
+            case (.detail(let a), .detail(let b)):
+                detail(a, b, at: path.appending("state"), into: &ops)
+            default:
+                ops.append(.replace(path: path, value: StateDocument.screen(new.screens[index])))
+            }
+        }
+        for index in stride(from: old.screens.count - 1, through: common, by: -1) {
+            ops.append(.remove(path: screens.appending(index: index)))
+        }
+        for index in common..<new.screens.count {
+            ops.append(.add(path: screens.appending(index: index), value: StateDocument.screen(new.screens[index])))
+        }
+        return ops
+    }
+
+    // MARK: screens
+
+    private static func list(_ a: UserListState, _ b: UserListState, at path: JSONPointer, into ops: inout [PatchOperation]) {
+        field(a.loading, b.loading, "loading", path, &ops) { .string($0.rawValue) }
+        field(a.errorMessage, b.errorMessage, "error_message", path, &ops, optionalString)
+        field(a.hasMore, b.hasMore, "has_more", path, &ops) { .bool($0) }
+        field(a.totalCount, b.totalCount, "total_count", path, &ops) { $0.map { .int(Int64($0)) } ?? .null }
+        field(a.search, b.search, "search", path, &ops, optionalString)
+        field(a.isStale, b.isStale, "is_stale", path, &ops) { .bool($0) }
+        rows(a.users, b.users, at: path.appending("users"), into: &ops)
+    }
+
+    private static func detail(_ a: UserDetailState, _ b: UserDetailState, at path: JSONPointer, into ops: inout [PatchOperation]) {
+        field(a.userID, b.userID, "user_id", path, &ops) { .string($0.uuidString.lowercased()) }
+        if a.user != b.user {
+            if let old = a.user, let new = b.user, old.id == new.id {
+                row(old, new, at: path.appending("user"), into: &ops)
+            } else {
+                ops.append(.replace(path: path.appending("user"), value: b.user.map(StateDocument.user) ?? .null))
+            }
+        }
+        field(a.draftName, b.draftName, "draft_name", path, &ops) { .string($0) }
+        field(a.isDirty, b.isDirty, "is_dirty", path, &ops) { .bool($0) }
+        field(a.canSave, b.canSave, "can_save", path, &ops) { .bool($0) }
+        field(a.isSaving, b.isSaving, "is_saving", path, &ops) { .bool($0) }
+        field(a.errorMessage, b.errorMessage, "error_message", path, &ops, optionalString)
+        field(a.conflict, b.conflict, "conflict", path, &ops) { $0.map(StateDocument.user) ?? .null }
+    }
+
+    // MARK: rows
+
+    /// Rows matched by id: edits in place are field replaces, appends are adds, a removal is a
+    /// remove; anything else between the common prefix and suffix goes to the generic differ.
+    static func rows(_ old: [User], _ new: [User], at path: JSONPointer, into ops: inout [PatchOperation]) {
+        if old == new { return }
+        var prefix = 0
+        let limit = min(old.count, new.count)
+        while prefix < limit, old[prefix].id == new[prefix].id { prefix += 1 }
+        var suffix = 0
+        while suffix < limit - prefix, old[old.count - 1 - suffix].id == new[new.count - 1 - suffix].id { suffix += 1 }
+        for index in 0..<prefix where old[index] != new[index] {
+            row(old[index], new[index], at: path.appending(index: index), into: &ops)
+        }
+        let oldMiddle = old[prefix..<(old.count - suffix)]
+        let newMiddle = new[prefix..<(new.count - suffix)]
+        if oldMiddle.isEmpty {
+            for (offset, user) in newMiddle.enumerated() {
+                ops.append(.add(path: path.appending(index: prefix + offset), value: StateDocument.user(user)))
+            }
+        } else if newMiddle.isEmpty {
+            for _ in oldMiddle {
+                ops.append(.remove(path: path.appending(index: prefix)))
+            }
+        } else {
+            let generic = JSONPatch.diff(
+                from: .array(oldMiddle.map(StateDocument.user)), to: .array(newMiddle.map(StateDocument.user)))
+            // Ops on the whole middle (a replace of it) or on its end ("-") cannot be moved into
+            // the full list: spell those out as removes and adds instead.
+            let shiftable = generic.allSatisfy { op in
+                guard let first = op.path.tokens.first else { return false }
+                if case .move(let from, _) = op, from.tokens.first == "-" { return false }
+                return first != "-"
+            }
+            if shiftable {
+                ops.append(contentsOf: generic.map { rebase($0, onto: path, offset: prefix) })
+            } else {
+                for _ in oldMiddle { ops.append(.remove(path: path.appending(index: prefix))) }
+                for (offset, user) in newMiddle.enumerated() {
+                    ops.append(.add(path: path.appending(index: prefix + offset), value: StateDocument.user(user)))
+                }
+            }
+        }
+        // The suffix now starts at the same index in both lists.
+        let suffixStart = new.count - suffix
+        for offset in 0..<suffix {
+            let a = old[old.count - suffix + offset], b = new[suffixStart + offset]
+            if a != b { row(a, b, at: path.appending(index: suffixStart + offset), into: &ops) }
+        }
+    }
+
+    private static func row(_ a: User, _ b: User, at path: JSONPointer, into ops: inout [PatchOperation]) {
+        field(a.name, b.name, "name", path, &ops) { .string($0) }
+        field(a.email, b.email, "email", path, &ops) { .string($0) }
+        field(a.avatarURL, b.avatarURL, "avatar_url", path, &ops, optionalString)
+        field(a.version, b.version, "version", path, &ops) { .int(Int64($0)) }
+    }
+
+    // MARK: helpers
+
+    private static func field<T: Equatable>(_ a: T, _ b: T, _ key: String, _ path: JSONPointer,
+                                            _ ops: inout [PatchOperation], _ json: (T) -> JSONValue) {
+        if a != b { ops.append(.replace(path: path.appending(key), value: json(b))) }
+    }
+
+    private static func optionalString(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
+
+    /// Moves an op made against a sub-array (indices from 0) to `path`, with its first index shifted.
+    private static func rebase(_ op: PatchOperation, onto path: JSONPointer, offset: Int) -> PatchOperation {
+        func shifted(_ pointer: JSONPointer) -> JSONPointer {
+            var tokens = pointer.tokens
+            if let first = tokens.first, let index = Int(first) { tokens[0] = String(index + offset) }
+            return JSONPointer(tokens: path.tokens + tokens)
+        }
+        switch op {
+        case .add(let p, let value): return .add(path: shifted(p), value: value)
+        case .remove(let p): return .remove(path: shifted(p))
+        case .replace(let p, let value): return .replace(path: shifted(p), value: value)
+        case .move(let from, let p): return .move(from: shifted(from), path: shifted(p))
+        case .copy(let from, let p): return .copy(from: shifted(from), path: shifted(p))
+        case .test(let p, let value): return .test(path: shifted(p), value: value)
+        }
+    }
+}
