@@ -45,6 +45,7 @@ let package = Package(
             name: "userlistd",
             dependencies: ["UserListDomain", "UserListData", "UserListPresentation", "UserListServer"]),
         .executableTarget(name: "userctl", dependencies: ["UserListClient", "UserListWire"]),
+        .executableTarget(name: "userlistd-bench", dependencies: ["UserListWire", "CLinuxIO"]),
 
         // MARK: tests mirror the sources
         .testTarget(name: "UserListDomainTests", dependencies: ["UserListDomain"]),
