@@ -12,19 +12,21 @@ enum FanOutBench {
         let rounds = context.quick ? 10 : 50
         print("== fan-out (N = \(sizes.map(String.init).joined(separator: ", ")); \(rounds) rounds each)")
         for receivers in sizes {
+            var daemonSamples: Samples?
             var patchBytes = 0
             context.withDaemon(section) { daemon throws(BenchError) in
                 let (samples, bytes) = try measure(daemon, receivers: receivers, rounds: rounds, tag: "f\(receivers)")
+                daemonSamples = samples
                 patchBytes = bytes
                 let floor = try FanOutFloor.run(receivers: receivers, frameSize: bytes, rounds: rounds)
-                context.report.latency(section, "N=\(grouped(receivers)): save → last patch read (vs socketpair floor, \(bytes) B)",
+                context.report.latency(section, "N=\(grouped(receivers)): save → last patch read, vs socketpair floor (\(bytes) B)",
                                        samples, baseline: floor, p99Ratio: receivers == 1000 ? 1.3 : nil)
             }
-            guard patchBytes > 0 else { continue }
+            guard let daemonSamples else { continue }
             do throws(BenchError) {
                 if let redis = try RedisFanOut.run(context, receivers: receivers, payloadSize: patchBytes, rounds: rounds) {
-                    context.report.latency(section, "N=\(grouped(receivers)): Redis PUBLISH → last subscriber read (\(patchBytes) B payload)",
-                                           redis, baseline: nil)
+                    context.report.latency(section, "N=\(grouped(receivers)): same, vs Redis PUBLISH → last subscriber read (\(patchBytes) B payload)",
+                                           daemonSamples, baseline: redis)
                 } else if receivers == sizes.first {
                     context.report.note("fan-out: redis-server not installed; the Redis comparison is skipped")
                 }
