@@ -41,7 +41,8 @@ enum RoundTripBench {
                 let edit = try client.intent("detail", "set_draft_name", ["name": .string(name)])
                 var seen = false
                 try client.awaitReply(edit.id) { message, bytes, at throws(BenchError) in
-                    if !seen && message.isPatch(touching: "/screens/1/state/draft_name") {
+                    if !seen && at >= start && message.isPatch(touching: "/screens/1/state/draft_name")
+                        && message.mentions(name) {
                         seen = true
                         draft.append(at - start)
                         sizes.draftPatch = bytes
@@ -54,7 +55,8 @@ enum RoundTripBench {
                 let save = try client.intent("detail", "save")
                 seen = false
                 let (_, replyAt) = try client.awaitReply(save.id) { message, bytes, at throws(BenchError) in
-                    if !seen && message.isPatch(touching: "/screens/0/state/users") {
+                    if !seen && at >= start && message.isPatch(touching: "/screens/0/state/users")
+                        && message.mentions(name) {
                         seen = true
                         saveRow.append(at - start)
                         sizes.rowPatch = bytes
@@ -84,7 +86,7 @@ enum RoundTripBench {
                 let show = try client.intent("list", "did_display_row", ["index": 49])
                 var seen = false
                 try client.awaitReply(show.id) { message, bytes, at throws(BenchError) in
-                    if !seen, case .patch(let patch) = message,
+                    if !seen, at >= start, case .patch(let patch) = message,
                        patch.ops.contains(where: { if case .add(let path, _) = $0 { path.description.hasPrefix("/screens/0/state/users") } else { false } }) {
                         seen = true
                         page.append(at - start)

@@ -146,6 +146,11 @@ final class WireConnection {
 }
 
 extension ServerMessage {
+    /// True when `text` appears as a JSON string anywhere in the message (e.g. a new name).
+    func mentions(_ text: String) -> Bool {
+        json.description.contains(JSONValue.string(text).description)
+    }
+
     /// True for a patch with an operation under `pathPrefix` (e.g. "/screens/0/state/users").
     func isPatch(touching pathPrefix: String) -> Bool {
         guard case .patch(let patch) = self else { return false }
