@@ -46,6 +46,7 @@ let package = Package(
             dependencies: ["UserListDomain", "UserListData", "UserListPresentation", "UserListServer"]),
         .executableTarget(name: "userctl", dependencies: ["UserListClient", "UserListWire"]),
         .executableTarget(name: "userlistd-bench-store", dependencies: ["UserListData", "UserListDomain"]),
+        .executableTarget(name: "userlistd-bench", dependencies: ["UserListWire", "CLinuxIO"]),
 
         // MARK: tests mirror the sources
         // Helpers several test targets share (a real daemon child process, a seeded PRNG).

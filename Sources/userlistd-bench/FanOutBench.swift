@@ -1,0 +1,81 @@
+import Glibc
+import UserListWire
+
+/// One session renames a user; N other sessions, each on its own connection, get the patch.
+/// Measured: `save` sent → the last session's patch read (one epoll reader), against the raw
+/// floor (one frame of the patch's size to N socketpairs) and Redis PUBLISH to N subscribers.
+enum FanOutBench {
+    static let section = "fan-out"
+
+    static func run(_ context: BenchContext) {
+        let sizes = context.quick ? [1, 100] : [1, 100, 1000]
+        let rounds = context.quick ? 10 : 50
+        print("== fan-out (N = \(sizes.map(String.init).joined(separator: ", ")); \(rounds) rounds each)")
+        for receivers in sizes {
+            var daemonSamples: Samples?
+            var patchBytes = 0
+            context.withDaemon(section) { daemon throws(BenchError) in
+                let (samples, bytes) = try measure(daemon, receivers: receivers, rounds: rounds, tag: "f\(receivers)")
+                daemonSamples = samples
+                patchBytes = bytes
+                let floor = try FanOutFloor.run(receivers: receivers, frameSize: bytes, rounds: rounds)
+                context.report.latency(section, "N=\(grouped(receivers)): save → last patch read, vs socketpair floor (\(bytes) B)",
+                                       samples, baseline: floor, p99Ratio: receivers == 1000 ? 1.3 : nil)
+            }
+            guard let daemonSamples else { continue }
+            do throws(BenchError) {
+                if let redis = try RedisFanOut.run(context, receivers: receivers, payloadSize: patchBytes, rounds: rounds) {
+                    context.report.latency(section, "N=\(grouped(receivers)): same, vs Redis PUBLISH → last subscriber read (\(patchBytes) B payload)",
+                                           daemonSamples, baseline: redis)
+                } else if receivers == sizes.first {
+                    context.report.note("fan-out: redis-server not installed; the Redis comparison is skipped")
+                }
+            } catch {
+                context.report.failed(section, "Redis N=\(receivers)", error)
+            }
+        }
+    }
+
+    /// Rounds of rename-and-wait; returns the samples and the size of an observer's patch frame.
+    static func measure(_ daemon: DaemonProcess, receivers: Int, rounds: Int, tag: String) throws(BenchError) -> (Samples, Int) {
+        let writer = try WireConnection.connect(daemon.socketPath)
+        writer.trackDocument = true
+        try writer.attach(sessionKey: "\(tag)-writer")
+        try writer.awaitReply(writer.intent("list", "on_appear").id)
+        guard let user = JSONValueBox(value: writer.document).firstUser else { throw BenchError("the list is empty") }
+        try writer.awaitReply(writer.intent("session", "open_user", ["id": .string(user.id)]).id)
+        writer.trackDocument = false
+
+        let sessions = try ManySessions.open(socketPath: daemon.socketPath, count: receivers, keyPrefix: tag)
+        let set = sessions.connections
+        var samples = Samples()
+        var patchBytes = 0
+        for round in 0..<rounds {
+            let marker = "\(tag)r\(round)"
+            try writer.awaitReply(writer.intent("detail", "set_draft_name", ["name": .string("Aaaa Bench \(marker)")]).id)
+            while set.pump(timeoutMillis: 0, { _, _, _ in }) > 0 {}  // trailing events of the last round
+            let needle = Array("\(marker)\"".utf8)
+            var seen = [Bool](repeating: false, count: receivers)
+            var remaining = receivers
+            var last: UInt64 = 0
+            let start = monotonicNanos()
+            let save = try writer.intent("detail", "save")
+            let until = deadline(seconds: 10)
+            while remaining > 0 && monotonicNanos() < until {
+                set.pump(timeoutMillis: 50) { index, frame, at in
+                    guard !seen[index], frameType(frame) == "patch", contains(frame, needle) else { return }
+                    seen[index] = true
+                    remaining -= 1
+                    last = max(last, at)
+                    if patchBytes == 0 { patchBytes = frame.count + FrameLimits.headerSize }
+                }
+            }
+            guard remaining == 0 else {
+                throw BenchError("round \(round): \(remaining) of \(receivers) sessions got no patch within 10 s")
+            }
+            samples.append(last - start)
+            try writer.awaitReply(save.id)
+        }
+        return (samples, patchBytes)
+    }
+}

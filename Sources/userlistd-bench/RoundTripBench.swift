@@ -1,0 +1,161 @@
+import Glibc
+import UserListWire
+
+/// Intent → patch round trips on one connection, against an echo of the same frame sizes:
+/// - `set_draft_name` → the patch changing `draft_name` (pure ViewModel work, no store);
+/// - `save` → the patch renaming the row in the 1,000-row list, and `save` → its reply
+///   (both include the SQLite commit);
+/// - next page: `did_display_row` at the end of a fresh first page → the patch adding rows.
+/// Also the wire size of a one-row rename patch against a 1,000-row snapshot, seen by an observer.
+enum RoundTripBench {
+    static let section = "round trip"
+
+    static func run(_ context: BenchContext) {
+        let report = context.report
+        let samples = context.quick ? 200 : 2000
+        print("== round trip (\(samples) samples each; nothing pinned: daemon, bench and echo threads float on \(sysconfCores()) cores)")
+        context.withDaemon(section) { daemon throws(BenchError) in
+            let client = try WireConnection.connect(daemon.socketPath)
+            client.trackDocument = true
+            try client.attach(sessionKey: "bench-round-trip")
+            try loadAllRows(client)
+            let rows = JSONValueBox(value: client.document).users.count
+            guard let target = JSONValueBox(value: client.document).firstUser else { throw BenchError("the list is empty") }
+            report.note("round trip: the client holds \(rows) rows (did_display_row until has_more is false); renamed user is row 0")
+
+            // Bytes on the wire, seen by a second session holding the same 1,000 rows.
+            var observer: WireConnection? = try WireConnection.connect(daemon.socketPath)
+            observer!.trackDocument = true
+            try observer!.attach(sessionKey: "bench-observer")
+            try loadAllRows(observer!)
+            let snapshotBytes = try resyncSnapshotBytes(observer!)
+
+            try client.awaitReply(client.intent("session", "open_user", ["id": .string(target.id)]).id)
+            client.trackDocument = false
+            var draft = Samples(), saveRow = Samples(), saveReply = Samples()
+            var missedRowPatches = 0
+            var sizes = (draftIntent: 0, draftPatch: 0, saveIntent: 0, rowPatch: 0)
+            for index in 0..<samples {
+                let name = "Aaaa Bench \(index)"
+                // set_draft_name → the patch that changes draft_name.
+                var start = monotonicNanos()
+                let edit = try client.intent("detail", "set_draft_name", ["name": .string(name)])
+                var seen = false
+                try client.awaitReply(edit.id) { message, bytes, at throws(BenchError) in
+                    if !seen && at >= start && message.isPatch(touching: "/screens/1/state/draft_name")
+                        && message.mentions(name) {
+                        seen = true
+                        draft.append(at - start)
+                        sizes.draftPatch = bytes
+                    }
+                }
+                guard seen else { throw BenchError("set_draft_name replied without a draft_name patch") }
+                sizes.draftIntent = edit.bytes
+                // save → the patch renaming the list row, and → the reply.
+                start = monotonicNanos()
+                let save = try client.intent("detail", "save")
+                seen = false
+                var seenTypes: [String] = []
+                let saveOutcome = try client.awaitReply(save.id) { message, bytes, at throws(BenchError) in
+                    seenTypes.append(message.isPatch(touching: "/") ? "patch \(message.json["ops"]?.description.prefix(200) ?? "")" : message.type)
+                    if !seen && at >= start && message.isPatch(touching: "/screens/0/state/users")
+                        && message.mentions(name) {
+                        seen = true
+                        saveRow.append(at - start)
+                        sizes.rowPatch = bytes
+                    }
+                }
+                if !seen {
+                    missedRowPatches += 1
+                    if missedRowPatches == 1 {
+                        report.note("round trip: save #\(index) (\"\(name)\") was answered \(String(describing: saveOutcome.reply.outcome)) with no list-row patch naming it before the reply; frames seen: \(seenTypes.joined(separator: ", "))")
+                    }
+                    continue
+                }
+                saveReply.append(saveOutcome.at - start)
+                sizes.saveIntent = save.bytes
+                if index == 0, let watcher = observer {
+                    // The observer's patch for this one-row rename (arrives through the change feed).
+                    let patchBytes = try observerPatchBytes(watcher)
+                    observer = nil  // closed: it would only pile up 2,000 unread patches
+                    report.add("bytes on the wire", "one-row rename patch (observer, 1,000-row list)",
+                               value: "\(grouped(patchBytes)) B", baseline: "snapshot \(grouped(snapshotBytes)) B",
+                               ratio: fixed(100 * Double(patchBytes) / Double(snapshotBytes), 2) + "%",
+                               target: "≤ 1% of snapshot", met: Double(patchBytes) <= 0.01 * Double(snapshotBytes))
+                }
+            }
+
+            if missedRowPatches > 0 {
+                report.note("round trip: \(missedRowPatches) of \(samples) saves had no list-row patch before their reply (left out of the save figures): a daemon problem")
+            }
+            // Next page: refresh (back to one page), then display its last row.
+            try client.awaitReply(client.intent("session", "back").id)
+            var page = Samples()
+            var pageSizes = (intent: 0, patch: 0)
+            for _ in 0..<samples {
+                try client.awaitReply(client.intent("list", "refresh").id)
+                let start = monotonicNanos()
+                let show = try client.intent("list", "did_display_row", ["index": 49])
+                var seen = false
+                try client.awaitReply(show.id) { message, bytes, at throws(BenchError) in
+                    if !seen, at >= start, case .patch(let patch) = message,
+                       patch.ops.contains(where: { if case .add(let path, _) = $0 { path.description.hasPrefix("/screens/0/state/users") } else { false } }) {
+                        seen = true
+                        page.append(at - start)
+                        pageSizes.patch = bytes
+                    }
+                }
+                guard seen else { throw BenchError("did_display_row replied without a patch adding rows") }
+                pageSizes.intent = show.bytes
+            }
+
+            // Raw floors with the same frame sizes.
+            let echo = { (request: Int, response: Int) throws(BenchError) -> Samples in
+                try EchoBaseline.run(socketPath: context.temporaryPath("echo.sock"), requestSize: request,
+                                     responseSize: response, rounds: samples)
+            }
+            let draftRaw = try echo(sizes.draftIntent, sizes.draftPatch)
+            let rowRaw = try echo(sizes.saveIntent, sizes.rowPatch)
+            let pageRaw = try echo(pageSizes.intent, pageSizes.patch)
+            report.latency(section, "set_draft_name → draft_name patch (\(sizes.draftIntent) B → \(sizes.draftPatch) B)",
+                           draft, baseline: draftRaw, p50Ratio: 3, p99Limit: 1_000_000)
+            report.latency(section, "save → list-row patch, incl. SQLite commit (\(sizes.saveIntent) B → \(sizes.rowPatch) B)",
+                           saveRow, baseline: rowRaw, p50Ratio: 3, p99Limit: 1_000_000)
+            report.latency(section, "save → reply, incl. SQLite commit (reply after the patch)", saveReply, baseline: nil)
+            report.latency(section, "next page: did_display_row → rows-added patch (\(pageSizes.intent) B → \(grouped(pageSizes.patch)) B)",
+                           page, baseline: pageRaw, p50Ratio: 3, p99Limit: 1_000_000)
+        }
+    }
+
+    /// did_display_row at the last row until `has_more` is false (bounded).
+    static func loadAllRows(_ client: WireConnection) throws(BenchError) {
+        try client.awaitReply(client.intent("list", "on_appear").id)
+        for _ in 0..<200 {
+            let box = JSONValueBox(value: client.document)
+            if !box.hasMore && box.loading == "none" { return }
+            try client.awaitReply(client.intent("list", "did_display_row", ["index": .int(Int64(max(0, box.users.count - 1)))]).id)
+        }
+        throw BenchError("the list did not finish loading after 200 pages")
+    }
+
+    /// Asks for a fresh snapshot and returns its frame size.
+    static func resyncSnapshotBytes(_ client: WireConnection) throws(BenchError) -> Int {
+        try client.send(.resync)
+        let until = deadline(seconds: 10)
+        while true {
+            let (message, bytes, _) = try client.readMessage(until: until)
+            if case .snapshot = message { return bytes }
+        }
+    }
+
+    static func observerPatchBytes(_ observer: WireConnection) throws(BenchError) -> Int {
+        let until = deadline(seconds: 10)
+        while true {
+            let (message, bytes, _) = try observer.readMessage(until: until)
+            if message.isPatch(touching: "/screens/0/state/users") { return bytes }
+        }
+    }
+}
+
+func sysconfCores() -> Int { Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
+

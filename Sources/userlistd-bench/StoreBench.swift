@@ -1,0 +1,60 @@
+import Dispatch
+import Foundation
+
+/// The store figures (first and deep page at 1M users, import rate) come from another engineer's
+/// `userlistd-bench-store`; it is run with --quick when built next to this binary.
+enum StoreBench {
+    static func run(_ context: BenchContext) {
+        let binary = "\(context.binDirectory)/userlistd-bench-store"
+        print("== store")
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            context.report.add("store", "first/deep page at 1M users, import rate",
+                               value: "skipped: \(binary) not built")
+            return
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--quick"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
+        do { try process.run() } catch {
+            context.report.failed("store", "userlistd-bench-store --quick", error)
+            return
+        }
+        let collected = OutputCollector(output.fileHandleForReading)
+        if exited.wait(timeout: .now() + 300) != .success {
+            process.terminate()
+            context.report.note("store: userlistd-bench-store did not finish in 300 s; terminated")
+        }
+        let text = collected.finish()
+        print(text)
+        context.report.add("store", "userlistd-bench-store --quick",
+                           value: "exit \(process.isRunning ? -1 : process.terminationStatus); its output follows the table")
+        context.report.note("store bench output:\n\n```\n\(text.trimmingCharacters(in: .whitespacesAndNewlines))\n```")
+    }
+}
+
+/// Reads a pipe to its end on a thread, so a chatty child never blocks on a full pipe.
+final class OutputCollector: Sendable {
+    private let thread: BenchThread
+    private let box: DataBox
+
+    final class DataBox: @unchecked Sendable {
+        // Invariant: written only by the reader thread, read only after `join` succeeded.
+        var data = Data()
+    }
+
+    init(_ handle: FileHandle) {
+        let box = DataBox()
+        self.box = box
+        thread = BenchThread(name: "collect") { box.data = handle.readDataToEndOfFile() }
+    }
+
+    func finish() -> String {
+        guard thread.join(timeout: 10) else { return "(output not collected)" }
+        return String(decoding: box.data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,60 @@
+// userlistd-bench: starts a real userlistd and measures it against raw baselines taken in the same
+// run. See BENCHMARKS.md for what each figure means and scripts/bench.sh to build and run it.
+import Foundation
+import Glibc
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.contains("-h") || arguments.contains("--help") {
+    print("usage: userlistd-bench [--quick] [--only SECTION,...]\n  sections: roundtrip, fanout, sustained, idle, startup, store")
+    exit(0)
+}
+let quick = arguments.contains("--quick")
+let only: Set<String>? = arguments.firstIndex(of: "--only").flatMap { index in
+    index + 1 < arguments.count ? Set(arguments[index + 1].split(separator: ",").map(String.init)) : nil
+}
+
+// Descriptors: 10,000 sessions need more than the usual 1,024; the daemon inherits the limit.
+var limit = rlimit()
+getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+let softBefore = limit.rlim_cur
+limit.rlim_cur = limit.rlim_max
+if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 {
+    print("warning: could not raise RLIMIT_NOFILE to \(limit.rlim_max): \(String(cString: strerror(errno)))")
+}
+getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+signal(SIGPIPE, SIG_IGN)
+
+let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+let binDirectory = executable.deletingLastPathComponent().path
+let daemonBinary = "\(binDirectory)/userlistd"
+guard FileManager.default.isExecutableFile(atPath: daemonBinary) else {
+    print("userlistd-bench: \(daemonBinary) not found; build it first: swift build -c release --product userlistd")
+    exit(1)
+}
+var template = Array("/tmp/ulbench.XXXXXX".utf8CString)
+guard let made = mkdtemp(&template) else { print("mkdtemp failed"); exit(1) }
+let directory = String(cString: made)
+let context = BenchContext(quick: quick, daemonBinary: daemonBinary, binDirectory: binDirectory, directory: directory)
+let started = monotonicNanos()
+
+var uts = utsname()
+uname(&uts)
+let kernel = withUnsafeBytes(of: &uts.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+print("userlistd-bench \(quick ? "--quick" : "(full)"): \(sysconfCores()) cores, Linux \(kernel), RLIMIT_NOFILE \(softBefore) → \(limit.rlim_cur)")
+print("daemon: \(daemonBinary); temp dir \(directory)")
+
+@MainActor func wanted(_ name: String) -> Bool { only.map { $0.contains(name) } ?? true }
+if wanted("startup") { StartupBench.run(context) }
+if wanted("roundtrip") { RoundTripBench.run(context) }
+if wanted("fanout") { FanOutBench.run(context) }
+if wanted("sustained") { SustainedBench.run(context) }
+if wanted("idle") { IdleSessionsBench.run(context) }
+if wanted("store") { StoreBench.run(context) }
+
+try? FileManager.default.removeItem(atPath: directory)
+print("")
+print("## userlistd-bench results\(quick ? " (--quick)" : "")")
+print("")
+print(context.report.markdown())
+print("")
+print("total bench time: \(formatNanos(monotonicNanos() - started))")

@@ -1,0 +1,8 @@
+#!/bin/sh
+# Builds userlistd and userlistd-bench in release mode and runs the bench; arguments go to the
+# bench (e.g. --quick, --only fanout,idle). See BENCHMARKS.md.
+set -eu
+cd "$(dirname "$0")/.."
+swift build -c release --product userlistd
+swift build -c release --product userlistd-bench
+exec .build/release/userlistd-bench "$@"
