@@ -28,10 +28,12 @@ let package = Package(
 
         // Linux calls the Glibc module leaves out (epoll, eventfd, SO_PEERCRED).
         .target(name: "CLinuxIO"),
+        // userlistd only: catches the daemon's signals from before any thread starts (see its header).
+        .target(name: "CDaemonSignals"),
 
         // MARK: layers
         .target(name: "UserListDomain"),
-        .target(name: "UserListData", dependencies: ["UserListDomain", "CSQLite"], exclude: ["DURABILITY.md"]),
+        .target(name: "UserListData", dependencies: ["UserListDomain", "CSQLite"], exclude: ["DURABILITY.md", "REST.md"]),
         .target(name: "UserListPresentation", dependencies: ["UserListDomain"]),
         // libm: the wire target uses rounding functions but imports neither Foundation nor Glibc.
         .target(name: "UserListWire", linkerSettings: [.linkedLibrary("m")]),
@@ -43,7 +45,7 @@ let package = Package(
         // MARK: composition roots
         .executableTarget(
             name: "userlistd",
-            dependencies: ["UserListDomain", "UserListData", "UserListPresentation", "UserListServer"]),
+            dependencies: ["UserListDomain", "UserListData", "UserListPresentation", "UserListServer", "CDaemonSignals"]),
         .executableTarget(name: "userctl", dependencies: ["UserListClient", "UserListWire"]),
         .executableTarget(name: "userlistd-bench-store", dependencies: ["UserListData", "UserListDomain"]),
         .executableTarget(name: "userlistd-bench", dependencies: ["UserListWire", "CLinuxIO"]),
@@ -69,7 +71,7 @@ let package = Package(
 )
 
 // Strict settings for every Swift target, in one place.
-for target in package.targets where target.type != .system && target.name != "CLinuxIO" {
+for target in package.targets where target.type != .system && !["CLinuxIO", "CDaemonSignals"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))

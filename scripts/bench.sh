@@ -5,4 +5,5 @@ set -eu
 cd "$(dirname "$0")/.."
 swift build -c release --product userlistd
 swift build -c release --product userlistd-bench
+swift build -c release --product userlistd-bench-store
 exec .build/release/userlistd-bench "$@"

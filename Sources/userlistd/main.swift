@@ -1,12 +1,15 @@
 // userlistd's composition root: the one place that sees every layer. It reads the
 // configuration, opens the store, and hands the Domain protocols to the daemon.
+import CDaemonSignals
 import Foundation
 import Glibc
 import UserListData
 import UserListDomain
 import UserListServer
 
-SignalWatcher.blockDaemonSignals()  // first: every thread started later inherits the mask
+// SIGTERM, SIGINT and SIGHUP were caught from before the first thread (CDaemonSignals) into
+// this pipe; the watcher started below acts on them.
+let signalPipe = userlistd_signal_pipe()
 
 let defaults = DaemonConfig.defaults()
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -49,7 +52,7 @@ case .run(let config):
         guard case .success(.run(let fresh)) = parseConfig() else { return nil }
         return fresh
     })
-    SignalWatcher.start(terminate: { daemon.requestStop() }, reload: { daemon.requestReload() })
+    SignalWatcher.start(pipe: signalPipe, terminate: { daemon.requestStop() }, reload: { daemon.requestReload() })
     let status = await daemon.run()
     exit(status)
 }

@@ -1,39 +1,27 @@
 import Glibc
 
-/// SIGTERM, SIGINT and SIGHUP, received on a thread of their own with `sigwait`.
+/// Turns SIGTERM, SIGINT and SIGHUP into calls, on a thread of its own.
 ///
-/// Why not a Dispatch signal source: a source is armed asynchronously after `resume()`, and a
-/// signal that arrives before then (a supervisor stopping a daemon that just said READY=1) was
-/// lost in 2 of 10 runs. Blocking the signals first thing in `main`, before any other thread
-/// exists, makes every thread inherit the mask, so a signal stays pending until the watcher
-/// takes it: none is ever lost, and none runs a C handler.
+/// The signals themselves are caught by userlistd's CDaemonSignals (a constructor that runs
+/// before any thread exists and writes each signal's number into a pipe; its header says why
+/// Dispatch sources and sigwait both lost signals). This reads that pipe, so a signal that came
+/// during start-up is acted on as soon as the watcher starts.
 public enum SignalWatcher {
-    private static func daemonSignals() -> sigset_t {
-        var set = sigset_t()
-        sigemptyset(&set)
-        for signal in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&set, signal) }
-        return set
-    }
-
-    /// Call first in `main`, before anything starts a thread.
-    public static func blockDaemonSignals() {
-        var set = daemonSignals()
-        pthread_sigmask(SIG_BLOCK, &set, nil)
+    /// Starts the watcher thread on `pipe`: `terminate` for SIGTERM and SIGINT, `reload` for SIGHUP.
+    public static func start(pipe: Int32, terminate: @escaping @Sendable () -> Void,
+                             reload: @escaping @Sendable () -> Void) {
         signal(SIGPIPE, SIG_IGN)
-    }
-
-    /// Starts the watcher thread: `terminate` for SIGTERM and SIGINT, `reload` for SIGHUP.
-    public static func start(terminate: @escaping @Sendable () -> Void, reload: @escaping @Sendable () -> Void) {
-        let handlers = Handlers(terminate: terminate, reload: reload)
+        let handlers = Handlers(pipe: pipe, terminate: terminate, reload: reload)
         var thread = pthread_t()
         let context = Unmanaged.passRetained(handlers).toOpaque()
         let rc = pthread_create(&thread, nil, { raw in
             let handlers = Unmanaged<Handlers>.fromOpaque(raw!).takeRetainedValue()
-            var set = SignalWatcher.daemonSignals()
+            var byte: UInt8 = 0
             while true {
-                var received: Int32 = 0
-                guard sigwait(&set, &received) == 0 else { continue }
-                if received == SIGHUP { handlers.reload() } else { handlers.terminate() }
+                let count = read(handlers.pipe, &byte, 1)
+                if count < 0 && errno == EINTR { continue }
+                guard count == 1 else { return nil }
+                if Int32(byte) == SIGHUP { handlers.reload() } else { handlers.terminate() }
             }
         }, context)
         precondition(rc == 0, "pthread_create failed: \(rc)")
@@ -41,9 +29,11 @@ public enum SignalWatcher {
     }
 
     private final class Handlers: Sendable {
+        let pipe: Int32
         let terminate: @Sendable () -> Void
         let reload: @Sendable () -> Void
-        init(terminate: @escaping @Sendable () -> Void, reload: @escaping @Sendable () -> Void) {
+        init(pipe: Int32, terminate: @escaping @Sendable () -> Void, reload: @escaping @Sendable () -> Void) {
+            self.pipe = pipe
             self.terminate = terminate
             self.reload = reload
         }

@@ -17,7 +17,7 @@ package final class Acceptor: EventLoopHandler, Sendable {
         try loop.register(listenFD, handler: self)
     }
 
-    package func readable() {
+    package func readable(scratch: UnsafeMutableRawBufferPointer) {
         for _ in 0..<256 {
             let fd = ulio_accept_nonblocking(listenFD)
             if fd < 0 {

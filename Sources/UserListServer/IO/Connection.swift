@@ -98,33 +98,41 @@ package final class Connection: EventLoopHandler, Sendable {
 
     /// Queues one whole frame (length prefix included) and writes what the socket takes now.
     package func send(_ frame: [UInt8], droppable: Bool) {
+        send([(frame, droppable)])
+    }
+
+    /// Queues frames in order and writes what the socket takes now, in one system call when it
+    /// can (a patch and the event after it).
+    package func send(_ frames: [(bytes: [UInt8], droppable: Bool)]) {
         enum Then { case nothing, overflowed, close, farewell }
         var then = Then.nothing
         outbound.withLock { out in
             guard !out.closed, !out.closeWhenDrained else { return }
-            if out.overflowed && droppable {
-                out.droppedFrames += 1
-                return
-            }
-            // An empty queue always takes the frame, however large: only a backlog is dropped.
-            if droppable && out.queuedBytes > 0 && out.queuedBytes + frame.count > limits.softLimit {
-                dropDroppable(&out)
-                out.overflowed = true
-                out.droppedFrames += 1
-                // Writability tells us when the socket drains, even if nothing is left queued.
-                setInterest(&out, write: true)
-                then = .overflowed
-                return
-            }
-            if out.queuedBytes + frame.count > limits.hardLimit {
-                sayFarewell(&out)
-                then = .farewell
-                return
-            }
             let wasEmpty = out.frames.isEmpty
-            out.frames.append((frame, droppable))
-            out.queuedBytes += frame.count
-            if wasEmpty {
+            for (frame, droppable) in frames {
+                if out.overflowed && droppable {
+                    out.droppedFrames += 1
+                    continue
+                }
+                // An empty queue always takes the frame, however large: only a backlog is dropped.
+                if droppable && out.queuedBytes > 0 && out.queuedBytes + frame.count > limits.softLimit {
+                    dropDroppable(&out)
+                    out.overflowed = true
+                    out.droppedFrames += 1
+                    // Writability tells us when the socket drains, even if nothing is left queued.
+                    setInterest(&out, write: true)
+                    then = .overflowed
+                    continue
+                }
+                if out.queuedBytes + frame.count > limits.hardLimit {
+                    sayFarewell(&out)
+                    then = .farewell
+                    return
+                }
+                out.frames.append((frame, droppable))
+                out.queuedBytes += frame.count
+            }
+            if wasEmpty && !out.frames.isEmpty {
                 if !flushLocked(&out) {
                     then = .close
                 } else if !out.frames.isEmpty {
@@ -171,13 +179,23 @@ package final class Connection: EventLoopHandler, Sendable {
         out.queuedBytes = kept.reduce(0) { $0 + $1.bytes.count } - out.headOffset
     }
 
-    /// Writes queued frames until the socket would block. Returns false on a fatal write error.
+    /// Writes queued frames until the socket would block, up to 64 frames per `writev`, so a
+    /// patch and the event after it cost one system call. Returns false on a fatal write error.
     @discardableResult
     private func flushLocked(_ out: inout Outbound) -> Bool {
-        while let head = out.frames.first {
-            let remaining = head.bytes.count - out.headOffset
-            let written = head.bytes.withUnsafeBytes { raw in
-                Glibc.send(fd, raw.baseAddress! + out.headOffset, remaining, Int32(MSG_NOSIGNAL))
+        while !out.frames.isEmpty {
+            let batch = min(out.frames.count, 64)
+            let written = withUnsafeTemporaryAllocation(of: iovec.self, capacity: batch) { vectors -> Int in
+                // The frames' storage stays alive: `out.frames` holds them for the whole call.
+                for index in 0..<batch {
+                    let skip = index == 0 ? out.headOffset : 0
+                    out.frames[index].bytes.withUnsafeBytes { raw in
+                        vectors[index] = iovec(
+                            iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress! + skip),
+                            iov_len: raw.count - skip)
+                    }
+                }
+                return writev(fd, vectors.baseAddress, Int32(batch))
             }
             if written < 0 {
                 if errno == EAGAIN || errno == EWOULDBLOCK { return true }
@@ -187,12 +205,19 @@ package final class Connection: EventLoopHandler, Sendable {
                 return false
             }
             out.queuedBytes -= written
-            if written == remaining {
-                out.frames.removeFirst()
-                out.headOffset = 0
-            } else {
-                out.headOffset += written
+            var remaining = written
+            while remaining > 0, let head = out.frames.first {
+                let left = head.bytes.count - out.headOffset
+                if remaining >= left {
+                    remaining -= left
+                    out.frames.removeFirst()
+                    out.headOffset = 0
+                } else {
+                    out.headOffset += remaining
+                    remaining = 0
+                }
             }
+            if written == 0 { return true }
         }
         return true
     }
@@ -218,17 +243,14 @@ package final class Connection: EventLoopHandler, Sendable {
         if drained { delegateStorage?.connectionDrained(self) }
     }
 
-    package func readable() {
+    package func readable(scratch buffer: UnsafeMutableRawBufferPointer) {
         // Bounded per wake-up so one chatty client cannot starve the others on this loop.
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         for _ in 0..<4 {
             if outbound.withLock({ $0.readingPaused || $0.closed }) { return }
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let count = recv(fd, buffer.baseAddress, buffer.count, 0)
             if count > 0 {
                 if outbound.withLock({ $0.closeWhenDrained }) { continue }  // closing: input is moot
-                buffer.withUnsafeBytes { raw in
-                    delegateStorage?.connection(self, received: UnsafeRawBufferPointer(rebasing: raw[0..<count]))
-                }
+                delegateStorage?.connection(self, received: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                 if count < buffer.count { return }
             } else if count == 0 {
                 close()

@@ -4,8 +4,9 @@ import Synchronization
 
 /// Something the event loop watches: told when its descriptor can be read or written.
 package protocol EventLoopHandler: AnyObject, Sendable {
-    /// Called on the loop thread. Must not block.
-    func readable()
+    /// Called on the loop thread. Must not block. `scratch` is the loop's read buffer, reused
+    /// for every read (valid only during the call).
+    func readable(scratch: UnsafeMutableRawBufferPointer)
     /// Called on the loop thread when a write that would have blocked can go on.
     func writable()
     /// The peer hung up or the descriptor failed.
@@ -73,6 +74,8 @@ package final class EventLoop: Sendable {
     }
 
     fileprivate func run() {
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+        defer { scratch.deallocate() }
         var fds = [Int32](repeating: 0, count: 256)
         var events = [UInt32](repeating: 0, count: 256)
         while !stopped.load(ordering: .acquiring) {
@@ -91,7 +94,7 @@ package final class EventLoop: Sendable {
                 guard let handler = handlers.withLock({ $0[fd] }) else { continue }
                 let flags = events[index]
                 if flags & ULIO_EPOLLOUT != 0 { handler.writable() }
-                if flags & ULIO_EPOLLIN != 0 { handler.readable() }
+                if flags & ULIO_EPOLLIN != 0 { handler.readable(scratch: scratch) }
                 if flags & (ULIO_EPOLLHUP | ULIO_EPOLLERR) != 0 { handler.hangup() }
             }
         }

@@ -60,8 +60,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         connection.send(frame, droppable: droppable)
     }
 
-    package func sendFrame(_ frame: [UInt8], droppable: Bool) {
-        connection.send(frame, droppable: droppable)
+    package func sendFrames(_ frames: [(bytes: [UInt8], droppable: Bool)]) {
+        connection.send(frames)
     }
 
     private func sendError(_ code: ErrorCode, _ message: String, id: Int? = nil) {

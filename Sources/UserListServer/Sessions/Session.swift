@@ -43,6 +43,10 @@ package actor Session {
     private var sent: NavigationState?
     private var clients: [ObjectIdentifier: Attached] = [:]
     private var flushScheduled = false
+    private var applyingChange = false
+    private var pendingEvents: [ServerMessage.Event] = []
+    private var feedTask: Task<Void, Never>?
+    private let frameEncoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
 
     package init(key: SessionKey, id: String = UUID().uuidString.lowercased(), readOnly: Bool,
                  useCases: UserUseCases, feed: any UserChangeFeed, logger: Logger,
@@ -56,6 +60,8 @@ package actor Session {
         self.navigator = Navigator(useCases: useCases)
         self.restored = saved
     }
+
+    deinit { feedTask?.cancel() }
 
     /// The state to save across a daemon restart.
     package var savedState: NavigationState { navigator.state }
@@ -130,13 +136,28 @@ package actor Session {
         }
         navigator.onStateChange = { [unowned self] in self.stateChanged() }
         navigator.onEvent = { [unowned self] event in self.forward(event) }
-        navigator.follow(feed)
+        let changes = feed.subscribe()
+        feedTask = Task { [weak self] in
+            for await change in changes {
+                guard let self else { return }
+                await self.apply(change)
+            }
+        }
         sent = navigator.state
+    }
+
+    /// A change committed anywhere: every screen follows it, and each client gets one patch and
+    /// the `changed` event together, in one write.
+    private func apply(_ change: UserChange) {
+        applyingChange = true
+        navigator.apply(change)
+        applyingChange = false
+        flush()
     }
 
     /// Coalesces the several changes one completion can make into one patch.
     private func stateChanged() {
-        guard !flushScheduled else { return }
+        guard !applyingChange, !flushScheduled else { return }
         flushScheduled = true
         Task { self.flushScheduledChanges() }
     }
@@ -146,21 +167,28 @@ package actor Session {
         flush()
     }
 
-    /// Diffs and sends one patch to every client that is in step.
+    /// Diffs and sends one patch to every client that is in step, followed by the events that
+    /// describe the new state.
     package func flush() {
         let current = navigator.state
-        guard let previous = sent else {
-            sent = current
-            return
-        }
-        let ops = StateDiff.ops(from: previous, to: current)
+        let ops = sent.map { StateDiff.ops(from: $0, to: current) } ?? []
         sent = current
-        guard !ops.isEmpty else { return }
-        activity.withLock { $0.screens = current.screens.count }
-        for (id, var attached) in clients where !attached.awaitingSnapshot {
-            attached.seq += 1
-            clients[id] = attached
-            attached.client.send(.patch(.init(epoch: attached.epoch, seq: attached.seq, ops: ops)), droppable: true)
+        let events = pendingEvents
+        pendingEvents.removeAll()
+        guard !ops.isEmpty || !events.isEmpty else { return }
+        if !ops.isEmpty { activity.withLock { $0.screens = current.screens.count } }
+        let eventFrames = events.compactMap { try? frameEncoder.encode(ServerMessage.event($0)) }
+        for (id, var attached) in clients {
+            var frames: [(bytes: [UInt8], droppable: Bool)] = []
+            if !ops.isEmpty && !attached.awaitingSnapshot {
+                attached.seq += 1
+                clients[id] = attached
+                if let patch = try? frameEncoder.encode(ServerMessage.patch(.init(epoch: attached.epoch, seq: attached.seq, ops: ops))) {
+                    frames.append((patch, true))
+                }
+            }
+            for frame in eventFrames { frames.append((frame, false)) }  // events are never dropped (§7)
+            if !frames.isEmpty { attached.client.sendFrames(frames) }
         }
     }
 
@@ -180,10 +208,9 @@ package actor Session {
             }
             message = .init(screen: "session", name: "changed", payload: .object(payload))
         }
-        flush()  // the event describes a state the client should already have
-        for attached in clients.values {
-            attached.client.send(.event(message), droppable: false)  // events are never dropped (§7)
-        }
+        // Sent with the next patch, after it: the event describes the state the patch brings.
+        pendingEvents.append(message)
+        stateChanged()
     }
 
     // MARK: intents

@@ -6,6 +6,6 @@ package protocol SessionClient: AnyObject, Sendable {
     /// Sends a message; `droppable` frames may be discarded for a slow client (it gets a fresh
     /// snapshot when it drains).
     func send(_ message: ServerMessage, droppable: Bool)
-    /// Sends an already-encoded frame.
-    func sendFrame(_ frame: [UInt8], droppable: Bool)
+    /// Sends already-encoded frames in order, in one write when the socket takes them.
+    func sendFrames(_ frames: [(bytes: [UInt8], droppable: Bool)])
 }
