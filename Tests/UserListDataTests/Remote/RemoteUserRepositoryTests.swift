@@ -85,7 +85,7 @@ import UserListDomain
         let started = ContinuousClock.now
         let reason = await unavailableReason { _ = try await remote.fetchUser(id: users[0].id) }
         #expect(reason.contains("did not answer"), "\(reason)")
-        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(ContinuousClock.now - started < .seconds(3))  // gave up before the server (3 s) answered
     }
 
     @Test func aMalformedBodyIsUnavailable() async throws {

@@ -72,6 +72,23 @@ import UserListDomain
         #expect(reason.contains("not a JSON array of users"))
     }
 
+    /// Imports bigger than the store (and at least 50,000 users) drop and rebuild the page and
+    /// search indexes inside the transaction: they must come back, and the counts be right.
+    @Test func aBigImportRebuildsTheIndexes() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteUserRepository(path: directory.file("a.sqlite"))
+        let users = SampleUsers.generate(count: 50_000, seed: 31)
+        #expect(try await store.importUsers(users) == 50_000)
+        let plan = try store.queryPlan("SELECT id FROM users WHERE (name_key, id) > ('m', '') ORDER BY name_key, id LIMIT 51")
+        #expect(plan.joined().contains("users_by_name_key"), "\(plan)")
+        let emailPlan = try store.queryPlan("SELECT id FROM users WHERE email_key >= 'a' AND email_key < 'b'")
+        #expect(emailPlan.joined().contains("users_by_email_key"), "\(emailPlan)")
+        let ordered = listOrder(users)
+        let page = try await store.fetchPage(PageRequest(after: try store.cursor(afterIndex: 29_999), limit: 100))
+        #expect(page.users == Array(ordered[30_000..<30_100]))
+        #expect(page.totalCount == 50_000)
+    }
+
     @Test func sampleUsersAreDeterministicVariedAndUnique() {
         let a = SampleUsers.generate(count: 5_000, seed: 99)
         #expect(a == SampleUsers.generate(count: 5_000, seed: 99))
