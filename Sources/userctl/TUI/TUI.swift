@@ -152,6 +152,7 @@ final class TUI {
         case .resized:
             size = Terminal.size()
             renderer.invalidate()
+            clampCursor()  // fewer rows: scroll so the cursor's row stays on screen
         case .endOfInput:
             return false
         }
