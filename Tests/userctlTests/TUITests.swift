@@ -97,6 +97,27 @@ struct TUITests {
         #expect(H.shows(lines, loaded: 200, of: 200))
     }
 
+    /// A refresh with the cursor on the last loaded row: the first page comes back with the
+    /// cursor on its last row again, and that row being on screen loads the next page.
+    @Test func refreshOnTheLastRowStillLoadsTheNextPage() async throws {
+        let h = try H()
+        defer { h.tearDown() }
+        let users = try h.allUsers()
+        _ = try await h.waitFor { H.cursorRow($0) == 2 }
+        try h.keys("G")
+        var lines = try await h.waitFor { H.shows($0, loaded: 100, of: 200) }
+        #expect(H.shows(lines, loaded: 100, of: 200))
+        try h.keys("r")
+        // The refresh shows 50 of 200 only briefly: with the cursor's row on screen, the next
+        // page follows at once (it used to stay at 50, the cursor stuck on the last row).
+        try await Task.sleep(for: .milliseconds(300))
+        lines = try await h.waitFor { H.shows($0, loaded: 100, of: 200) }
+        #expect(H.shows(lines, loaded: 100, of: 200), "the next page loads after the refresh: \(lines[0])")
+        try h.keys("j")
+        lines = try await h.waitFor { $0.contains { $0.hasPrefix("▸ ") && $0.contains(users[50].email) } }
+        #expect(lines.contains { $0.hasPrefix("▸ ") && $0.contains(users[50].email) }, "and the cursor moves on to the 51st user: \(lines)")
+    }
+
     // MARK: 2. edit and save
 
     @Test func editSaveAndSeeItOnTheListAndInTheStore() async throws {

@@ -273,8 +273,15 @@ final class TUI {
     }
 
     /// Tells the list which row is the last one on screen, so it loads the next page in time.
+    ///
+    /// Said again after every load: the list ignores the report while it is loading, and a
+    /// refresh or search can bring back a list whose last visible row has the same index (the
+    /// cursor on the last row of the first page), which must still fetch the next page.
     private func reportLastVisibleRow() {
-        guard let list = document.list, !list.users.isEmpty else { return }
+        guard let list = document.list, !list.users.isEmpty, list.loading == ListScreen.Loading.none else {
+            lastDisplayedRow = -1
+            return
+        }
         let last = min(list.users.count, scroll + listRows) - 1
         guard last != lastDisplayedRow else { return }
         lastDisplayedRow = last
