@@ -268,7 +268,7 @@ final class TUI {
 
     private func draw() {
         let lines = document.showsDetail ? detailLines() : listLines()
-        Terminal.write(renderer.render(lines, width: size.columns))
+        Terminal.draw(renderer.render(lines, width: size.columns))
         if !document.showsDetail { reportLastVisibleRow() }
     }
 
