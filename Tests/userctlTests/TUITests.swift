@@ -223,7 +223,7 @@ struct TUITests {
             guard lines.contains(where: { $0.contains(inPlace + " ") && $0.contains(users[5].email) }) else { return false }
             if !highlighted, let raw = try? h.screen(escapes: true),
                let row = raw.first(where: { $0.contains(inPlace) && $0.contains(users[5].email) }) {
-                highlighted = row.contains("\u{1B}[7m")
+                highlighted = row.contains("\u{1B}[7m") || row.contains(";7m")
             }
             return true
         }
@@ -233,8 +233,15 @@ struct TUITests {
 
         // Renamed to a name that sorts first: the row moves to the top.
         #expect(try h.userctl(["rename", users[8].id, "Aaaa Moved"]).status == 0)
-        lines = try await h.waitFor(.seconds(2)) { $0.contains { $0.contains("Aaaa Moved") } }
+        var movedHighlighted = false
+        lines = try await h.waitFor(.seconds(2)) { lines in
+            guard lines.contains(where: { $0.contains("Aaaa Moved") }) else { return false }
+            let row = (try? h.screen(escapes: true))?.first { $0.contains("Aaaa Moved") } ?? ""
+            movedHighlighted = movedHighlighted || row.contains("\u{1B}[7m") || row.contains(";7m")
+            return true
+        }
         #expect(lines.contains { $0.contains("Aaaa Moved") && $0.contains(users[8].email) }, "moved row: \(lines)")
+        #expect(movedHighlighted, "the moved row is highlighted too")
         #expect(H.shows(lines, loaded: 50, of: 200), "still 50 of 200: \(lines[0])")
     }
 
