@@ -173,8 +173,20 @@ final class TUIHarness: @unchecked Sendable {
         if let closeFrom = closeFrom { _ = closeFrom(&actions, 3) }
         let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        // The test runs on a worker thread that blocks most signals; a child inherits that mask
+        // (and ignored signals), and a tmux server started so never exits on kill-server, nor
+        // do the shells and TUIs in its panes react to signals as they would in a terminal.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t(), all = sigset_t()
+        sigemptyset(&empty)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
         guard spawned == 0 else { throw RealDaemon.Failure("cannot run \(path): error \(spawned)") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
