@@ -139,7 +139,7 @@ struct TUITests {
         #expect(lines.contains { $0.hasSuffix("Name:     ▏") }, "name erased: \(lines.prefix(6))")
         let newName = "Aaron Édouard 山田"
         try h.type(newName)
-        lines = try await h.waitFor { $0.contains { $0.contains("Name:     \(newName)▏") } && $0.contains { $0.contains("modified") } }
+        lines = try await h.waitFor { $0.contains { $0.contains("Name:     \(newName)▏") } && $0.contains { $0.contains("modified: Enter or Ctrl-S saves") } }
         #expect(lines.contains { $0.contains("Name:     \(newName)▏") }, "typed: \(lines.prefix(10))")
         #expect(lines.contains { $0.contains("modified: Enter or Ctrl-S saves") })
 
@@ -159,6 +159,29 @@ struct TUITests {
         let stored = try JSONValue(parsing: show.output)
         #expect(stored["name"]?.stringValue == newName)
         #expect(stored["version"]?.int64Value == 2)
+    }
+
+    /// Keystrokes arriving one by one while earlier drafts are still being answered: none is
+    /// lost. (A reply used to overtake the state update it follows, and the next keystroke was
+    /// then appended to a stale draft.)
+    @Test func typingFastKeepsEveryKeystroke() async throws {
+        let h = try H()
+        defer { h.tearDown() }
+        let users = try h.allUsers()
+        _ = try await h.waitFor { H.cursorRow($0) == 2 }
+        try h.keys("Enter")
+        _ = try await h.waitFor { $0.contains { $0.contains("ID:       \(users[0].id)") } }
+        for _ in 0..<(users[0].name.count + 1) { try h.keys("BSpace") }
+        let typed = "Quick Brown Fox Jumps 狐"
+        for character in typed { try h.type(String(character)) }
+        var lines = try await h.waitFor { $0.contains { $0.contains("modified: Enter or Ctrl-S saves") } && $0.contains { $0.contains("Name:     \(typed)▏") } }
+        try await Task.sleep(for: .milliseconds(200))
+        lines = try h.screen()
+        #expect(lines.contains { $0.contains("Name:     \(typed)▏") }, "every keystroke kept: \(lines.prefix(8))")
+        try h.keys("C-s")
+        lines = try await h.waitFor { $0.contains { $0.contains("Version:  2") } }
+        let stored = try JSONValue(parsing: h.userctl(["show", users[0].id, "--json"]).output)
+        #expect(stored["name"]?.stringValue == typed)
     }
 
     // MARK: 3. conflict

@@ -126,7 +126,9 @@ final class TUI {
         case .update(let update):
             switch update {
             case .state(let change):
-                document = SessionDocument(change.document)
+                // The mirror's latest, not `change.document`: replies reach this loop by another
+                // path than updates and may overtake them, so `.draftSent` already synced it.
+                document = SessionDocument(client.document)
                 let now = ContinuousClock.now
                 for id in change.editedUserIDs { highlights[id] = now }
                 if draftsInFlight == 0 { draft = document.detail?.draftName }
@@ -144,7 +146,12 @@ final class TUI {
             banner = message
         case .draftSent:
             draftsInFlight = max(0, draftsInFlight - 1)
-            if draftsInFlight == 0 { draft = document.detail?.draftName }
+            if draftsInFlight == 0 {
+                // The server sends an intent's patches before its reply, so the mirror already
+                // holds the last draft; the `.update` carrying it may not have arrived here yet.
+                document = SessionDocument(client.document)
+                draft = document.detail?.draftName
+            }
         case .tick:
             spinner += 1
             let cutoff = ContinuousClock.now - .milliseconds(1500)
