@@ -19,6 +19,8 @@ final class TUI {
         case tick
         case resized
         case endOfInput
+        /// A refresh or search was answered: its first page is in the client's mirror.
+        case listReloaded
     }
 
     private let client: UserListClient
@@ -126,7 +128,9 @@ final class TUI {
         case .update(let update):
             switch update {
             case .state(let change):
-                document = SessionDocument(change.document)
+                // The mirror's latest, not `change.document`: replies reach this loop by another
+                // path than updates and may overtake them, so `.draftSent` already synced it.
+                document = SessionDocument(client.document)
                 let now = ContinuousClock.now
                 for id in change.editedUserIDs { highlights[id] = now }
                 if draftsInFlight == 0 { draft = document.detail?.draftName }
@@ -144,7 +148,12 @@ final class TUI {
             banner = message
         case .draftSent:
             draftsInFlight = max(0, draftsInFlight - 1)
-            if draftsInFlight == 0 { draft = document.detail?.draftName }
+            if draftsInFlight == 0 {
+                // The server sends an intent's patches before its reply, so the mirror already
+                // holds the last draft; the `.update` carrying it may not have arrived here yet.
+                document = SessionDocument(client.document)
+                draft = document.detail?.draftName
+            }
         case .tick:
             spinner += 1
             let cutoff = ContinuousClock.now - .milliseconds(1500)
@@ -152,6 +161,11 @@ final class TUI {
         case .resized:
             size = Terminal.size()
             renderer.invalidate()
+            clampCursor()  // fewer rows: scroll so the cursor's row stays on screen
+        case .listReloaded:
+            document = SessionDocument(client.document)
+            clampCursor()
+            lastDisplayedRow = -1  // the same row index may now be the end of a shorter list
         case .endOfInput:
             return false
         }
@@ -166,7 +180,7 @@ final class TUI {
                 searching = nil
                 cursor = 0
                 scroll = 0
-                send("list", "search", ["text": .string(text)])
+                send("list", "search", ["text": .string(text)], then: .listReloaded)
             case .escape: searching = nil
             case .backspace: if !text.isEmpty { text.removeLast() }; searching = text
             case .character(let c): text.append(c); searching = text
@@ -193,7 +207,7 @@ final class TUI {
         case .character("G"), .end: cursor = count - 1
         case .enter:
             if count > 0 { send("list", "did_select_row", ["index": .int(Int64(cursor))]) }
-        case .character("r"): send("list", "refresh")
+        case .character("r"): send("list", "refresh", then: .listReloaded)
         case .character("/"): searching = document.list?.search ?? ""
         case .character("x"), .escape: dismissBanner(screen: "list")
         default: break
@@ -241,11 +255,15 @@ final class TUI {
         send(screen, "dismiss_error")
     }
 
-    private func send(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil) {
+    /// Sends an intent; `then` is fed back once it succeeded.
+    private func send(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil, then: Input? = nil) {
         let feed = self.feed
         // Written now, in key order; the reply comes back through the input stream.
         client.enqueue(screen: screen, action: action, args: args) { result in
-            guard case .failure(let error) = result else { return }
+            guard case .failure(let error) = result else {
+                if let then { feed.yield(then) }
+                return
+            }
             // Failed loads and saves also show in the screen's own error_message; say it once.
             if case .server(let code) = error.kind, [.unavailable, .validation, .conflict, .notFound].contains(code),
                screen != "session" {
@@ -267,13 +285,21 @@ final class TUI {
 
     private func draw() {
         let lines = document.showsDetail ? detailLines() : listLines()
-        Terminal.write(renderer.render(lines, width: size.columns))
+        Terminal.draw(renderer.render(lines, width: size.columns))
         if !document.showsDetail { reportLastVisibleRow() }
     }
 
     /// Tells the list which row is the last one on screen, so it loads the next page in time.
+    ///
+    /// Said again after every load seen, and after a refresh or search is answered: the list
+    /// ignores the report while it is loading, and a reload can bring back a list whose last
+    /// visible row has the same index (the cursor on the last row of the first page), which
+    /// must still fetch the next page.
     private func reportLastVisibleRow() {
-        guard let list = document.list, !list.users.isEmpty else { return }
+        guard let list = document.list, !list.users.isEmpty, list.loading == ListScreen.Loading.none else {
+            lastDisplayedRow = -1
+            return
+        }
         let last = min(list.users.count, scroll + listRows) - 1
         guard last != lastDisplayedRow else { return }
         lastDisplayedRow = last

@@ -40,14 +40,23 @@ enum Terminal {
         return true
     }
 
+    /// Puts the terminal back. Under the same lock as `draw`, so a frame being written when a
+    /// signal handler restores finishes first, and no frame lands on the user's screen after.
     static func restore() {
-        guard let original = saved.withLock({ state -> termios? in
-            defer { state = nil }
-            return state
-        }) else { return }
-        write("\u{1B}[0m\u{1B}[?25h\u{1B}[?1049l")
-        var copy = original
-        tcsetattr(0, TCSAFLUSH, &copy)
+        saved.withLock { state in
+            guard var original = state else { return }
+            state = nil
+            write("\u{1B}[0m\u{1B}[?25h\u{1B}[?1049l")
+            tcsetattr(0, TCSAFLUSH, &original)
+        }
+    }
+
+    /// Writes a frame, unless the terminal has been restored already.
+    static func draw(_ text: String) {
+        guard !text.isEmpty else { return }
+        saved.withLock { state in
+            if state != nil { write(text) }
+        }
     }
 
     static func write(_ text: String) {
