@@ -160,8 +160,8 @@ extension Fault {
             #expect(overtaken == 0, "already_attached overtook the welcome in \(overtaken) of 50 connections")
         }
 
-        /// Floods 10,000 intents in one burst; counts, per intent id, the replies and the
-        /// `rate_limited` errors that carry it.
+        /// Floods 10,000 intents in one burst; counts, per intent id, the replies that ran and the
+        /// replies refused with `rate_limited` (every intent gets exactly one reply, §4.1).
         static func flood(path: String, count: Int) throws -> (answered: [Int: Int], replies: Int, limited: Int, other: [String]) {
             let client = try FaultClient(path: path)
             defer { client.disconnect() }
@@ -186,10 +186,11 @@ extension Fault {
                 switch message {
                 case .reply(let reply):
                     answered[reply.id, default: 0] += 1
-                    replies += 1
-                case .error(let error) where error.code == .rateLimited && error.id != nil:
-                    answered[error.id!, default: 0] += 1
-                    limited += 1
+                    if case .failure(let error) = reply.outcome, error.code == .rateLimited {
+                        limited += 1
+                    } else {
+                        replies += 1
+                    }
                 case .error(let error):
                     other.append("\(error.code.rawValue): \(error.message)")
                 default:

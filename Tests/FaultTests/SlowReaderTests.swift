@@ -13,7 +13,7 @@ extension Fault {
         func aClientThatStopsReadingCostsOthersNothing() async throws {
             let directory = try TempDirectory("slow")
             defer { directory.remove() }
-            let daemon = ChildDaemon(directory: directory.path, sampleData: 30, extra: ["--client-buffer-bytes", "16384"])
+            let daemon = ChildDaemon(directory: directory.path, sampleData: 30, extra: ["--client-buffer-bytes", "16384", "--intents-per-second", "100000"])
             defer { daemon.killHard() }
             try daemon.start()
             let result = try await offPool { try Self.run(daemon) }
@@ -26,7 +26,7 @@ extension Fault {
         func aSlowClientStillGetsEveryEvent() async throws {
             let directory = try TempDirectory("slow-events")
             defer { directory.remove() }
-            let daemon = ChildDaemon(directory: directory.path, sampleData: 30, extra: ["--client-buffer-bytes", "16384"])
+            let daemon = ChildDaemon(directory: directory.path, sampleData: 30, extra: ["--client-buffer-bytes", "16384", "--intents-per-second", "100000"])
             defer { daemon.killHard() }
             try daemon.start()
             let result = try await offPool { try Self.run(daemon) }

@@ -80,7 +80,7 @@ import UserListWire
             try flooder.send(.intent(.init(id: id, screen: "list", action: "dismiss_error")))
         }
         let limited = try await flooder.next(where: "rate_limited") { message -> Bool? in
-            if case .error(let e) = message, e.code == .rateLimited { return true }
+            if case .reply(let reply) = message, case .failure(let e) = reply.outcome, e.code == .rateLimited { return true }
             return nil
         }
         #expect(limited)

@@ -1,4 +1,5 @@
 import Foundation
+import UserListTestSupport
 import Glibc
 import Testing
 import UserListWire

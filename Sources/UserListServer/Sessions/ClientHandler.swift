@@ -25,6 +25,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         case drained
         /// An error answered in order with everything else the client sent.
         case error(ErrorCode, String, id: Int?)
+        /// An intent answered with a failed reply without running it.
+        case refused(id: Int, ErrorCode, String)
     }
 
     /// Past this many unprocessed items the socket is no longer read (backpressure, nothing dropped).
@@ -144,8 +146,12 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
             return
         }
         guard allowMessage() else {
-            let id: Int? = if case .intent(let intent) = message { intent.id } else { nil }
-            enqueue(.error(.rateLimited, "Too many messages: at most \(context.config.intentsPerSecond) per second per client.", id: id))
+            let text = "Too many messages: at most \(context.config.intentsPerSecond) per second per client."
+            if case .intent(let intent) = message {
+                enqueue(.refused(id: intent.id, .rateLimited, text))  // every intent gets its one reply
+            } else {
+                enqueue(.error(.rateLimited, text, id: nil))
+            }
             return
         }
         switch message {
@@ -199,6 +205,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
                 send(.pong(nonce: nonce), droppable: false)
             case .error(let code, let message, let id):
                 sendError(code, message, id: id)
+            case .refused(let id, let code, let message):
+                send(.reply(.failure(id: id, code: code, message: message)), droppable: false)
             case .overflowed:
                 await session?.clientOverflowed(self)
             case .intent(let intent):
