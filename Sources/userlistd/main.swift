@@ -72,18 +72,23 @@ func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -
     }
     // Observing the repository: our own commits reach every session at once, not at the next poll.
     let feed = try SQLiteChangeFeed(observing: database)
-    let repository: any UserRepository
+    let source: any UserRepository
     let description: String
     if let upstream = config.upstreamURL {
         guard let url = URL(string: upstream), url.scheme == "http" || url.scheme == "https" else {
             throw .unavailable(reason: "upstream '\(upstream)' is not an http(s) URL")
         }
-        repository = CachedUserRepository(upstream: RemoteUserRepository(configuration: .init(baseURL: url)), cache: database)
+        source = CachedUserRepository(upstream: RemoteUserRepository(configuration: .init(baseURL: url)), cache: database)
         description = "\(upstream) cached in sqlite:\(config.databasePath)"
     } else {
-        repository = database
+        source = database
         description = "sqlite:\(config.databasePath)"
     }
+    // Sessions showing the same page share one copy of it; any commit, ours or another
+    // process's (seen through the feed), clears it.
+    let repository = SharedPageRepository(base: source)
+    let invalidations = feed.subscribe()
+    Task.detached { for await _ in invalidations { repository.invalidate() } }
     return Daemon.Store(repository: repository, feed: feed, description: description, close: {
         _ = feed
         _ = database

@@ -44,7 +44,8 @@ package actor Session {
     private var clients: [ObjectIdentifier: Attached] = [:]
     private var flushScheduled = false
     private var applyingChange = false
-    private var pendingEvents: [ServerMessage.Event] = []
+    /// Encoded event frames waiting for the next flush.
+    private var pendingEvents: [[UInt8]] = []
     private var feedTask: Task<Void, Never>?
     private let frameEncoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
 
@@ -177,13 +178,14 @@ package actor Session {
         pendingEvents.removeAll()
         guard !ops.isEmpty || !events.isEmpty else { return }
         if !ops.isEmpty { activity.withLock { $0.screens = current.screens.count } }
-        let eventFrames = events.compactMap { try? frameEncoder.encode(ServerMessage.event($0)) }
+        let eventFrames = events
+        let serializedOps = ops.isEmpty ? [] : FrameEncoder.serializedOperations(ops)
         for (id, var attached) in clients {
             var frames: [(bytes: [UInt8], droppable: Bool)] = []
             if !ops.isEmpty && !attached.awaitingSnapshot {
                 attached.seq += 1
                 clients[id] = attached
-                if let patch = try? frameEncoder.encode(ServerMessage.patch(.init(epoch: attached.epoch, seq: attached.seq, ops: ops))) {
+                if let patch = try? frameEncoder.encodePatch(epoch: attached.epoch, seq: attached.seq, serializedOperations: serializedOps) {
                     frames.append((patch, true))
                 }
             }
@@ -193,23 +195,19 @@ package actor Session {
     }
 
     private func forward(_ event: NavigatorEvent) {
-        let message: ServerMessage.Event
+        let frame: [UInt8]?
         switch event {
         case .list(.userSelected(let id)):
-            message = .init(screen: "list", name: "user_selected", payload: ["id": .string(id.uuidString.lowercased())])
+            frame = try? frameEncoder.encode(ServerMessage.event(.init(
+                screen: "list", name: "user_selected", payload: ["id": .string(id.uuidString.lowercased())])))
         case .detail(.didSave(let user)):
-            message = .init(screen: "detail", name: "did_save", payload: ["user": StateDocument.user(user)])
+            frame = try? frameEncoder.encode(ServerMessage.event(.init(
+                screen: "detail", name: "did_save", payload: ["user": StateDocument.user(user)])))
         case .changed(let change):
-            var payload: [String: JSONValue] = ["id": .string(change.userID.uuidString.lowercased())]
-            switch change {
-            case .saved(let user): payload["kind"] = "saved"; payload["user"] = StateDocument.user(user)
-            case .added(let user): payload["kind"] = "added"; payload["user"] = StateDocument.user(user)
-            case .removed: payload["kind"] = "removed"
-            }
-            message = .init(screen: "session", name: "changed", payload: .object(payload))
+            frame = ChangedEventFrames.frame(for: change)
         }
         // Sent with the next patch, after it: the event describes the state the patch brings.
-        pendingEvents.append(message)
+        if let frame { pendingEvents.append(frame) }
         stateChanged()
     }
 

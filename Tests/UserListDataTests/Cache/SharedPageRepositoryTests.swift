@@ -1,0 +1,52 @@
+import Foundation
+import Synchronization
+import Testing
+import UserListData
+import UserListDomain
+
+/// Counts the pages it serves, so a test can tell a shared page from a fresh query.
+private final class CountingRepository: UserRepository {
+    let queries = Atomic<Int>(0)
+    let stale: Bool
+    init(stale: Bool = false) { self.stale = stale }
+
+    func fetchPage(_ request: PageRequest) async throws(UserError) -> UserPage {
+        let n = queries.add(1, ordering: .relaxed).newValue
+        return UserPage(users: [User(id: UUID(), name: "Query \(n)", email: "q\(n)@example.com")], next: nil, isStale: stale)
+    }
+    func fetchUser(id: UUID) async throws(UserError) -> User { throw .notFound(id: id) }
+    func update(_ user: User) async throws(UserError) -> User { user }
+    func add(_ user: NewUser) async throws(UserError) -> User { User(id: user.id, name: user.name, email: user.email) }
+    func remove(id: UUID) async throws(UserError) {}
+}
+
+@Test func sessionsAskingForTheSamePageShareOneQuery() async throws {
+    let base = CountingRepository()
+    let shared = SharedPageRepository(base: base)
+    let first = try await shared.fetchPage(PageRequest(limit: 50))
+    let second = try await shared.fetchPage(PageRequest(limit: 50))
+    #expect(first == second)
+    #expect(base.queries.load(ordering: .relaxed) == 1)
+    _ = try await shared.fetchPage(PageRequest(limit: 50, search: "ad"))
+    #expect(base.queries.load(ordering: .relaxed) == 2, "another request is another page")
+}
+
+@Test func anyWriteOrInvalidationForgetsThePages() async throws {
+    let base = CountingRepository()
+    let shared = SharedPageRepository(base: base)
+    let before = try await shared.fetchPage(PageRequest())
+    _ = try await shared.update(before.users[0])
+    let after = try await shared.fetchPage(PageRequest())
+    #expect(after != before)
+    shared.invalidate()
+    _ = try await shared.fetchPage(PageRequest())
+    #expect(base.queries.load(ordering: .relaxed) == 3)
+}
+
+@Test func stalePagesAreNeverShared() async throws {
+    let base = CountingRepository(stale: true)
+    let shared = SharedPageRepository(base: base)
+    _ = try await shared.fetchPage(PageRequest())
+    _ = try await shared.fetchPage(PageRequest())
+    #expect(base.queries.load(ordering: .relaxed) == 2)
+}
