@@ -85,7 +85,7 @@ public final class Daemon: Sendable {
         registry.restore(SessionStore(directory: config.stateDirectory).load(logger: logger))
 
         let statusLine: @Sendable () -> String = {
-            let sessions = registry.allSessions.count
+            let sessions = registry.sessionCount
             return "Serving \(sessions) session\(sessions == 1 ? "" : "s"), \(registry.connectionCount) client connection\(registry.connectionCount == 1 ? "" : "s")"
         }
         let notifier = self.notifier

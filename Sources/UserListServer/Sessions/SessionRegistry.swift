@@ -87,6 +87,8 @@ package final class SessionRegistry: Sendable {
 
     package var allSessions: [Session] { entries.withLock { Array($0.sessions.values) } }
 
+    package var sessionCount: Int { entries.withLock { $0.sessions.count } }
+
     package var connectionCount: Int { entries.withLock { $0.connectionsPerUID.values.reduce(0, +) } }
 
     /// Ends `session` if no client is attached to it (after a `bye`).

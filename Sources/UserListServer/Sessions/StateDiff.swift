@@ -71,15 +71,22 @@ package enum StateDiff {
     /// Rows matched by id: edits in place are field replaces, appends are adds, a removal is a
     /// remove; anything else between the common prefix and suffix goes to the generic differ.
     static func rows(_ old: [User], _ new: [User], at path: JSONPointer, into ops: inout [PatchOperation]) {
-        if old == new { return }
-        var prefix = 0
-        let limit = min(old.count, new.count)
-        while prefix < limit, old[prefix].id == new[prefix].id { prefix += 1 }
-        var suffix = 0
-        while suffix < limit - prefix, old[old.count - 1 - suffix].id == new[new.count - 1 - suffix].id { suffix += 1 }
-        for index in 0..<prefix where old[index] != new[index] {
-            row(old[index], new[index], at: path.appending(index: index), into: &ops)
+        // Borrowed through buffer pointers: comparing rows must not copy (and retain) them.
+        let (prefix, suffix) = old.withUnsafeBufferPointer { a in
+            new.withUnsafeBufferPointer { b -> (Int, Int) in
+                if a.baseAddress == b.baseAddress && a.count == b.count { return (a.count, 0) }
+                let limit = min(a.count, b.count)
+                var prefix = 0
+                while prefix < limit, a[prefix].id == b[prefix].id { prefix += 1 }
+                var suffix = 0
+                while suffix < limit - prefix, a[a.count - 1 - suffix].id == b[b.count - 1 - suffix].id { suffix += 1 }
+                for index in 0..<prefix where a[index] != b[index] {
+                    row(a[index], b[index], at: path.appending(index: index), into: &ops)
+                }
+                return (prefix, suffix)
+            }
         }
+        if prefix == old.count && prefix == new.count { return }
         let oldMiddle = old[prefix..<(old.count - suffix)]
         let newMiddle = new[prefix..<(new.count - suffix)]
         if oldMiddle.isEmpty {
@@ -111,9 +118,13 @@ package enum StateDiff {
         }
         // The suffix now starts at the same index in both lists.
         let suffixStart = new.count - suffix
-        for offset in 0..<suffix {
-            let a = old[old.count - suffix + offset], b = new[suffixStart + offset]
-            if a != b { row(a, b, at: path.appending(index: suffixStart + offset), into: &ops) }
+        old.withUnsafeBufferPointer { a in
+            new.withUnsafeBufferPointer { b in
+                for offset in 0..<suffix where a[a.count - suffix + offset] != b[suffixStart + offset] {
+                    row(a[a.count - suffix + offset], b[suffixStart + offset],
+                        at: path.appending(index: suffixStart + offset), into: &ops)
+                }
+            }
         }
     }
 

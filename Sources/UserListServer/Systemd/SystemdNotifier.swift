@@ -41,12 +41,14 @@ public final class SystemdNotifier: Sendable {
 
     /// Live counts, rate-limited: returns whether it was sent.
     @discardableResult
-    public func status(_ text: String, force: Bool = false) -> Bool {
+    public func status(_ make: @autoclosure () -> String, force: Bool = false) -> Bool {
         guard enabled else { return false }
         let now = ContinuousClock.now
+        // The text is only built when it may be sent: counting sessions is not free.
+        if !force, let last = lastStatus.withLock({ $0 }), now - last.at < statusInterval { return false }
+        let text = make()
         let send = lastStatus.withLock { last -> Bool in
             if let last, last.text == text { return false }
-            if !force, let last, now - last.at < statusInterval { return false }
             last = (text, now)
             return true
         }
