@@ -7,7 +7,7 @@ then serves users held in memory until killed.
     http-fixture-server.py [users.json]     # a JSON array of {id, full_name, email, avatar_url, version}
 
 Misbehaviour for tests is chosen by a path prefix in the base URL, /_fixture/<mode>/users...:
-    slow        sleeps 3 s before answering (timeouts)
+    slow        sleeps 10 s before answering (timeouts)
     500         answers 500 to everything
     malformed   answers 200 with a truncated JSON body
     bare412     answers a stale PUT with 412 and an empty body (the client must GET the user)
@@ -72,7 +72,7 @@ class Handler(BaseHTTPRequestHandler):
         else:
             body = None
         if mode == "slow":
-            time.sleep(3)
+            time.sleep(10)
         if mode == "500":
             return self.send_json(500, {"error": "the fixture was told to fail"})
         if mode == "malformed":

@@ -85,7 +85,8 @@ import UserListDomain
         let started = ContinuousClock.now
         let reason = await unavailableReason { _ = try await remote.fetchUser(id: users[0].id) }
         #expect(reason.contains("did not answer"), "\(reason)")
-        #expect(ContinuousClock.now - started < .seconds(3))  // gave up before the server (3 s) answered
+        // Gave up well before the server (10 s) answered; URLSession's timer is late under load.
+        #expect(ContinuousClock.now - started < .seconds(8))
     }
 
     @Test func aMalformedBodyIsUnavailable() async throws {
