@@ -109,7 +109,7 @@ public final class Daemon: Sendable {
         loop.start()
 
         let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), readOnly: true,
-                            useCases: UserUseCases(repository: store.repository), feed: store.feed, logger: logger)
+                            useCases: UserUseCases(repository: store.repository), changes: registry.changeBroadcaster, logger: logger)
         let background = startBackgroundWork(registry: registry, loop: loop, probe: probe, statusLine: statusLine)
         let reloads = Task { [reloadSignal] in
             for await _ in reloadSignal.stream { self.reload(registry: registry, context: context, statusLine: statusLine) }

@@ -32,7 +32,7 @@ package actor Session {
     package nonisolated let activity = Mutex(Activity())
 
     private let useCases: UserUseCases
-    private let feed: any UserChangeFeed
+    private let changes: ChangeBroadcaster
     private let logger: Logger
     private var navigator: Navigator
     private var restored: NavigationState?
@@ -44,19 +44,21 @@ package actor Session {
     private var clients: [ObjectIdentifier: Attached] = [:]
     private var flushScheduled = false
     private var applyingChange = false
+    /// The broadcaster's encoded `changed` event for the change being applied.
+    private var changedEventFrame: [UInt8]?
     /// Encoded event frames waiting for the next flush.
     private var pendingEvents: [[UInt8]] = []
     private var feedTask: Task<Void, Never>?
     private let frameEncoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
 
     package init(key: SessionKey, id: String = UUID().uuidString.lowercased(), readOnly: Bool,
-                 useCases: UserUseCases, feed: any UserChangeFeed, logger: Logger,
+                 useCases: UserUseCases, changes: ChangeBroadcaster, logger: Logger,
                  restoring saved: NavigationState? = nil) {
         self.key = key
         self.id = id
         self.readOnly = readOnly
         self.useCases = useCases
-        self.feed = feed
+        self.changes = changes
         self.logger = logger
         self.navigator = Navigator(useCases: useCases)
         self.restored = saved
@@ -137,11 +139,11 @@ package actor Session {
         }
         navigator.onStateChange = { [unowned self] in self.stateChanged() }
         navigator.onEvent = { [unowned self] event in self.forward(event) }
-        let changes = feed.subscribe()
+        let deliveries = changes.subscribe()
         feedTask = Task { [weak self] in
-            for await change in changes {
+            for await delivery in deliveries {
                 guard let self else { return }
-                await self.apply(change)
+                await self.apply(delivery)
             }
         }
         sent = navigator.state
@@ -149,9 +151,11 @@ package actor Session {
 
     /// A change committed anywhere: every screen follows it, and each client gets one patch and
     /// the `changed` event together, in one write.
-    private func apply(_ change: UserChange) {
+    private func apply(_ delivery: ChangeBroadcaster.Delivery) {
         applyingChange = true
-        navigator.apply(change)
+        changedEventFrame = delivery.eventFrame
+        navigator.apply(delivery.change)
+        changedEventFrame = nil
         applyingChange = false
         flush()
     }
@@ -204,7 +208,8 @@ package actor Session {
             frame = try? frameEncoder.encode(ServerMessage.event(.init(
                 screen: "detail", name: "did_save", payload: ["user": StateDocument.user(user)])))
         case .changed(let change):
-            frame = ChangedEventFrames.frame(for: change)
+            // Encoded once for all sessions by the broadcaster, when the change came from it.
+            frame = changedEventFrame ?? (try? frameEncoder.encode(ServerMessage.event(ChangeBroadcaster.event(for: change))))
         }
         // Sent with the next patch, after it: the event describes the state the patch brings.
         if let frame { pendingEvents.append(frame) }

@@ -17,7 +17,7 @@ package final class SessionRegistry: Sendable {
 
     private let entries = Mutex(Entries())
     private let useCases: UserUseCases
-    private let feed: any UserChangeFeed
+    private let changes: ChangeBroadcaster
     private let logger: Logger
     private let limits: Mutex<(sessionsPerUID: Int, connectionsPerUID: Int, retention: Duration)>
     private let isWriter: @Sendable (UInt32) -> Bool
@@ -25,7 +25,7 @@ package final class SessionRegistry: Sendable {
     package init(useCases: UserUseCases, feed: any UserChangeFeed, logger: Logger, config: DaemonConfig,
                  isWriter: @escaping @Sendable (UInt32) -> Bool) {
         self.useCases = useCases
-        self.feed = feed
+        self.changes = ChangeBroadcaster(feed: feed)
         self.logger = logger
         self.isWriter = isWriter
         self.limits = Mutex((config.maxSessionsPerUID, config.maxConnectionsPerUID, .seconds(config.retentionSeconds)))
@@ -67,7 +67,7 @@ package final class SessionRegistry: Sendable {
             if let existing = entries.sessions[key] { return .success((existing, true)) }
             let owned = entries.sessions.keys.lazy.filter { $0.uid == key.uid }.count
             guard owned < limit else { return .failure(.tooManySessions(limit: limit)) }
-            let session = Session(key: key, readOnly: !isWriter(key.uid), useCases: useCases, feed: feed, logger: logger)
+            let session = Session(key: key, readOnly: !isWriter(key.uid), useCases: useCases, changes: changes, logger: logger)
             entries.sessions[key] = session
             return .success((session, false))
         }
@@ -80,10 +80,13 @@ package final class SessionRegistry: Sendable {
             for item in saved {
                 entries.sessions[item.key] = Session(
                     key: item.key, id: item.id, readOnly: !isWriter(item.key.uid), useCases: useCases,
-                    feed: feed, logger: logger, restoring: item.state)
+                    changes: changes, logger: logger, restoring: item.state)
             }
         }
     }
+
+    /// For sessions the registry does not own (the watchdog's probe).
+    package var changeBroadcaster: ChangeBroadcaster { changes }
 
     package var allSessions: [Session] { entries.withLock { Array($0.sessions.values) } }
 

@@ -1,0 +1,65 @@
+import Foundation
+import Synchronization
+import UserListDomain
+import UserListWire
+
+/// The daemon's one subscription to the Domain's change feed, passed on to every session with
+/// the `changed` event frame already encoded.
+///
+/// Every session sends the same bytes for the same change; encoding them once here, rather than
+/// in each of a thousand sessions, is most of what a fan-out costs beyond the writes. Sessions
+/// receive on their own streams and apply the change on their own actors; nothing here waits
+/// for any of them.
+package final class ChangeBroadcaster: Sendable {
+    package struct Delivery: Sendable {
+        package let change: UserChange
+        /// The `session`/`changed` event frame for `change`.
+        package let eventFrame: [UInt8]?
+    }
+
+    private let subscribers = Mutex<[UInt64: AsyncStream<Delivery>.Continuation]>([:])
+    private let nextID = Atomic<UInt64>(0)
+    private let pump = Mutex<Task<Void, Never>?>(nil)
+
+    package init(feed: any UserChangeFeed) {
+        let changes = feed.subscribe()
+        let encoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
+        let task = Task.detached { [weak self] in
+            for await change in changes {
+                guard let self else { return }
+                let frame = try? encoder.encode(ServerMessage.event(Self.event(for: change)))
+                self.deliver(Delivery(change: change, eventFrame: frame))
+            }
+        }
+        pump.withLock { $0 = task }
+    }
+
+    deinit { pump.withLock { $0?.cancel() } }
+
+    /// Every change committed from now on, in commit order, until the stream is dropped.
+    package func subscribe() -> AsyncStream<Delivery> {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        let (stream, continuation) = AsyncStream.makeStream(of: Delivery.self, bufferingPolicy: .unbounded)
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
+        }
+        subscribers.withLock { $0[id] = continuation }
+        return stream
+    }
+
+    private func deliver(_ delivery: Delivery) {
+        subscribers.withLock { subscribers in
+            for continuation in subscribers.values { continuation.yield(delivery) }
+        }
+    }
+
+    package static func event(for change: UserChange) -> ServerMessage.Event {
+        var payload: [String: JSONValue] = ["id": .string(change.userID.uuidString.lowercased())]
+        switch change {
+        case .saved(let user): payload["kind"] = "saved"; payload["user"] = StateDocument.user(user)
+        case .added(let user): payload["kind"] = "added"; payload["user"] = StateDocument.user(user)
+        case .removed: payload["kind"] = "removed"
+        }
+        return .init(screen: "session", name: "changed", payload: .object(payload))
+    }
+}
