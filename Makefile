@@ -19,7 +19,7 @@ INSTALL     ?= install
 RELEASE_DIR := .build/release
 PRODUCTS    := userlistd userctl
 
-.PHONY: setup build demo test release install uninstall
+.PHONY: setup build demo test bench release install uninstall
 
 setup:
 	./scripts/setup.sh
@@ -35,6 +35,10 @@ demo: setup
 # then the build (integration tests start the real userlistd and userctl binaries) and every test.
 test: setup
 	./scripts/fuzz-wire.sh 20 && $(SWIFT) build && $(SWIFT) test
+
+# The benchmark against the machine's floor (release build); BENCH_ARGS=--quick for a short run.
+bench: setup
+	./scripts/bench.sh $(BENCH_ARGS)
 
 release:
 	$(SWIFT) build -c release --static-swift-stdlib --product userlistd

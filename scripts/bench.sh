@@ -3,7 +3,7 @@
 # bench (e.g. --quick, --only fanout,idle). See BENCHMARKS.md.
 set -eu
 cd "$(dirname "$0")/.."
-swift build -c release --product userlistd
+swift build -c release --static-swift-stdlib --product userlistd   # as `make release` ships it
 swift build -c release --product userlistd-bench
 swift build -c release --product userlistd-bench-store
 exec .build/release/userlistd-bench "$@"
