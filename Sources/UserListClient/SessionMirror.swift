@@ -28,6 +28,8 @@ public struct SessionMirror: Sendable {
         case error(ServerMessage.ErrorMessage)
         case goodbye(reason: String)
         case pong
+        /// The server pinged: answer `pong` with this nonce, or be closed as idle.
+        case sendPong(nonce: JSONValue?)
     }
 
     public private(set) var phase: Phase = .awaitingSnapshot
@@ -65,6 +67,8 @@ public struct SessionMirror: Sendable {
             return [.error(error)]
         case .pong:
             return [.pong]
+        case .ping(let nonce):
+            return [.sendPong(nonce: nonce)]
         case .goodbye(let reason):
             return [.goodbye(reason: reason)]
         }

@@ -236,6 +236,8 @@ public final class UserListClient: Sendable {
             switch effect {
             case .sendResync:
                 sendResync()
+            case .sendPong(let nonce):
+                sendPong(nonce)
             case .welcomed, .pong:
                 break
             case .stateChanged(let change):
@@ -258,6 +260,11 @@ public final class UserListClient: Sendable {
             }
         }
         return completedWelcome
+    }
+
+    private func sendPong(_ nonce: JSONValue?) {
+        guard let frame = try? encoder.encode(ClientMessage.pong(nonce: nonce)) else { return }
+        writer.withLock { _ = $0?.writeAll(frame) }
     }
 
     private func sendResync() {

@@ -12,6 +12,8 @@ public enum ClientMessage: Sendable, Equatable {
     case resync
     /// Liveness check; answered by `pong` with the same nonce.
     case ping(nonce: JSONValue?)
+    /// The answer to the server's `ping`, with its nonce.
+    case pong(nonce: JSONValue?)
     /// The client is leaving; answered by `goodbye`.
     case bye
 
@@ -65,6 +67,7 @@ public enum ClientMessage: Sendable, Equatable {
         case .intent: "intent"
         case .resync: "resync"
         case .ping: "ping"
+        case .pong: "pong"
         case .bye: "bye"
         }
     }
@@ -113,6 +116,7 @@ public enum ClientMessage: Sendable, Equatable {
             }
         case "resync": self = .resync
         case "ping": self = .ping(nonce: fields.optionalValue("nonce"))
+        case "pong": self = .pong(nonce: fields.optionalValue("nonce"))
         case "bye": self = .bye
         default: throw .unknownType(type)
         }
@@ -136,7 +140,7 @@ public enum ClientMessage: Sendable, Equatable {
             object["screen"] = .string(intent.screen)
             object["action"] = .string(intent.action)
             if let args = intent.args { object["args"] = .object(args) }
-        case .ping(let nonce):
+        case .ping(let nonce), .pong(let nonce):
             if let nonce { object["nonce"] = nonce }
         case .resync, .bye:
             break

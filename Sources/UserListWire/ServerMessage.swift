@@ -10,6 +10,8 @@ public enum ServerMessage: Sendable, Equatable {
     case reply(Reply)
     case error(ErrorMessage)
     case pong(nonce: JSONValue?)
+    /// Liveness check of an idle client, which answers `pong` with the same nonce.
+    case ping(nonce: JSONValue?)
     /// The server is closing the connection; `reason` is a short machine-friendly word
     /// ("bye", "shutting_down", "idle_timeout", "replaced").
     case goodbye(reason: String)
@@ -143,6 +145,7 @@ public enum ServerMessage: Sendable, Equatable {
         case .reply: "reply"
         case .error: "error"
         case .pong: "pong"
+        case .ping: "ping"
         case .goodbye: "goodbye"
         }
     }
@@ -195,6 +198,7 @@ public enum ServerMessage: Sendable, Equatable {
                 code: try fields.errorCode("code"), message: try fields.string("message"),
                 id: try fields.optionalInt("id"), fatal: try fields.bool("fatal")))
         case "pong": self = .pong(nonce: fields.optionalValue("nonce"))
+        case "ping": self = .ping(nonce: fields.optionalValue("nonce"))
         case "goodbye": self = .goodbye(reason: try fields.string("reason"))
         default: throw .unknownType(type)
         }
@@ -237,7 +241,7 @@ public enum ServerMessage: Sendable, Equatable {
             object["message"] = .string(error.message)
             if let id = error.id { object["id"] = .int(Int64(id)) }
             object["fatal"] = .bool(error.fatal)
-        case .pong(let nonce):
+        case .pong(let nonce), .ping(let nonce):
             if let nonce { object["nonce"] = nonce }
         case .goodbye(let reason):
             object["reason"] = .string(reason)

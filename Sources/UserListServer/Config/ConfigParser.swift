@@ -31,6 +31,7 @@ public enum ConfigParser {
         ("max-frame-bytes", "N", "largest frame a client may send"),
         ("intents-per-second", "N", "per client, before rate_limited errors (SIGHUP reloads)"),
         ("client-buffer-bytes", "N", "queued bytes before a slow client's patches are dropped"),
+        ("ping-interval", "SECONDS", "ping a client silent this long; close it after twice (0: never)"),
         ("upstream", "URL", "REST service to front with the SQLite store as its cache"),
     ]
 
@@ -141,6 +142,7 @@ public enum ConfigParser {
         case "max-frame-bytes": config.maxFrameBytes = try number(64)
         case "intents-per-second": config.intentsPerSecond = try number(1)
         case "client-buffer-bytes": config.clientBufferBytes = try number(4096)
+        case "ping-interval": config.pingIntervalSeconds = try seconds()
         case "upstream": config.upstreamURL = value.isEmpty ? nil : value
         default: throw ConfigError("unknown key '\(key)'")
         }

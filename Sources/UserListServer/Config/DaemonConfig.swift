@@ -37,6 +37,9 @@ public struct DaemonConfig: Equatable, Sendable {
     public var intentsPerSecond = 200
     /// Bytes queued for one slow client before its pending patches are dropped.
     public var clientBufferBytes = 256 * 1024
+    /// Seconds without a word from a client before it is pinged; after twice this it is closed
+    /// (`goodbye` `idle_timeout`). 0 turns pinging off.
+    public var pingIntervalSeconds: Double = 30
     /// Upstream REST service; when set, the store is a cache in front of it.
     public var upstreamURL: String?
 

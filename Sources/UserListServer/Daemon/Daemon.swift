@@ -110,7 +110,7 @@ public final class Daemon: Sendable {
 
         let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), readOnly: true,
                             useCases: UserUseCases(repository: store.repository), changes: registry.changeBroadcaster, logger: logger)
-        let background = startBackgroundWork(registry: registry, loop: loop, probe: probe, statusLine: statusLine)
+        let background = startBackgroundWork(registry: registry, context: context, loop: loop, probe: probe, statusLine: statusLine)
         let reloads = Task { [reloadSignal] in
             for await _ in reloadSignal.stream { self.reload(registry: registry, context: context, statusLine: statusLine) }
         }
@@ -174,18 +174,26 @@ public final class Daemon: Sendable {
     }
 
     /// Retention sweeps, rate-limited status updates, and the watchdog.
-    private func startBackgroundWork(registry: SessionRegistry, loop: EventLoop, probe: Session,
+    private func startBackgroundWork(registry: SessionRegistry, context: ServerContext, loop: EventLoop, probe: Session,
                                      statusLine: @escaping @Sendable () -> String) -> Task<Void, Never> {
         let notifier = self.notifier
         let logger = self.logger
         let watchdog = SystemdNotifier.watchdogInterval()
         return Task.detached {
             var lastSweep = ContinuousClock.now
+            var lastLiveness = ContinuousClock.now
             var lastWatchdog = ContinuousClock.now
-            let tick: Duration = min(watchdog ?? .seconds(1), .seconds(1))
+            let ping = context.config.pingIntervalSeconds
+            let tick: Duration = min(watchdog ?? .seconds(1), .seconds(1), ping > 0 ? .seconds(max(0.1, ping / 4)) : .seconds(1))
             while !Task.isCancelled {
                 try? await Task.sleep(for: tick)
                 let now = ContinuousClock.now
+                // Liveness: a quarter of the ping interval between looks, at most once a second.
+                let livenessEvery = Duration.seconds(max(0.25, context.config.pingIntervalSeconds / 4))
+                if now - lastLiveness >= livenessEvery {
+                    lastLiveness = now
+                    context.checkLiveness()
+                }
                 if now - lastSweep >= .seconds(5) {
                     lastSweep = now
                     let dropped = registry.sweep()

@@ -41,6 +41,10 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     nonisolated(unsafe) private var rateWindow: (start: ContinuousClock.Instant, count: Int) = (.now, 0)
     private let inbox: AsyncStream<Inbound>.Continuation
     private let pending = Atomic<Int>(0)
+    /// When the client last sent anything, and whether it has been pinged since (liveness).
+    private let lastHeard = Atomic<Int64>(MonotonicClock.nanoseconds())
+    /// When the unanswered ping went out, or 0.
+    private let pingedAt = Atomic<Int64>(0)
     private let encoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
 
     package init(connection: Connection, context: ServerContext) {
@@ -49,6 +53,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         self.decoder = FrameDecoder(maximumFrameSize: context.config.maxFrameBytes)
         let (stream, continuation) = AsyncStream.makeStream(of: Inbound.self, bufferingPolicy: .unbounded)
         self.inbox = continuation
+        context.opened(self)
         Task { [self] in await self.run(stream) }
     }
 
@@ -74,6 +79,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     // MARK: ConnectionDelegate (event loop thread)
 
     package func connection(_ connection: Connection, received bytes: UnsafeRawBufferPointer) {
+        lastHeard.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
+        pingedAt.store(0, ordering: .relaxed)
         decoder.feed(bytes)
         while true {
             let frame: [UInt8]
@@ -138,6 +145,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
                 sendError(.notReady, "Say hello first.")
             case .bye:
                 enqueue(.bye)
+            case .pong:
+                break
             }
             return
         }
@@ -145,6 +154,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
             enqueue(.bye)
             return
         }
+        if case .pong = message { return }  // the answer to our ping: hearing it was the point
         guard allowMessage() else {
             let text = "Too many messages: at most \(context.config.intentsPerSecond) per second per client."
             if case .intent(let intent) = message {
@@ -160,6 +170,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         case .ping(let nonce): enqueue(.ping(nonce: nonce))
         case .resync: enqueue(.resync)
         case .bye: enqueue(.bye)
+        case .pong: break
         }
     }
 
@@ -176,6 +187,20 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         if now - rateWindow.start >= .seconds(1) { rateWindow = (now, 0) }
         rateWindow.count += 1
         return rateWindow.count <= context.config.intentsPerSecond
+    }
+
+    /// Called by the liveness sweep: ping a client silent for an interval; close one that has
+    /// not answered a ping within another interval.
+    package func checkLiveness(now: Int64, intervalNanoseconds interval: Int64) {
+        let pinged = pingedAt.load(ordering: .relaxed)
+        if pinged != 0 {
+            guard now - pinged >= interval else { return }
+            send(.goodbye(reason: "idle_timeout"), droppable: false)
+            connection.closeAfterFlush()
+        } else if now - lastHeard.load(ordering: .relaxed) >= interval {
+            pingedAt.store(now, ordering: .relaxed)
+            send(.ping(nonce: .int(now)), droppable: false)
+        }
     }
 
     package func connectionOverflowed(_ connection: Connection) {
@@ -237,6 +262,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         if let session { await session.detach(self) }
         phase.withLock { $0 = .closed }
         context.registry.connectionClosed(uid: connection.peer.uid)
+        context.closed(self)
         context.connectionsChanged()
     }
 

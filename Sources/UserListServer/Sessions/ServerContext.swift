@@ -14,6 +14,8 @@ package final class ServerContext: Sendable {
     package let introspection: Introspection
     package let isWriter: @Sendable (UInt32) -> Bool
     private let onConnectionsChanged: @Sendable () -> Void
+    /// Every live connection's handler, for the liveness sweep (not touched per message).
+    private let handlers = Mutex<[ObjectIdentifier: ClientHandler]>([:])
 
     package init(config: DaemonConfig, registry: SessionRegistry, logger: Logger, serverInfo: PeerInfo,
                  introspection: Introspection, isWriter: @escaping @Sendable (UInt32) -> Bool,
@@ -28,6 +30,19 @@ package final class ServerContext: Sendable {
     }
 
     package func connectionsChanged() { onConnectionsChanged() }
+
+    package func opened(_ handler: ClientHandler) { handlers.withLock { $0[ObjectIdentifier(handler)] = handler } }
+
+    package func closed(_ handler: ClientHandler) { _ = handlers.withLock { $0.removeValue(forKey: ObjectIdentifier(handler)) } }
+
+    /// Pings clients silent for `ping-interval`, closes those silent for twice that.
+    package func checkLiveness() {
+        let interval = config.pingIntervalSeconds
+        guard interval > 0 else { return }
+        let now = MonotonicClock.nanoseconds()
+        let all = handlers.withLock { Array($0.values) }
+        for handler in all { handler.checkLiveness(now: now, intervalNanoseconds: Int64(interval * 1e9)) }
+    }
 
     /// SIGHUP: rate limits, buffer sizes and the admin group apply to new work from now on.
     package func reload(_ config: DaemonConfig) { current.withLock { $0 = config } }
