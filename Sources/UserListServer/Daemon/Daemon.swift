@@ -119,7 +119,7 @@ public final class Daemon: Sendable {
         logger.notice("userlistd \(Self.version) ready", [
             "USERLISTD_SOCKET": ownsSocketPath ? config.socketPath : "fd \(listenFD) from systemd",
             "USERLISTD_STORE": store.description,
-            "USERLISTD_STARTUP_MS": String(format: "%.1f", Double((ContinuousClock.now - started).components.attoseconds) / 1e15 + Double((ContinuousClock.now - started).components.seconds) * 1000),
+            "USERLISTD_STARTUP_MS": String(format: "%.1f", Self.milliseconds(ContinuousClock.now - started)),
         ])
 
         for await _ in stopSignal.stream { break }
@@ -149,6 +149,11 @@ public final class Daemon: Sendable {
     }
 
     // MARK: parts
+
+    private static func milliseconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
+    }
 
     /// Each client is a descriptor: lift the soft limit (often 1,024) to the hard one, as
     /// daemon(7) suggests, so 10,000 clients fit.

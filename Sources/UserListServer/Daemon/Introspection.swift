@@ -43,7 +43,7 @@ package struct Introspection: Sendable {
 
     static func seconds(_ duration: Duration) -> Double {
         let (s, atto) = duration.components
-        return (Double(s) + Double(atto) / 1e18 * 1).rounded(toPlaces: 3)
+        return (Double(s) + Double(atto) / 1e18).rounded(toPlaces: 3)
     }
 
     /// VmRSS from /proc/self/status.

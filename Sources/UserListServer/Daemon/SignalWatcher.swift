@@ -10,7 +10,6 @@ public enum SignalWatcher {
     /// Starts the watcher thread on `pipe`: `terminate` for SIGTERM and SIGINT, `reload` for SIGHUP.
     public static func start(pipe: Int32, terminate: @escaping @Sendable () -> Void,
                              reload: @escaping @Sendable () -> Void) {
-        signal(SIGPIPE, SIG_IGN)
         let handlers = Handlers(pipe: pipe, terminate: terminate, reload: reload)
         var thread = pthread_t()
         let context = Unmanaged.passRetained(handlers).toOpaque()

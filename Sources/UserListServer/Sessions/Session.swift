@@ -69,7 +69,6 @@ package actor Session {
     /// The state to save across a daemon restart.
     package var savedState: NavigationState { navigator.state }
 
-    package var currentDocument: JSONValue { StateDocument.make(navigator.state) }
 
     // MARK: attach and detach
 
