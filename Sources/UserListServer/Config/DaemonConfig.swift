@@ -40,6 +40,10 @@ public struct DaemonConfig: Equatable, Sendable {
     /// Seconds without a word from a client before it is pinged; after twice this it is closed
     /// (`goodbye` `idle_timeout`). 0 turns pinging off.
     public var pingIntervalSeconds: Double = 30
+    /// Seconds a frame may take from its first byte to its last; then `frame_timeout` and close.
+    public var frameTimeoutSeconds: Double = 10
+    /// Bytes of unfinished frames kept for all of one uid's connections; past it, `input_limit`.
+    public var maxPartialBytesPerUID = 64 << 20
     /// Upstream REST service; when set, the store is a cache in front of it.
     public var upstreamURL: String?
 

@@ -35,14 +35,22 @@ package final class ServerContext: Sendable {
 
     package func closed(_ handler: ClientHandler) { _ = handlers.withLock { $0.removeValue(forKey: ObjectIdentifier(handler)) } }
 
-    /// Pings clients silent for `ping-interval`, closes those silent for twice that.
-    package func checkLiveness() {
-        let interval = config.pingIntervalSeconds
-        guard interval > 0 else { return }
+    /// Closes connections whose frame missed its deadline; with `pings`, also pings clients
+    /// silent for `ping-interval` and closes those silent for twice that.
+    package func checkConnections(pings: Bool) {
+        let config = config
         let now = MonotonicClock.nanoseconds()
         let all = handlers.withLock { Array($0.values) }
-        for handler in all { handler.checkLiveness(now: now, intervalNanoseconds: Int64(interval * 1e9)) }
+        let timeout = Int64(config.frameTimeoutSeconds * 1e9)
+        let interval = config.pingIntervalSeconds
+        for handler in all {
+            handler.checkFrameDeadline(now: now, timeoutNanoseconds: timeout)
+            if pings && interval > 0 { handler.checkLiveness(now: now, intervalNanoseconds: Int64(interval * 1e9)) }
+        }
     }
+
+    /// Live connections' handlers (tests: a closed connection is forgotten).
+    package var handlerCount: Int { handlers.withLock { $0.count } }
 
     /// SIGHUP: rate limits, buffer sizes and the admin group apply to new work from now on.
     package func reload(_ config: DaemonConfig) { current.withLock { $0 = config } }
