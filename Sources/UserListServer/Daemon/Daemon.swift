@@ -34,6 +34,11 @@ public final class Daemon: Sendable {
     private let store: Store
     private let reloadConfig: @Sendable () -> DaemonConfig?
     private let stopSignal = AsyncStream<Void>.makeStream()
+    /// Connection objects alive now (leak tests).
+    package let liveObjects = LiveObjectCounts()
+    private let runningRegistry = Mutex<SessionRegistry?>(nil)
+    /// The running daemon's sessions (tests), nil before `run` builds them.
+    package var registry: SessionRegistry? { runningRegistry.withLock { $0 } }
     private let reloadSignal = AsyncStream<Void>.makeStream()
 
     /// - Parameter reloadConfig: reads the configuration again on SIGHUP (nil: keep the old one).
@@ -88,6 +93,7 @@ public final class Daemon: Sendable {
             logger.info("Did not restore \(savedBefore.count - restored) saved sessions past their retention")
         }
 
+        runningRegistry.withLock { $0 = registry }
         let statusLine: @Sendable () -> String = {
             let sessions = registry.sessionCount
             return "Serving \(sessions) session\(sessions == 1 ? "" : "s"), \(registry.connectionCount) client connection\(registry.connectionCount == 1 ? "" : "s")"
@@ -98,6 +104,7 @@ public final class Daemon: Sendable {
             serverInfo: PeerInfo(name: "userlistd", build: Self.version),
             introspection: Introspection(startedAt: started, storeDescription: store.description, version: Self.version),
             isWriter: { policy.canWrite(uid: $0) },
+            liveObjects: liveObjects,
             onConnectionsChanged: { notifier.status(statusLine()) })
 
         let loop: EventLoop

@@ -41,7 +41,8 @@ package final class Acceptor: EventLoopHandler, Sendable {
             }
             let connection = Connection(
                 fd: fd, peer: peer, loop: loop,
-                limits: .init(softLimit: context.config.clientBufferBytes, hardLimit: max(context.config.clientBufferBytes * 16, 4 << 20)))
+                limits: .init(softLimit: context.config.clientBufferBytes, hardLimit: max(context.config.clientBufferBytes * 16, 4 << 20)),
+                liveObjects: context.liveObjects)
             let handler = ClientHandler(connection: connection, context: context)
             do throws(SystemError) {
                 try connection.start(delegate: handler, farewell: Self.slowClientFarewell)

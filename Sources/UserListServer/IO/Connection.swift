@@ -63,12 +63,18 @@ package final class Connection: EventLoopHandler, Sendable {
     // Invariant: set once in `start`, before the fd is registered with the loop; read-only after.
     nonisolated(unsafe) private var farewell: [UInt8]?
 
-    package init(fd: Int32, peer: PeerCredentials, loop: EventLoop, limits: Limits) {
+    private let liveObjects: LiveObjectCounts?
+
+    package init(fd: Int32, peer: PeerCredentials, loop: EventLoop, limits: Limits, liveObjects: LiveObjectCounts? = nil) {
         self.fd = fd
         self.peer = peer
         self.loop = loop
         self.limits = limits
+        self.liveObjects = liveObjects
+        liveObjects?.connections.add(1, ordering: .relaxed)
     }
+
+    deinit { liveObjects?.connections.subtract(1, ordering: .relaxed) }
 
     /// Registers with the loop; reads start flowing to `delegate`. `farewell` is the frame sent
     /// before closing a client that fell too far behind.

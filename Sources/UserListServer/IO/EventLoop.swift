@@ -117,16 +117,18 @@ package final class EventLoop: Sendable {
     /// Stops watching a descriptor the caller keeps (the listening socket at shutdown).
     package func deregister(_ registration: LoopRegistration) {
         execute { [self] in
-            _ = ulio_epoll_ctl_token(epollFD, EPOLL_CTL_DEL, registration.fd, 0, 0)
-            forget(registration)
+            // A stale registration (its number since reused) must not unhook the new one.
+            if forget(registration) { _ = ulio_epoll_ctl_token(epollFD, EPOLL_CTL_DEL, registration.fd, 0, 0) }
         }
     }
 
-    private func forget(_ registration: LoopRegistration) {
+    /// Drops the handler if `registration` is still the current one for its number.
+    @discardableResult
+    private func forget(_ registration: LoopRegistration) -> Bool {
         registry.withLock { registry in
-            if registry.handlers[registration.fd]?.generation == registration.generation {
-                registry.handlers.removeValue(forKey: registration.fd)
-            }
+            guard registry.handlers[registration.fd]?.generation == registration.generation else { return false }
+            registry.handlers.removeValue(forKey: registration.fd)
+            return true
         }
     }
 

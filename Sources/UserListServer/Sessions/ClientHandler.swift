@@ -58,9 +58,12 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         self.decoder = FrameDecoder(maximumFrameSize: context.config.maxFrameBytes)
         let (stream, continuation) = AsyncStream.makeStream(of: Inbound.self, bufferingPolicy: .unbounded)
         self.inbox = continuation
+        context.liveObjects.handlers.add(1, ordering: .relaxed)
         context.opened(self)
         Task { [self] in await self.run(stream) }
     }
+
+    deinit { context.liveObjects.handlers.subtract(1, ordering: .relaxed) }
 
     // MARK: SessionClient
 

@@ -13,13 +13,16 @@ package final class ServerContext: Sendable {
     package let serverInfo: PeerInfo
     package let introspection: Introspection
     package let isWriter: @Sendable (UInt32) -> Bool
+    package let liveObjects: LiveObjectCounts
     private let onConnectionsChanged: @Sendable () -> Void
     /// Every live connection's handler, for the liveness sweep (not touched per message).
     private let handlers = Mutex<[ObjectIdentifier: ClientHandler]>([:])
 
     package init(config: DaemonConfig, registry: SessionRegistry, logger: Logger, serverInfo: PeerInfo,
                  introspection: Introspection, isWriter: @escaping @Sendable (UInt32) -> Bool,
+                 liveObjects: LiveObjectCounts = LiveObjectCounts(),
                  onConnectionsChanged: @escaping @Sendable () -> Void = {}) {
+        self.liveObjects = liveObjects
         self.current = Mutex(config)
         self.registry = registry
         self.logger = logger
