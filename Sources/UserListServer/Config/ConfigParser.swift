@@ -28,8 +28,10 @@ public enum ConfigParser {
         ("admin-group", "GROUP", "members may write; others get read-only sessions"),
         ("max-connections-per-uid", "N", "connections one uid may hold (SIGHUP reloads)"),
         ("max-sessions-per-uid", "N", "sessions one uid may hold (SIGHUP reloads)"),
+        ("connections-per-second-per-uid", "N", "new connections one uid may open per second (SIGHUP reloads)"),
         ("max-frame-bytes", "N", "largest frame a client may send"),
         ("intents-per-second", "N", "per client, before rate_limited errors (SIGHUP reloads)"),
+        ("intents-per-second-per-uid", "N", "per uid over all its clients; then reading pauses for the second (SIGHUP reloads)"),
         ("client-buffer-bytes", "N", "queued bytes before a slow client's patches are dropped"),
         ("ping-interval", "SECONDS", "ping a client silent this long; close it after twice (0: never)"),
         ("frame-timeout", "SECONDS", "a frame must complete this long after its first byte (SIGHUP reloads)"),
@@ -154,8 +156,10 @@ public enum ConfigParser {
         case "admin-group": config.adminGroup = value
         case "max-connections-per-uid": config.maxConnectionsPerUID = try number(1)
         case "max-sessions-per-uid": config.maxSessionsPerUID = try number(1)
+        case "connections-per-second-per-uid": config.connectionsPerSecondPerUID = try number(1)
         case "max-frame-bytes": config.maxFrameBytes = try number(64)
         case "intents-per-second": config.intentsPerSecond = try number(1)
+        case "intents-per-second-per-uid": config.intentsPerSecondPerUID = try number(1)
         case "client-buffer-bytes": config.clientBufferBytes = try number(4096)
         case "ping-interval": config.pingIntervalSeconds = try seconds()
         case "frame-timeout":

@@ -35,6 +35,12 @@ public struct DaemonConfig: Equatable, Sendable {
     public var maxSessionsPerUID = 64
     public var maxFrameBytes = 1 << 20
     public var intentsPerSecond = 200
+    /// Messages per second one uid's connections may send together before their reading pauses
+    /// until the next second: one uid's flood cannot crowd out the others.
+    public var intentsPerSecondPerUID = 2000
+    /// New connections per second one uid may open; more are refused at once, before they cost
+    /// a handler: one uid's connect storm cannot crowd out the others.
+    public var connectionsPerSecondPerUID = 500
     /// Bytes queued for one slow client before its pending patches are dropped.
     public var clientBufferBytes = 256 * 1024
     /// Seconds without a word from a client before it is pinged; after twice this it is closed

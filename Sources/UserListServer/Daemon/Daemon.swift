@@ -74,7 +74,8 @@ public final class Daemon: Sendable {
                 ownsSocketPath = false
             } else {
                 try Self.makeParentDirectory(of: config.socketPath)
-                listenFD = try UnixSocket.listen(at: config.socketPath, mode: getuid() == 0 ? 0o660 : 0o600)
+                // The kernel's largest backlog: a connect storm from one uid must not fill the queue others wait in.
+                listenFD = try UnixSocket.listen(at: config.socketPath, mode: getuid() == 0 ? 0o660 : 0o600, backlog: 4096)
                 ownsSocketPath = true
             }
         } catch {

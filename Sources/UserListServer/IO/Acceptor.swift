@@ -35,8 +35,13 @@ package final class Acceptor: EventLoopHandler, Sendable {
                 close(fd)
                 continue
             }
+            guard context.registry.chargeConnect(uid: peer.uid, now: MonotonicClock.nanoseconds()) else {
+                // A storm: answered and closed at once, before it costs a handler.
+                refuse(fd, "uid \(peer.uid) opened more than \(context.registry.connectsPerSecondLimit) connections in the last second; try again in a moment.")
+                continue
+            }
             guard context.registry.connectionOpened(uid: peer.uid) else {
-                refuse(fd, uid: peer.uid, limit: context.registry.connectionLimit)
+                refuse(fd, "uid \(peer.uid) already has \(context.registry.connectionLimit) connections open to userlistd.")
                 continue
             }
             let connection = Connection(
@@ -59,10 +64,8 @@ package final class Acceptor: EventLoopHandler, Sendable {
 
     /// Tells a client over its uid's limit why, in one non-blocking write, and closes it: here,
     /// once, before it was ever registered.
-    private func refuse(_ fd: Int32, uid: UInt32, limit: Int) {
-        let message = ServerMessage.error(.init(
-            code: .tooManyConnections,
-            message: "uid \(uid) already has \(limit) connections open to userlistd."))
+    private func refuse(_ fd: Int32, _ reason: String) {
+        let message = ServerMessage.error(.init(code: .tooManyConnections, message: reason))
         if let frame = try? FrameEncoder(maximumFrameSize: FrameLimits.serverToClient).encode(message) {
             _ = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
         }

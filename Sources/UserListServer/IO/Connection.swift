@@ -49,6 +49,8 @@ package final class Connection: EventLoopHandler, Sendable {
         // What epoll is asked to watch, kept so one change never undoes another.
         var wantsWrite = false
         var readingPaused = false
+        /// Why reading is paused; reading resumes when no reason is left.
+        var pauseReasons: PauseReasons = []
         /// Set once `start` registered the descriptor; nil again never (the loop drops stale events).
         var registration: LoopRegistration?
         /// Held until the close: the delegate holds the connection too, and this link is the one cut.
@@ -101,6 +103,9 @@ package final class Connection: EventLoopHandler, Sendable {
     /// The delegate while the connection is open.
     private var delegate: (any ConnectionDelegate)? { outbound.withLock { $0.closed ? nil : $0.delegate } }
 
+    /// Runs `job` on the loop thread that reads this connection (see `EventLoop.execute`).
+    package func onLoop(_ job: @escaping @Sendable () -> Void) { loop.execute(job) }
+
     /// Whether `close()` has been called (the descriptor may still be closing on the loop).
     package var isClosed: Bool { outbound.withLock { $0.closed } }
 
@@ -120,11 +125,23 @@ package final class Connection: EventLoopHandler, Sendable {
         loop.setInterest(registration, write: newWrite, read: !newPaused)
     }
 
-    /// Stops (or resumes) reading from the socket: backpressure when the delegate's inbox is full.
-    package func setReadingPaused(_ paused: Bool) {
+    /// Why a connection stops reading: each reason is set and cleared on its own.
+    package struct PauseReasons: OptionSet, Sendable {
+        package let rawValue: UInt8
+        package init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// The delegate's inbox is full (backpressure, nothing dropped).
+        package static let inboxFull = PauseReasons(rawValue: 1)
+        /// The peer's uid used its share of intents for this second (fairness between uids).
+        package static let uidBudget = PauseReasons(rawValue: 2)
+    }
+
+    /// Stops (or resumes) reading from the socket for `reason`; reading goes on only when no
+    /// reason is left.
+    package func setReadingPaused(_ paused: Bool, because reason: PauseReasons) {
         outbound.withLock { out in
             guard !out.closed else { return }
-            setInterest(&out, paused: paused)
+            if paused { out.pauseReasons.insert(reason) } else { out.pauseReasons.remove(reason) }
+            setInterest(&out, paused: !out.pauseReasons.isEmpty)
         }
     }
 
@@ -334,6 +351,7 @@ package final class Connection: EventLoopHandler, Sendable {
             flushLocked(&out)
             if out.frames.isEmpty { return true }
             // Keep reading (and discarding) so a peer blocked in send() gets to read its goodbye.
+            out.pauseReasons = []
             setInterest(&out, write: true, paused: false)
             return false
         }

@@ -50,6 +50,9 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     // Invariant: only touched from ConnectionDelegate callbacks on the event loop thread.
     /// Partial-frame bytes this connection has counted against its uid's budget.
     nonisolated(unsafe) private var countedPartialBytes = 0
+    // Invariant: only touched on the event loop thread.
+    /// The uid used its share of messages for this second: frames wait in the decoder.
+    nonisolated(unsafe) private var throttled = false
     private let encoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
 
     package init(connection: Connection, context: ServerContext) {
@@ -91,9 +94,14 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         lastHeard.store(now, ordering: .relaxed)
         pingedAt.store(0, ordering: .relaxed)
         decoder.feed(bytes)
+        processBufferedFrames(now: now)
+    }
+
+    /// Routes every complete frame in the decoder, unless the uid's share runs out on the way.
+    private func processBufferedFrames(now: Int64) {
         var completedFrame = false
         defer { trackPartialFrame(now: now, completedFrame: completedFrame) }
-        while true {
+        while !throttled {
             let frame: [UInt8]
             do throws(FrameError) {
                 guard let next = try decoder.nextFrame() else { return }
@@ -142,14 +150,14 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     /// Queues work for the ordered task; stops reading the socket while too much is queued.
     private func enqueue(_ item: Inbound) {
         if pending.add(1, ordering: .relaxed).newValue == Self.inboxHighWater {
-            connection.setReadingPaused(true)
+            connection.setReadingPaused(true, because: .inboxFull)
         }
         inbox.yield(item)
     }
 
     private func dequeued() {
         if pending.subtract(1, ordering: .relaxed).newValue == Self.inboxLowWater {
-            connection.setReadingPaused(false)
+            connection.setReadingPaused(false, because: .inboxFull)
         }
     }
 
@@ -182,6 +190,9 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
             return
         }
         if case .pong = message { return }  // the answer to our ping: hearing it was the point
+        if let windowEnd = context.registry.chargeMessage(uid: connection.peer.uid, now: MonotonicClock.nanoseconds()) {
+            throttle(until: windowEnd)
+        }
         guard allowMessage() else {
             let text = "Too many messages: at most \(context.config.intentsPerSecond) per second per client."
             if case .intent(let intent) = message {
@@ -206,6 +217,26 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         case .attached, .attaching: true
         case .awaitingHello, .closed: false
         }
+    }
+
+    /// The uid used its share for this second: stop reading this connection until the window
+    /// ends, then carry on with the frames already read (nothing is dropped).
+    private func throttle(until windowEnd: Int64) {
+        guard !throttled else { return }
+        throttled = true
+        connection.setReadingPaused(true, because: .uidBudget)
+        let wait = max(0, windowEnd - MonotonicClock.nanoseconds())
+        Task.detached { [weak self] in
+            try? await Task.sleep(for: .nanoseconds(wait))
+            guard let self else { return }
+            self.connection.onLoop { [weak self] in self?.resumeAfterThrottle() }
+        }
+    }
+
+    private func resumeAfterThrottle() {
+        throttled = false
+        connection.setReadingPaused(false, because: .uidBudget)
+        processBufferedFrames(now: MonotonicClock.nanoseconds())
     }
 
     /// A fixed one-second window per client, for intents and pings alike.

@@ -22,18 +22,26 @@ package final class SessionRegistry: Sendable {
         var connectionsPerUID: Int
         var retention: Duration
         var partialBytesPerUID: Int
+        var messagesPerUID: Int
+        var connectsPerUID: Int
 
         init(_ config: DaemonConfig) {
             sessionsPerUID = config.maxSessionsPerUID
             connectionsPerUID = config.maxConnectionsPerUID
             retention = .seconds(config.retentionSeconds)
             partialBytesPerUID = config.maxPartialBytesPerUID
+            messagesPerUID = config.intentsPerSecondPerUID
+            connectsPerUID = config.connectionsPerSecondPerUID
         }
     }
 
     private let entries = Mutex(Entries())
     /// Unfinished-frame bytes per uid, apart from `entries`: touched on the read path.
     private let partialBytes = Mutex<[UInt32: Int]>([:])
+    /// Each uid's one-second message window.
+    private let messageWindows = PerUIDWindows()
+    /// Each uid's one-second window of new connections.
+    private let connectWindows = PerUIDWindows()
     private let useCases: UserUseCases
     private let changes: ChangeBroadcaster
     private let logger: Logger
@@ -86,6 +94,23 @@ package final class SessionRegistry: Sendable {
             return delta <= 0 || total <= budget
         }
     }
+
+    /// Counts one message from `uid`. Returns when the uid's window ends if this message used
+    /// up its share for the window (its connections then stop reading until that time), else nil.
+    package func chargeMessage(uid: UInt32, now: Int64) -> Int64? {
+        let budget = limits.withLock { $0.messagesPerUID }
+        let (start, count) = messageWindows.charge(uid: uid, now: now)
+        return count >= budget ? start + 1_000_000_000 : nil
+    }
+
+    /// Counts one new connection from `uid`; false when the uid already opened its share of
+    /// connections this second (the caller refuses it).
+    package func chargeConnect(uid: UInt32, now: Int64) -> Bool {
+        let budget = limits.withLock { $0.connectsPerUID }
+        return connectWindows.charge(uid: uid, now: now).count <= budget
+    }
+
+    package var connectsPerSecondLimit: Int { limits.withLock { $0.connectsPerUID } }
 
     /// Unfinished-frame bytes `uid` holds now (tests, status).
     package func partialBytes(uid: UInt32) -> Int { partialBytes.withLock { $0[uid, default: 0] } }
@@ -202,6 +227,10 @@ package final class SessionRegistry: Sendable {
                 }
             }
             for key in expired.keys { entries.sessions.removeValue(forKey: key) }
+            // Message windows of uids that have been quiet are forgotten.
+            let stale = MonotonicClock.nanoseconds() - 10_000_000_000
+            messageWindows.forgetQuiet(before: stale)
+            connectWindows.forgetQuiet(before: stale)
             return expired.count
         }
     }
