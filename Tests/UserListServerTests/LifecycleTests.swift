@@ -188,6 +188,63 @@ import UserListWire
     }
 
     @Test(.timeLimit(.minutes(2)))
+    func aUIDOverItsShareIsSlowedNeverDropped() async throws {
+        let daemon = try await DaemonHarness {
+            $0.intentsPerSecondPerUID = 20
+            $0.intentsPerSecond = 1000
+        }
+        let client = try daemon.client()
+        _ = try await client.hello(key: "busy")
+        for id in 1...60 {
+            try client.send(.intent(.init(id: 1000 + id, screen: "list", action: "dismiss_error", args: nil)))
+        }
+        // Three seconds' worth of the uid's share: every intent is answered, in order, none refused.
+        var answered: [Int] = []
+        while answered.count < 60 {
+            let reply = try await client.next(where: "reply \(answered.count + 1) of 60", timeout: 60) { message -> ServerMessage.Reply? in
+                if case .reply(let reply) = message { reply } else { nil }
+            }
+            #expect(reply.outcome.isSuccess, "\(reply)")
+            answered.append(reply.id)
+        }
+        #expect(answered == Array(1001...1060))
+        await daemon.stop()
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aConnectStormIsRefusedWithItsReason() async throws {
+        let daemon = try await DaemonHarness { $0.connectionsPerSecondPerUID = 5 }
+        // A hundred connects at once: far more than five fit in any one second of them.
+        var clients: [WireTestClient] = []
+        for _ in 0..<100 { clients.append(try daemon.client()) }
+        var refusals: [ServerMessage.ErrorMessage] = []
+        var welcomes = 0
+        for (index, client) in clients.enumerated() {
+            try client.send(.hello(.init(protocolVersions: 1...1, client: .init(name: "test", build: "0"), sessionKey: "storm-\(index % 3)")))
+            let first = try await client.next(where: "welcome or error", timeout: 30) { message -> ServerMessage? in
+                switch message {
+                case .welcome, .error: message
+                default: nil
+                }
+            }
+            if case .error(let error) = first { refusals.append(error) } else { welcomes += 1 }
+        }
+        #expect(welcomes >= 1, "the uid's share is served (the harness's start-up probe took one)")
+        #expect(!refusals.isEmpty)
+        #expect(refusals.allSatisfy { $0.code == .tooManyConnections && $0.message.contains("in the last second") })
+        clients.removeAll()
+        // The uid is served again once its second is over.
+        var welcomed = false
+        for _ in 0..<100 where !welcomed {
+            let client = try daemon.client()
+            welcomed = (try? await client.hello(key: "after-the-storm")) != nil
+            if !welcomed { try await Task.sleep(for: .milliseconds(200)) }  // pacing the retries, not an outcome
+        }
+        #expect(welcomed)
+        await daemon.stop()
+    }
+
+    @Test(.timeLimit(.minutes(2)))
     func restoredSessionsCountTheirDetachedTimeAcrossARestart() async throws {
         let daemon = try await DaemonHarness { $0.retentionSeconds = 300 }
         do {
