@@ -67,7 +67,7 @@ package final class SessionRegistry: Sendable {
             if let existing = entries.sessions[key] { return .success((existing, true)) }
             let owned = entries.sessions.keys.lazy.filter { $0.uid == key.uid }.count
             guard owned < limit else { return .failure(.tooManySessions(limit: limit)) }
-            let session = Session(key: key, readOnly: !isWriter(key.uid), useCases: useCases, changes: changes, logger: logger)
+            let session = Session(key: key, canWrite: { [isWriter] in isWriter(key.uid) }, useCases: useCases, changes: changes, logger: logger)
             entries.sessions[key] = session
             return .success((session, false))
         }
@@ -79,7 +79,7 @@ package final class SessionRegistry: Sendable {
         entries.withLock { entries in
             for item in saved {
                 entries.sessions[item.key] = Session(
-                    key: item.key, id: item.id, readOnly: !isWriter(item.key.uid), useCases: useCases,
+                    key: item.key, id: item.id, canWrite: { [isWriter] in isWriter(item.key.uid) }, useCases: useCases,
                     changes: changes, logger: logger, restoring: item.state)
             }
         }
