@@ -60,6 +60,10 @@ public enum ClientMessage: Sendable, Equatable {
         }
     }
 
+    /// The largest intent id (in magnitude) a client may choose: 2^53−1, so that clients whose
+    /// JSON numbers are doubles read the echoed id exactly (Protocol/PROTOCOL.md §1).
+    public static let maximumIntentID = 9_007_199_254_740_991
+
     /// The wire name of the message.
     public var type: String {
         switch self {
@@ -102,6 +106,9 @@ public enum ClientMessage: Sendable, Equatable {
                 sessionKey: try fields.string("session_key"), terminal: terminal))
         case "intent":
             let id = try fields.int("id")
+            guard abs(id) <= ClientMessage.maximumIntentID else {
+                throw .invalidValue(field: "id", reason: "\(id) is outside ±(2^53−1), the integers every JSON reader holds exactly")
+            }
             do throws(MessageError) {
                 var args: [String: JSONValue]?
                 if let value = fields.optionalValue("args") {

@@ -349,8 +349,8 @@ public final class SQLiteUserRepository: UserRepository {
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING
                 """)
             let update = try connection.statement("""
-                UPDATE users SET name = ?2, email = ?3, avatar_url = ?4, version = ?5, name_key = ?6, email_key = ?7
-                WHERE id = ?1 AND (name IS NOT ?2 OR email IS NOT ?3 OR avatar_url IS NOT ?4 OR version IS NOT ?5)
+                UPDATE users SET name = ?2, email = ?3, avatar_url = ?4, version = MAX(version + 1, ?5), name_key = ?6, email_key = ?7
+                WHERE id = ?1 AND (name IS NOT ?2 OR email IS NOT ?3 OR avatar_url IS NOT ?4)
                 """)
             let log = try connection.statement("""
                 INSERT INTO changes (kind, user_id, at) VALUES (?1, ?2, ?3)
