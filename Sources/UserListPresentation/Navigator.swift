@@ -156,13 +156,11 @@ public final class Navigator {
     public func apply(_ change: UserChange, madeHere: Bool = false) {
         for screen in screens {
             switch screen {
-            case .list(let list): list.apply(change)
+            case .list(let list): list.apply(change, markingStale: !madeHere)
             case .detail(let detail): detail.apply(change)
             }
         }
-        guard !madeHere else { return }
-        list.markStale()
-        onEvent?(.changed(change))
+        if !madeHere { onEvent?(.changed(change)) }
     }
 
     // MARK: wiring

@@ -127,8 +127,16 @@ public final class UserListViewModel {
     /// Rows and total change together, in one state change. A user not among the loaded rows is
     /// counted in the total only while more pages exist (it may be on one of them); once every
     /// page is loaded, every counted user is on screen.
-    public func apply(_ change: UserChange) {
+    ///
+    /// `markingStale` (a change made elsewhere) also sets `isStale`, in the same state change.
+    public func apply(_ change: UserChange, markingStale: Bool = false) {
         var updated = state
+        Self.apply(change, to: &updated, matching: matchesSearch)
+        if markingStale { updated.isStale = true }
+        state = updated
+    }
+
+    private static func apply(_ change: UserChange, to updated: inout UserListState, matching matchesSearch: (User) -> Bool) {
         switch change {
         case .saved(let user):
             guard let index = updated.users.firstIndex(where: { $0.id == user.id }) else {
@@ -137,7 +145,6 @@ public final class UserListViewModel {
                 if Self.insertSorted(user, into: &updated), !updated.hasMore {
                     Self.adjustTotal(of: &updated, by: 1)
                 }
-                state = updated
                 return
             }
             // The same save, or an older one arriving late (the feed can lag a reply): keep the newer row.
@@ -160,7 +167,6 @@ public final class UserListViewModel {
                 Self.adjustTotal(of: &updated, by: -1)  // on a page not loaded yet
             }
         }
-        state = updated
     }
 
     // MARK: loading
@@ -211,7 +217,8 @@ public final class UserListViewModel {
             next = page.next
             updated.hasMore = page.hasMore
             updated.totalCount = page.totalCount
-            updated.isStale = page.isStale
+            // A next page does not bring the loaded rows up to date: only a reload clears staleness.
+            updated.isStale = reset ? page.isStale : (updated.isStale || page.isStale)
         case .failure(let error):
             updated.errorMessage = error.message
         }
