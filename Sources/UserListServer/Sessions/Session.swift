@@ -350,8 +350,12 @@ package actor Session {
             return .pending { session in
                 let result = await saving.value
                 switch result {
-                case .success: session.ownWrite(write)?.expected = 1  // the screens show it already; the feed's copy is silent
-                case .failure: session.forget(write)
+                case .success:
+                    // The screens show it already; waiting for the feed's (silent) copy means
+                    // that once the reply is read, no later frame is about this save.
+                    _ = await session.awaitDeliveries(of: write, count: 1)
+                case .failure:
+                    session.forget(write)
                 }
                 return result.map(StateDocument.user).mapError(IntentError.init)
             }
