@@ -345,11 +345,14 @@ package actor Session {
             return .done(nil)
         case .save:
             let id = detail.userID
+            let before = detail.state.user
             let write = expectOwnChange(of: [id])
             let saving = detail.save()
             return .pending { session in
                 let result = await saving.value
                 switch result {
+                case .success(let saved) where saved == before:
+                    session.forget(write)  // nothing to save: nothing was written
                 case .success:
                     // The screens show it already; waiting for the feed's (silent) copy means
                     // that once the reply is read, no later frame is about this save.
