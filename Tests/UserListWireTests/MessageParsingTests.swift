@@ -38,6 +38,16 @@ import UserListWire
         #expect(error { _ = try client(#"{"type":"hello","protocol":{"min":2,"max":1},"client":{"name":"c","build":"1"},"session_key":"k"}"#) }?.field == "protocol")
     }
 
+    @Test func aBodyStartingWithAByteOrderMarkIsInvalidJSON() {
+        let body: [UInt8] = [0xEF, 0xBB, 0xBF] + Array(#"{"type":"resync"}"#.utf8)
+        #expect(error { _ = try ClientMessage(frame: body) }?.code == .invalidJSON)
+    }
+
+    @Test func aPingWithNonceNullIsAPingWithoutNonce() throws {
+        #expect(try client(#"{"type":"ping","nonce":null}"#) == .ping(nonce: nil))
+        #expect(ClientMessage.ping(nonce: nil).json == ["type": "ping"])
+    }
+
     @Test func intentIDsStayWithinWhatEveryJSONReaderHoldsExactly() throws {
         let largest = try client(#"{"type":"intent","id":9007199254740991,"screen":"list","action":"refresh"}"#)
         #expect(largest == .intent(.init(id: 9_007_199_254_740_991, screen: "list", action: "refresh")))
