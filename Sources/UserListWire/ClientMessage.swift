@@ -97,6 +97,9 @@ public enum ClientMessage: Sendable, Equatable {
             guard low <= high else {
                 throw .invalidValue(field: "protocol", reason: "min (\(low)) is greater than max (\(high))")
             }
+            guard low >= 1, high <= ProtocolVersion.highestNumber else {
+                throw .invalidValue(field: "protocol", reason: "versions are numbered 1 to \(ProtocolVersion.highestNumber); got \(low)-\(high)")
+            }
             var terminal: TerminalSize?
             if let size = try fields.optionalNested("terminal") {
                 terminal = TerminalSize(columns: try size.int("columns"), rows: try size.int("rows"))

@@ -38,6 +38,15 @@ import UserListWire
         #expect(error { _ = try client(#"{"type":"hello","protocol":{"min":2,"max":1},"client":{"name":"c","build":"1"},"session_key":"k"}"#) }?.field == "protocol")
     }
 
+    @Test func protocolVersionsAreNumberedOneToSixtyFour() throws {
+        for range in ["0,1", "1,65", "-3,1"] {
+            let parts = range.split(separator: ",")
+            let e = error { _ = try client(#"{"type":"hello","protocol":{"min":\#(parts[0]),"max":\#(parts[1])},"client":{"name":"c","build":"1"},"session_key":"k"}"#) }
+            #expect(e?.code == .invalidMessage && e?.field == "protocol", "\(range)")
+        }
+        #expect(try client(#"{"type":"hello","protocol":{"min":1,"max":64},"client":{"name":"c","build":"1"},"session_key":"k"}"#).type == "hello")
+    }
+
     @Test func aBodyStartingWithAByteOrderMarkIsInvalidJSON() {
         let body: [UInt8] = [0xEF, 0xBB, 0xBF] + Array(#"{"type":"resync"}"#.utf8)
         #expect(error { _ = try ClientMessage(frame: body) }?.code == .invalidJSON)
