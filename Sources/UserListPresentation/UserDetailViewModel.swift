@@ -13,7 +13,7 @@ public final class UserDetailViewModel {
     public var onEvent: ((UserDetailEvent) -> Void)?
 
     private let useCases: UserUseCases
-    private var loadTask: Task<Void, Never>?
+    private var loadTask: Load?
     private var saveTask: Task<Result<User, UserError>, Never>?
     /// True until a load succeeds. A restored screen has a `user` but still needs the stored one.
     private var needsLoad = true
@@ -50,30 +50,43 @@ public final class UserDetailViewModel {
 
     // MARK: intents
 
-    /// Loads the user if not loaded yet (a restored screen reloads too). A restored draft is kept
-    /// over the stored name; if someone saved since, that shows as a conflict.
-    public func onAppear(isolation: isolated (any Actor) = #isolation) {
-        guard needsLoad, loadTask == nil else { return }
+    /// A load the host may await for its outcome: the stored user, or why it could not be read.
+    public typealias Load = Task<Result<User, UserError>, Never>
+
+    /// Loads the user if not loaded yet (a restored screen reloads too) and returns the load (the
+    /// one in flight, or a finished one when nothing needs loading). A restored draft is kept
+    /// over the stored name; if someone saved since, its next save is refused with a conflict.
+    @discardableResult
+    public func onAppear(isolation: isolated (any Actor) = #isolation) -> Load {
+        if let loading = loadTask { return loading }
+        guard needsLoad else {
+            let outcome: Result<User, UserError> = state.user.map { .success($0) } ?? .failure(.notFound(id: state.userID))
+            return Load { outcome }
+        }
         state.errorMessage = nil
         let id = state.userID
-        loadTask = Task {
+        let task = Load {
             _ = isolation
+            defer { self.loadTask = nil }
             do throws(UserError) {
                 let user = try await self.useCases.fetchUser.execute(id: id)
                 self.needsLoad = false
                 if self.state.user != nil {
-                    self.apply(.saved(user))  // restored: follow it, or keep the draft and show a conflict
+                    self.apply(.saved(user))  // restored: follow it, or keep the draft (and its version)
                 } else {
                     var updated = self.state
                     updated.user = user
                     if updated.draftName.isEmpty { updated.draftName = user.name }
                     self.state = updated
                 }
+                return .success(user)
             } catch {
                 self.state.errorMessage = error.message
+                return .failure(error)
             }
-            self.loadTask = nil
         }
+        loadTask = task
+        return task
     }
 
     public func setDraftName(_ name: String) {
@@ -91,7 +104,7 @@ public final class UserDetailViewModel {
             let loading = loadTask
             return Task {
                 _ = isolation
-                await loading?.value
+                _ = await loading?.value
                 guard self.state.user != nil else { return .failure(.notFound(id: self.state.userID)) }
                 return await self.save().value
             }
@@ -150,11 +163,6 @@ public final class UserDetailViewModel {
     /// Waits for the save in flight, if any (shutdown finishes what was acknowledged as started).
     public func finishSaving(isolation: isolated (any Actor) = #isolation) async {
         _ = await saveTask?.value
-    }
-
-    /// Waits for the load in flight, if any.
-    public func waitForLoad(isolation: isolated (any Actor) = #isolation) async {
-        await loadTask?.value
     }
 
     /// Clears the error banner and the conflict (the person has seen what is stored now).

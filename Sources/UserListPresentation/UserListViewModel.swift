@@ -110,10 +110,6 @@ public final class UserListViewModel {
         }
     }
 
-    /// Waits for the load in flight, if any.
-    public func waitForLoad(isolation: isolated (any Actor) = #isolation) async {
-        _ = await loadTask?.value
-    }
 
     /// Whether `index` names a row on screen (hosts use it to reject bad intents clearly).
     public func hasRow(at index: Int) -> Bool { state.users.indices.contains(index) }

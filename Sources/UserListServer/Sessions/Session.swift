@@ -369,16 +369,8 @@ package actor Session {
             navigator.back()
             return .done(nil)
         case .onAppear:
-            detail.onAppear()
-            let screen = ObjectIdentifier(detail)
-            return .pending { session in
-                guard let detail = session.detailScreen(screen) else { return .success(nil) }
-                await detail.waitForLoad()
-                if detail.state.user == nil, let message = detail.state.errorMessage {
-                    return .failure(IntentError(.notFound, message))
-                }
-                return .success(nil)
-            }
+            let load = detail.onAppear()
+            return .pending { _ in await load.value.map { _ in nil }.mapError(IntentError.init) }
         }
     }
 
@@ -559,14 +551,5 @@ package actor Session {
         guard let write = ownWrite(number), let waiter = write.waiter else { return }
         write.waiter = nil
         waiter.resume(returning: false)
-    }
-
-}
-
-extension Session {
-    /// The detail screen with this identity, if it is still on the stack.
-    private func detailScreen(_ id: ObjectIdentifier) -> UserDetailViewModel? {
-        for case .detail(let detail) in navigator.screens where ObjectIdentifier(detail) == id { return detail }
-        return nil
     }
 }
