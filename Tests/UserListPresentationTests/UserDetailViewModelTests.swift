@@ -58,6 +58,15 @@ import UserListPresentation
         #expect(!detail.state.canSave)
     }
 
+    @Test func onAppearReturnsTheLoadsOutcome() async {
+        let (missing, _, _) = makeDetail(repository, id: userID(999))
+        #expect(await missing.onAppear().value == .failure(.notFound(id: userID(999))))
+        let (found, _, _) = makeDetail(repository, id: ada.id)
+        #expect(await found.onAppear().value == .success(ada))
+        #expect(await found.onAppear().value == .success(ada), "already loaded: the stored user, no second fetch")
+        #expect(repository.count(of: .fetchUser) == 2)
+    }
+
     // MARK: the draft rules
 
     @Test func anUnchangedDraftIsNotDirty() async {
