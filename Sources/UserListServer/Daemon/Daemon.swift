@@ -120,7 +120,7 @@ public final class Daemon: Sendable {
         }
         loop.start()
 
-        let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), readOnly: true,
+        let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), canWrite: { false },
                             useCases: UserUseCases(repository: store.repository), changes: registry.changeBroadcaster, logger: logger)
         let background = startBackgroundWork(registry: registry, context: context, loop: loop, probe: probe, statusLine: statusLine)
         let reloads = Task { [reloadSignal] in

@@ -139,7 +139,7 @@ package final class SessionRegistry: Sendable {
                 entries.sessions.removeValue(forKey: victim.key)
                 evicted = victim.value
             }
-            let session = Session(key: key, readOnly: !isWriter(key.uid), useCases: useCases, changes: changes, logger: logger)
+            let session = Session(key: key, canWrite: { [isWriter] in isWriter(key.uid) }, useCases: useCases, changes: changes, logger: logger)
             entries.sessions[key] = session
             entries.attaching[key, default: 0] += 1
             return .success((session, false))
@@ -183,7 +183,7 @@ package final class SessionRegistry: Sendable {
                 let detachedFor = max(0, now.timeIntervalSince(item.detachedAt ?? now))
                 guard detachedFor < retentionSeconds else { continue }
                 let session = Session(
-                    key: item.key, id: item.id, readOnly: !isWriter(item.key.uid), useCases: useCases,
+                    key: item.key, id: item.id, canWrite: { [isWriter] in isWriter(item.key.uid) }, useCases: useCases,
                     changes: changes, logger: logger, restoring: item.state)
                 let since = clock - .seconds(detachedFor)
                 session.activity.withLock {
