@@ -429,7 +429,7 @@ package actor Session {
     static func failure(_ error: UserError) -> Outcome {
         switch error {
         case .notFound: .failed(.notFound, error.message)
-        case .conflict: .failed(.conflict, error.message)
+        case .conflict, .duplicateEmail: .failed(.conflict, error.message)
         case .validation: .failed(.validation, error.message)
         case .unavailable: .failed(.unavailable, error.message)
         case .forbidden: .failed(.forbidden, error.message)
