@@ -66,7 +66,7 @@ import UserListWire
 
     @Test func fatalCodes() {
         let fatal = Set(ErrorCode.allCases.filter(\.isFatal))
-        #expect(fatal == [.frameTooLarge, .unsupportedVersion, .tooManyConnections, .tooManySessions, .shuttingDown])
+        #expect(fatal == [.frameTooLarge, .unsupportedVersion, .tooManyConnections, .tooManySessions, .shuttingDown, .frameTimeout, .inputLimit])
     }
 
     @Test func versionNegotiation() {
