@@ -19,6 +19,7 @@ import json
 import signal
 import sys
 import threading
+import unicodedata
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
@@ -27,8 +28,15 @@ USERS = {}
 LOCK = threading.Lock()
 
 
+def fold(text):
+    """The daemon's TextKey: NFKC, case-folded, accents removed (see Sources/UserListDomain/TextKey.swift)."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    stripped = "".join(c for c in unicodedata.normalize("NFD", folded) if unicodedata.category(c) != "Mn")
+    return unicodedata.normalize("NFC", stripped)
+
+
 def order_key(user):
-    return (user["full_name"].lower(), user["id"])
+    return (fold(user["full_name"]), user["id"])
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -85,11 +93,11 @@ class Handler(BaseHTTPRequestHandler):
                 query = parse_qs(url.query)
                 page = int(query.get("page", ["1"])[0])
                 per_page = int(query.get("per_page", ["50"])[0])
-                search = query.get("search", [""])[0].lower()
+                search = fold(query.get("search", [""])[0])
                 users = sorted(USERS.values(), key=order_key)
                 if search:
                     users = [u for u in users
-                             if u["full_name"].lower().startswith(search) or u["email"].lower().startswith(search)]
+                             if fold(u["full_name"]).startswith(search) or fold(u["email"]).startswith(search)]
                 total_pages = max(1, -(-len(users) // per_page))
                 start = (page - 1) * per_page
                 return self.send_json(200, {"page": page, "per_page": per_page, "total": len(users),

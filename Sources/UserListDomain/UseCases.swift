@@ -39,6 +39,7 @@ public struct UpdateUserUseCase: Sendable {
         var user = edited
         user.name = try UserValidation.validName(edited.name)
         user.email = try UserValidation.validEmail(edited.email)
+        user.avatarURL = try UserValidation.validAvatarURL(edited.avatarURL)
         return try await repository.update(user)
     }
 
@@ -60,6 +61,7 @@ public struct AddUserUseCase: Sendable {
         var user = new
         user.name = try UserValidation.validName(new.name)
         user.email = try UserValidation.validEmail(new.email)
+        user.avatarURL = try UserValidation.validAvatarURL(new.avatarURL)
         return try await repository.add(user)
     }
 }
@@ -90,6 +92,7 @@ public struct ImportUsersUseCase: Sendable {
             do throws(UserError) {
                 checked.name = try UserValidation.validName(user.name)
                 checked.email = try UserValidation.validEmail(user.email)
+                checked.avatarURL = try UserValidation.validAvatarURL(user.avatarURL)
             } catch {
                 guard case .validation(let field, let message) = error else { throw error }
                 throw .validation(field: field, message: "User \(index + 1) (\(user.id.uuidString.lowercased())): \(message)")

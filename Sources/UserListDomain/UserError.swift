@@ -7,6 +7,9 @@ public enum UserError: Error, Equatable, Sendable {
     case notFound(id: UUID)
     /// Someone else saved first: `stored` is what is in the store now.
     case conflict(stored: User)
+    /// Another user (`other`) already has this email address, compared case-insensitively
+    /// (`TextKey`). On the wire it is a `conflict`, naming the other user.
+    case duplicateEmail(email: String, other: User)
     case validation(field: Field, message: String)
     /// The store cannot be reached or cannot write (disk full, read-only, upstream down).
     case unavailable(reason: String)
@@ -19,6 +22,8 @@ public enum UserError: Error, Equatable, Sendable {
             "That user no longer exists."
         case .conflict(let stored):
             "Someone else saved this user first; the stored name is now “\(stored.name)”."
+        case .duplicateEmail(let email, let other):
+            "The email address “\(email)” is already used by “\(other.name)” (id \(other.id.uuidString.lowercased())); each user needs an address of their own."
         case .validation(_, let message):
             message
         case .unavailable(let reason):

@@ -1,8 +1,25 @@
 import Foundation
 
 /// The rules a user's editable fields must meet before any store sees them.
+///
+/// Every limit holds in bytes as well as in characters, so the largest possible user has a known
+/// size and a session's state (a page of users plus a detail screen) fits in one wire frame by
+/// construction (see SECURITY.md, "Limits").
 public enum UserValidation {
+    /// Characters (grapheme clusters) in a name.
     public static let maximumNameLength = 200
+    /// UTF-8 bytes in a name: 200 characters of up to four bytes each.
+    public static let maximumNameBytes = 800
+    /// Unicode scalars in one character of a name or email. A base letter with a few accents, or
+    /// the longest emoji ZWJ sequence (10 scalars), fits; "!" followed by 450,000 combining
+    /// accents (one character of 900 KB) does not.
+    public static let maximumScalarsPerCharacter = 12
+    /// Characters in an email address (RFC 5321's path limit).
+    public static let maximumEmailLength = 254
+    /// UTF-8 bytes in an email address.
+    public static let maximumEmailBytes = 320
+    /// UTF-8 bytes in an avatar URL.
+    public static let maximumAvatarURLBytes = 2048
 
     /// Returns the name as it will be stored (trimmed), or throws a validation error.
     public static func validName(_ raw: String) throws(UserError) -> String {
@@ -10,27 +27,93 @@ public enum UserValidation {
         guard !name.isEmpty else {
             throw .validation(field: .name, message: "The name cannot be empty.")
         }
-        guard name.count <= maximumNameLength else {
-            throw .validation(
-                field: .name,
-                message: "The name is \(name.count) characters long; at most \(maximumNameLength) are allowed.")
-        }
+        try checkSize(name, field: .name, what: "name", characters: maximumNameLength, bytes: maximumNameBytes)
+        try checkNoControls(name, field: .name, what: "name")
         return name
     }
 
     /// Plausible, not RFC 5322: one "@", something before it, a dotted domain after it, no spaces.
     public static func validEmail(_ raw: String) throws(UserError) -> String {
         let email = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        try checkSize(email, field: .email, what: "email address", characters: maximumEmailLength, bytes: maximumEmailBytes)
+        try checkNoControls(email, field: .email, what: "email address")
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         let plausible = parts.count == 2
             && !parts[0].isEmpty
             && parts[1].contains(".")
             && !parts[1].hasPrefix(".") && !parts[1].hasSuffix(".")
             && !email.contains(where: \.isWhitespace)
-            && email.count <= 254
         guard plausible else {
             throw .validation(field: .email, message: "“\(email)” does not look like an email address.")
         }
         return email
+    }
+
+    /// An avatar URL must be an absolute http or https URL with a host; empty means none.
+    /// Returns it trimmed, or nil when there is none.
+    public static func validAvatarURL(_ raw: String?) throws(UserError) -> String? {
+        guard let raw else { return nil }
+        let text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.isEmpty { return nil }
+        guard text.utf8.count <= maximumAvatarURLBytes else {
+            throw .validation(field: .avatarURL, message: "The avatar URL is \(text.utf8.count) bytes long; at most \(maximumAvatarURLBytes) are allowed.")
+        }
+        try checkNoControls(text, field: .avatarURL, what: "avatar URL")
+        guard !text.contains(where: \.isWhitespace),
+              let components = URLComponents(string: text),
+              let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = components.host, !host.isEmpty
+        else {
+            throw .validation(field: .avatarURL, message: "The avatar URL must be an absolute http:// or https:// URL, such as https://example.com/a.png.")
+        }
+        return text
+    }
+
+    private static func checkSize(_ text: String, field: UserError.Field, what: String,
+                                  characters: Int, bytes: Int) throws(UserError) {
+        // Bytes first: cheap, and it bounds the cost of counting characters below.
+        let byteCount = text.utf8.count
+        guard byteCount <= bytes else {
+            throw .validation(field: field, message: "The \(what) is \(byteCount) bytes long; at most \(bytes) are allowed.")
+        }
+        var count = 0
+        for character in text {
+            count += 1
+            guard character.unicodeScalars.count <= maximumScalarsPerCharacter else {
+                throw .validation(
+                    field: field,
+                    message: "The \(what) has a character made of \(character.unicodeScalars.count) code points (a letter with too many accents); at most \(maximumScalarsPerCharacter) are allowed.")
+            }
+        }
+        guard count <= characters else {
+            throw .validation(field: field, message: "The \(what) is \(count) characters long; at most \(characters) are allowed.")
+        }
+    }
+
+    private static func checkNoControls(_ text: String, field: UserError.Field, what: String) throws(UserError) {
+        guard let bad = text.unicodeScalars.first(where: isForbidden) else { return }
+        let code = "U+" + String(bad.value, radix: 16, uppercase: true).leftPadded(to: 4)
+        let kind = isBidiControl(bad) ? "a text-direction control character" : "a control character"
+        throw .validation(field: field, message: "The \(what) contains \(kind) (\(code)); remove it.")
+    }
+
+    /// C0 controls (tab, newline, ESC...), DEL, C1 controls, and the bidirectional controls that
+    /// reorder how a terminal shows the text around them.
+    public static func isForbidden(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        return value < 0x20 || (0x7F...0x9F).contains(value) || isBidiControl(scalar)
+    }
+
+    static func isBidiControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C: true
+        default: false
+        }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

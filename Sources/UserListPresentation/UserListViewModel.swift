@@ -246,8 +246,9 @@ public final class UserListViewModel {
     }
 
     private func matchesSearch(_ user: User) -> Bool {
-        guard let search = state.search?.lowercased() else { return true }
-        return user.name.lowercased().hasPrefix(search) || user.email.lowercased().hasPrefix(search)
+        // The same key the store searches by (TextKey), so a live change matches as a reload would.
+        guard let search = state.search.map(TextKey.fold) else { return true }
+        return TextKey.fold(user.name).hasPrefix(search) || TextKey.fold(user.email).hasPrefix(search)
     }
 
     private static func adjustTotal(of state: inout UserListState, by delta: Int) {

@@ -22,8 +22,10 @@ public enum ClientMessage: Sendable, Equatable {
         public var protocolVersions: ClosedRange<Int>
         public var client: PeerInfo
         /// Names the session to create or reattach to; the same key from a new connection resumes
-        /// the same ViewModels.
+        /// the same ViewModels. At most `maximumSessionKeyBytes` of printable ASCII (parsing
+        /// refuses anything else as `invalid_message`): keys are kept, listed and saved.
         public var sessionKey: String
+        public static let maximumSessionKeyBytes = 128
         public var terminal: TerminalSize?
 
         public init(protocolVersions: ClosedRange<Int>, client: PeerInfo, sessionKey: String, terminal: TerminalSize? = nil) {
@@ -104,9 +106,14 @@ public enum ClientMessage: Sendable, Equatable {
             if let size = try fields.optionalNested("terminal") {
                 terminal = TerminalSize(columns: try size.int("columns"), rows: try size.int("rows"))
             }
+            let sessionKey = try fields.string("session_key")
+            guard sessionKey.utf8.count <= Hello.maximumSessionKeyBytes,
+                  sessionKey.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
+                throw .invalidValue(field: "session_key", reason: "a session key is at most \(Hello.maximumSessionKeyBytes) bytes of printable ASCII")
+            }
             self = .hello(Hello(
                 protocolVersions: low...high, client: try PeerInfo(try fields.nested("client")),
-                sessionKey: try fields.string("session_key"), terminal: terminal))
+                sessionKey: sessionKey, terminal: terminal))
         case "intent":
             let id = try fields.int("id")
             guard abs(id) <= ClientMessage.maximumIntentID else {

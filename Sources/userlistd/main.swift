@@ -7,6 +7,11 @@ import UserListData
 import UserListDomain
 import UserListServer
 
+// Everything the daemon creates (database, WAL, SHM, sessions.json, directories) is its own
+// alone, whoever runs it: files 0600, directories 0700. The socket is the one exception: its
+// mode and group follow `socket-mode` and `socket-group` (see SECURITY.md).
+umask(0o077)
+
 // SIGTERM, SIGINT and SIGHUP were caught from before the first thread (CDaemonSignals) into
 // this pipe; the watcher started below acts on them.
 let signalPipe = userlistd_signal_pipe()

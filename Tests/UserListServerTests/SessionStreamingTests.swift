@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UserListDomain
 import UserListServer
 import UserListWire
 
@@ -19,7 +20,7 @@ import UserListWire
         let reply = try await client.intent("list", "did_display_row", ["index": 49])
         #expect(reply.outcome == .success(result: nil))
         try await client.waitForState("second page") { _ in client.rows.count == 100 }
-        let names = client.rows.compactMap { $0["name"]?.stringValue?.lowercased() }
+        let names = client.rows.compactMap { $0["name"]?.stringValue.map(TextKey.fold) }
         #expect(names == names.sorted(), "rows stay in the store's order across pages")
         #expect(await daemon.stop() == 0)
     }

@@ -13,6 +13,9 @@ struct SQLiteError: Error, CustomStringConvertible {
     var path: String
     /// What we were doing, e.g. "opening", "importing users".
     var operation: String
+    /// Set when a write was refused because another user has the email address: the error then
+    /// reaches the caller as `UserError.duplicateEmail`, not as a store failure.
+    var duplicateEmail: (email: String, other: User)? = nil
 
     var primaryCode: Int32 { code & 0xff }
 
@@ -40,7 +43,17 @@ struct SQLiteError: Error, CustomStringConvertible {
         }
     }
 
-    var userError: UserError { .unavailable(reason: description) }
+    var userError: UserError {
+        if let duplicateEmail { return .duplicateEmail(email: duplicateEmail.email, other: duplicateEmail.other) }
+        return .unavailable(reason: description)
+    }
+
+    /// `email` is taken by `other`: the write is rolled back and the caller told who has it.
+    static func duplicate(_ email: String, other: User, path: String, operation: String) -> SQLiteError {
+        var error = SQLiteError(code: SQLITE_CONSTRAINT, detail: "UNIQUE constraint failed: users.email_key", path: path, operation: operation)
+        error.duplicateEmail = (email, other)
+        return error
+    }
 
     /// An error of our own making (not from SQLite), e.g. a missing directory.
     static func custom(_ detail: String, code: Int32 = SQLITE_CANTOPEN, path: String, operation: String) -> SQLiteError {

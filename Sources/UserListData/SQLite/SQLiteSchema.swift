@@ -14,8 +14,17 @@ import CSQLite
 ///   SQLite's statement journal): inside its own transaction it sets `log_changes = 0`, writes
 ///   slim change rows (kind and id, no snapshot) and the count itself, and sets the flag back
 ///   before committing, so no other connection ever sees the triggers off.
+/// - v4: one text key for sorting and searching (`TextKey`: NFKC, case-, accent- and
+///   width-insensitive): `name_key` and `email_key` recomputed with `userlist_fold`, and emails
+///   unique case-insensitively (`users_by_email_key` becomes a UNIQUE index on `email_key`).
+///   Duplicates that older versions let in are kept, not deleted: the first user with an
+///   address (lowest rowid) keeps the plain key, every later one gets `<key> <id>` (emails hold
+///   no spaces, so such a key never equals a real one, and prefix search still finds it). Such a
+///   user can be renamed as before; changing their email to one in use is refused as
+///   `duplicateEmail`, so the duplicates go away as people fix them (`SQLiteSchema.duplicateEmails`
+///   lists them). The change log is off while keys are rewritten: no user changed.
 enum SQLiteSchema {
-    static let currentVersion = 3
+    static let currentVersion = 4
 
     /// The v1 schema exactly as the first release wrote it (kept for `migrate` and for tests
     /// that build an old file by hand).
@@ -35,14 +44,15 @@ enum SQLiteSchema {
         ALTER TABLE users ADD COLUMN email_key TEXT NOT NULL DEFAULT '';
         UPDATE users SET name_key = userlist_fold(name), email_key = userlist_fold(email);
         DROP INDEX IF EXISTS users_by_name;
-        \(secondaryIndexes.map(\.create).joined(separator: ";\n"));
+        CREATE INDEX users_by_name_key ON users (name_key, id);
+        CREATE INDEX users_by_email_key ON users (email_key, id);
         """
 
     /// The indexes that keyset pages and search use. A big import drops and recreates them
     /// (building an index sorts once; inserting a million random keys one by one does not).
     static let secondaryIndexes: [(name: String, create: String)] = [
         ("users_by_name_key", "CREATE INDEX users_by_name_key ON users (name_key, id)"),
-        ("users_by_email_key", "CREATE INDEX users_by_email_key ON users (email_key, id)"),
+        ("users_by_email_key", "CREATE UNIQUE INDEX users_by_email_key ON users (email_key)"),
     ]
 
     static let v3 = """
@@ -80,7 +90,21 @@ enum SQLiteSchema {
         END;
         """
 
-    static let steps: [(version: Int, sql: String)] = [(1, v1), (2, v2), (3, v3)]
+    static let v4 = """
+        UPDATE store_state SET log_changes = 0 WHERE only = 1;
+        UPDATE users SET name_key = userlist_fold(name), email_key = userlist_fold(email);
+        UPDATE users SET email_key = email_key || ' ' || id
+        WHERE rowid NOT IN (SELECT MIN(rowid) FROM users GROUP BY email_key);
+        DROP INDEX IF EXISTS users_by_email_key;
+        CREATE UNIQUE INDEX users_by_email_key ON users (email_key);
+        UPDATE store_state SET log_changes = 1 WHERE only = 1;
+        """
+
+    static let steps: [(version: Int, sql: String)] = [(1, v1), (2, v2), (3, v3), (4, v4)]
+
+    /// Users whose email another user had before v4 made emails unique: they keep a suffixed key
+    /// (see v4) until someone gives them an address of their own.
+    static let duplicateEmails = "SELECT id FROM users WHERE instr(email_key, ' ') > 0"
 
     /// Brings the file to `currentVersion`. A file from a newer release is refused rather than
     /// misread.

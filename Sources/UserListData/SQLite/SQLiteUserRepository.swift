@@ -236,8 +236,11 @@ public final class SQLiteUserRepository: UserRepository {
     public func update(_ user: User) async throws(UserError) -> User {
         let outcome = try await write { connection throws(SQLiteError) -> Outcome in
             try connection.writeTransaction("saving a user") { () throws(SQLiteError) -> Outcome in
+                // An unchanged email keeps its stored key (a duplicate from before v4 keeps its
+                // suffixed key, so renaming that user still works; see SQLiteSchema.v4).
                 let statement = try connection.statement("""
-                    UPDATE users SET name = ?1, email = ?2, avatar_url = ?3, name_key = ?4, email_key = ?5,
+                    UPDATE users SET name = ?1, email = ?2, avatar_url = ?3, name_key = ?4,
+                                     email_key = CASE WHEN email = ?2 THEN email_key ELSE ?5 END,
                                      version = version + 1
                     WHERE id = ?6 AND version = ?7
                     """)
@@ -248,7 +251,9 @@ public final class SQLiteUserRepository: UserRepository {
                 statement.bind(5, UserKey.fold(user.email))
                 statement.bind(6, user.id)
                 statement.bind(7, user.version)
-                try statement.run("saving a user")
+                try Self.refusingDuplicateEmail(user, connection, "saving a user") { () throws(SQLiteError) in
+                    try statement.run("saving a user")
+                }
                 if connection.changes == 1 {
                     var saved = user
                     saved.version += 1
@@ -275,7 +280,9 @@ public final class SQLiteUserRepository: UserRepository {
                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING
                     """)
                 Self.bindRow(statement, user)
-                try statement.run("adding a user")
+                try Self.refusingDuplicateEmail(user, connection, "adding a user") { () throws(SQLiteError) in
+                    try statement.run("adding a user")
+                }
                 if connection.changes == 1 { return .done(user) }
                 return try Self.stored(id: user.id, connection).map(Outcome.conflict) ?? .notFound
             }
@@ -297,6 +304,27 @@ public final class SQLiteUserRepository: UserRepository {
             }
         }
         if !removed { throw .notFound(id: id) }
+    }
+
+    /// Runs a write of `user`; when it breaks the unique email index, throws an error naming the
+    /// user who has that email (the enclosing transaction then rolls back).
+    static func refusingDuplicateEmail(_ user: User, _ connection: SQLiteConnection, _ operation: String,
+                                       _ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
+        do {
+            try body()
+        } catch where error.primaryCode == SQLITE_CONSTRAINT {
+            guard let other = try userWithEmailKey(UserKey.fold(user.email), notID: user.id, connection) else { throw error }
+            throw .duplicate(user.email, other: other, path: connection.path, operation: operation)
+        }
+    }
+
+    /// The user other than `id` whose email folds to `key`, if any.
+    static func userWithEmailKey(_ key: String, notID id: UUID, _ connection: SQLiteConnection) throws(SQLiteError) -> User? {
+        let statement = try connection.statement("SELECT \(columns) FROM users WHERE email_key = ?1 AND id != ?2")
+        defer { statement.reset() }
+        statement.bind(1, key)
+        statement.bind(2, id)
+        return try statement.step("looking up an email address") ? user(from: statement) : nil
     }
 
     /// Binds `?1`...`?7` as id, name, email, avatar_url, version, name_key, email_key.
@@ -352,7 +380,8 @@ public final class SQLiteUserRepository: UserRepository {
             // if higher), so open screens follow it and a save made from an older version is a
             // conflict; an import with the same data only ever raises the version.
             let update = try connection.statement("""
-                UPDATE users SET name = ?2, email = ?3, avatar_url = ?4, name_key = ?6, email_key = ?7,
+                UPDATE users SET name = ?2, email = ?3, avatar_url = ?4, name_key = ?6,
+                    email_key = CASE WHEN email = ?3 THEN email_key ELSE ?7 END,
                     version = CASE WHEN name IS NOT ?2 OR email IS NOT ?3 OR avatar_url IS NOT ?4
                                    THEN MAX(version + 1, ?5) ELSE ?5 END
                 WHERE id = ?1 AND (name IS NOT ?2 OR email IS NOT ?3 OR avatar_url IS NOT ?4 OR ?5 > version)
@@ -365,14 +394,14 @@ public final class SQLiteUserRepository: UserRepository {
             for user in users {
                 let keys = (name: UserKey.fold(user.name), email: UserKey.fold(user.email))
                 bindRow(insert, user, keys: keys)
-                try insert.run(operation)
+                try refusingDuplicateEmail(user, connection, operation) { () throws(SQLiteError) in try insert.run(operation) }
                 let kind: String
                 if connection.changes == 1 {
                     inserted += 1
                     kind = "added"
                 } else {
                     bindRow(update, user, keys: keys)
-                    try update.run(operation)
+                    try refusingDuplicateEmail(user, connection, operation) { () throws(SQLiteError) in try update.run(operation) }
                     guard connection.changes == 1 else { continue }  // identical: nothing to write or tell
                     updated += 1
                     kind = "saved"
@@ -383,12 +412,30 @@ public final class SQLiteUserRepository: UserRepository {
                 try log.run(operation)
             }
             if rebuild {
+                // Without the unique index nothing stopped two users sharing an email: look now,
+                // before the index build would fail with SQLite's words instead of ours.
+                try refuseDuplicateEmails(connection, operation)
                 for index in SQLiteSchema.secondaryIndexes { try connection.execute(index.create, operation) }
             }
             try connection.execute(
                 "UPDATE store_state SET user_count = user_count + \(inserted), log_changes = 1 WHERE only = 1", operation)
             return inserted + updated
         }
+    }
+
+    /// Throws `duplicate` naming two users that share an email key, if any do.
+    static func refuseDuplicateEmails(_ connection: SQLiteConnection, _ operation: String) throws(SQLiteError) {
+        let statement = try connection.statement("""
+            SELECT \(columns) FROM users WHERE email_key IN
+                (SELECT email_key FROM users GROUP BY email_key HAVING COUNT(*) > 1 LIMIT 1)
+            ORDER BY rowid LIMIT 2
+            """)
+        defer { statement.reset() }
+        guard try statement.step(operation) else { return }
+        let first = user(from: statement)
+        guard try statement.step(operation) else { return }
+        let second = user(from: statement)
+        throw .duplicate(second.email, other: first, path: connection.path, operation: operation)
     }
 
     /// Removes `id` if present; no error when it is not (the cache's reconciliation).

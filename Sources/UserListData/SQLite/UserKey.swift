@@ -1,17 +1,19 @@
 import CSQLite
+import UserListDomain
 
-/// The sort and search key of names and emails: Unicode lowercase (Swift's `lowercased()`, not
-/// SQLite's ASCII-only `lower()`), compared byte-wise as UTF-8 by SQLite's BINARY collation.
+/// The sort and search key of names and emails: the Domain's `TextKey` (NFKC, case-, accent-
+/// and width-insensitive), compared byte-wise as UTF-8 by SQLite's BINARY collation.
 ///
 /// The same function runs in Swift (binding keys, cursors and search prefixes) and in SQL as
-/// `userlist_fold(text)` (the v2 migration's backfill), so both sides always agree.
-enum UserKey {
-    static func fold(_ text: String) -> String { text.lowercased() }
+/// `userlist_fold(text)` (the migrations' backfills), so both sides always agree. It is the Data
+/// layer's one entry point to the key: every store (SQLite, PostgreSQL) calls it.
+package enum UserKey {
+    package static func fold(_ text: String) -> String { TextKey.fold(text) }
 
     /// The half-open byte range `[lower, upper)` holding exactly the keys that start with
     /// `prefix`: the upper bound is the prefix with its last byte incremented (the last byte of
     /// valid UTF-8 is at most 0xBF, so it never overflows). Index-friendly, unlike `LIKE 'p%'`.
-    static func prefixRange(_ prefix: String) -> (lower: [UInt8], upper: [UInt8]) {
+    package static func prefixRange(_ prefix: String) -> (lower: [UInt8], upper: [UInt8]) {
         let lower = Array(fold(prefix).utf8)
         var upper = lower
         if let last = upper.popLast() { upper.append(last &+ 1) }

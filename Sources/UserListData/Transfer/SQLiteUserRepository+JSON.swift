@@ -48,6 +48,7 @@ extension SQLiteUserRepository {
         do {
             user.name = try UserValidation.validName(user.name)
             user.email = try UserValidation.validEmail(user.email)
+            user.avatarURL = try UserValidation.validAvatarURL(user.avatarURL)
         } catch {
             guard case .validation(let field, let message) = error else { throw error }
             throw .validation(field: field, message: "Entry \(entry) of the import (\(dto.id)): \(message)")

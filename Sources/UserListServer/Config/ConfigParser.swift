@@ -20,6 +20,8 @@ public enum ConfigParser {
     /// Keys accepted in the file and as `--key value` flags, with their help text.
     public static let options: [(key: String, value: String, help: String)] = [
         ("socket", "PATH", "Unix socket to listen on when systemd passes none"),
+        ("socket-mode", "MODE", "octal mode of that socket (default 0660 as root, else 0600)"),
+        ("socket-group", "GROUP", "group of that socket (default: the daemon's own group)"),
         ("database", "PATH", "SQLite file of the embedded store"),
         ("state-directory", "DIR", "where sessions are saved across restarts"),
         ("sample-data", "N", "fill an empty store with N generated users"),
@@ -144,6 +146,12 @@ public enum ConfigParser {
         }
         switch key {
         case "socket": config.socketPath = value
+        case "socket-mode":
+            guard let mode = mode_t(value, radix: 8), mode <= 0o777 else {
+                throw ConfigError("'socket-mode' needs an octal mode such as 0660, not '\(value)'")
+            }
+            config.socketMode = mode
+        case "socket-group": config.socketGroup = value.isEmpty ? nil : value
         case "database": config.databasePath = value
         case "state-directory": config.stateDirectory = value
         case "sample-data": config.sampleData = try number()

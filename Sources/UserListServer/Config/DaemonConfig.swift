@@ -52,6 +52,18 @@ public struct DaemonConfig: Equatable, Sendable {
     public var maxPartialBytesPerUID = 64 << 20
     /// Upstream REST service; when set, the store is a cache in front of it.
     public var upstreamURL: String?
+    /// Mode of the socket the daemon makes itself (not systemd's). nil: 0660 when root runs it
+    /// (with `socket-group`, the admin group's door), 0600 otherwise (its owner's alone).
+    public var socketMode: mode_t?
+    /// Group given to the socket the daemon makes itself; nil leaves the daemon's own group.
+    public var socketGroup: String?
+
+    /// The socket mode actually used (see `socketMode`).
+    public var effectiveSocketMode: mode_t { socketMode ?? (geteuid() == 0 ? 0o660 : 0o600) }
+
+    /// Where a per-user daemon puts its socket when `$XDG_RUNTIME_DIR` is not set: a predictable
+    /// path under /tmp, so it must be ours, mode 0700 (see `RuntimeDirectory`).
+    public static func fallbackRuntimeDirectory(uid: uid_t) -> String { "/tmp/userlistd-\(uid)" }
 
     public init(socketPath: String, databasePath: String, stateDirectory: String) {
         self.socketPath = socketPath
@@ -69,7 +81,7 @@ public struct DaemonConfig: Equatable, Sendable {
             runtime = "/run/userlistd"
             state = environment["STATE_DIRECTORY"] ?? "/var/lib/userlistd"
         } else {
-            runtime = environment["XDG_RUNTIME_DIR"] ?? "/tmp/userlistd-\(uid)"
+            runtime = environment["XDG_RUNTIME_DIR"] ?? fallbackRuntimeDirectory(uid: uid)
             state = environment["STATE_DIRECTORY"]
                 ?? (environment["XDG_DATA_HOME"] ?? "\(home)/.local/share") + "/userlistd"
         }

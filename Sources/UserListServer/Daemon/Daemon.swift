@@ -73,9 +73,10 @@ public final class Daemon: Sendable {
                 listenFD = fd
                 ownsSocketPath = false
             } else {
-                try Self.makeParentDirectory(of: config.socketPath)
+                try RuntimeDirectory.prepare(forSocket: config.socketPath)
                 // The kernel's largest backlog: a connect storm from one uid must not fill the queue others wait in.
-                listenFD = try UnixSocket.listen(at: config.socketPath, mode: getuid() == 0 ? 0o660 : 0o600, backlog: 4096)
+                listenFD = try UnixSocket.listen(at: config.socketPath, mode: config.effectiveSocketMode,
+                                                 group: try GroupMembership.socketGroup(config.socketGroup), backlog: 4096)
                 ownsSocketPath = true
             }
         } catch {
@@ -124,7 +125,7 @@ public final class Daemon: Sendable {
                             useCases: UserUseCases(repository: store.repository), changes: registry.changeBroadcaster, logger: logger)
         let background = startBackgroundWork(registry: registry, context: context, loop: loop, probe: probe, statusLine: statusLine)
         let reloads = Task { [reloadSignal] in
-            for await _ in reloadSignal.stream { self.reload(registry: registry, context: context, statusLine: statusLine) }
+            for await _ in reloadSignal.stream { self.reload(registry: registry, context: context, policy: policy, statusLine: statusLine) }
         }
 
         notifier.ready(status: statusLine())
@@ -188,18 +189,6 @@ public final class Daemon: Sendable {
         }
     }
 
-    private static func makeParentDirectory(of path: String) throws(SystemError) {
-        let directory = (path as NSString).deletingLastPathComponent
-        guard !directory.isEmpty else { return }
-        do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true,
-                attributes: [.posixPermissions: getuid() == 0 ? 0o755 : 0o700])
-        } catch {
-            throw SystemError("mkdir", errno: EACCES, detail: directory)
-        }
-    }
-
     /// Retention sweeps, rate-limited status updates, and the watchdog.
     private func startBackgroundWork(registry: SessionRegistry, context: ServerContext, loop: EventLoop, probe: Session,
                                      statusLine: @escaping @Sendable () -> String) -> Task<Void, Never> {
@@ -240,13 +229,14 @@ public final class Daemon: Sendable {
     }
 
     /// SIGHUP: RELOADING=1, the new settings that can change at run time, then READY=1.
-    private func reload(registry: SessionRegistry, context: ServerContext, statusLine: () -> String) {
+    private func reload(registry: SessionRegistry, context: ServerContext, policy: AccessPolicy, statusLine: () -> String) {
         notifier.reloading()
         if let fresh = reloadConfig() {
             config.withLock { $0 = fresh }
             logger.setLevel(fresh.logLevel)
             registry.reload(fresh)
             context.reload(fresh)
+            policy.reload(adminGroup: fresh.adminGroup)
             logger.notice("Reloaded configuration", ["USERLISTD_LOG_LEVEL": fresh.logLevel.rawValue])
         } else {
             logger.warning("Reload failed; keeping the running configuration")

@@ -24,19 +24,40 @@ package struct Introspection: Sendable {
         ])
     }
 
-    package func sessions(registry: SessionRegistry) -> JSONValue {
+    /// Rows in one `sessions` reply at most. A row is at most ~500 bytes (session keys are at most
+    /// 128 bytes of printable ASCII, see `ClientMessage.Hello`), so a full reply stays far below
+    /// the 16 MiB frame limit however many sessions there are.
+    package static let maximumSessionRows = 10_000
+
+    /// One page of sessions, ordered by session id. When more remain, the last element is not a
+    /// session but `{"truncated": true, "next": "<last id shown>", "omitted": n}`; `after` (the
+    /// `next` of the previous page) continues from there.
+    package func sessions(registry: SessionRegistry, after: String? = nil, limit: Int = maximumSessionRows) -> JSONValue {
         let now = ContinuousClock.now
-        let rows: [JSONValue] = registry.allSessions.map { session in
+        let limit = max(1, min(limit, Self.maximumSessionRows))
+        var all = registry.allSessions
+        if let after { all = all.filter { $0.id > after } }
+        all.sort { $0.id < $1.id }
+        let shown = all.prefix(limit)
+        var rows: [JSONValue] = shown.map { session in
             let activity = session.activity.withLock { $0 }
             return .object([
                 "id": .string(session.id),
                 "uid": .int(Int64(session.key.uid)),
-                "key": .string(session.key.clientKey),
+                // Bounded even for a key saved by an older daemon that did not bound them.
+                "key": .string(String(decoding: session.key.clientKey.utf8.prefix(ClientMessage.Hello.maximumSessionKeyBytes), as: UTF8.self)),
                 "clients": .int(Int64(activity.clients)),
                 "screens": .int(Int64(activity.screens)),
                 "idle_seconds": .double(Self.seconds(now - activity.lastActive)),
                 "read_only": .bool(session.readOnly),
             ])
+        }
+        if all.count > shown.count, let last = shown.last {
+            rows.append(.object([
+                "truncated": .bool(true),
+                "next": .string(last.id),
+                "omitted": .int(Int64(all.count - shown.count)),
+            ]))
         }
         return .array(rows)
     }

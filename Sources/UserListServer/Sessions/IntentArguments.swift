@@ -85,7 +85,7 @@ extension IntentError {
     init(_ error: UserError) {
         switch error {
         case .notFound: self.init(.notFound, error.message)
-        case .conflict: self.init(.conflict, error.message)
+        case .conflict, .duplicateEmail: self.init(.conflict, error.message)
         case .validation: self.init(.validation, error.message)
         case .unavailable: self.init(.unavailable, error.message)
         case .forbidden: self.init(.forbidden, error.message)

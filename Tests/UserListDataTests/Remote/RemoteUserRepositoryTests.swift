@@ -17,7 +17,7 @@ import UserListDomain
 
         let search = try await walk(remote, PageRequest(limit: 7, search: "zo")).users
         #expect(search == listOrder(users.filter {
-            $0.name.lowercased().hasPrefix("zo") || $0.email.lowercased().hasPrefix("zo")
+            TextKey.fold($0.name).hasPrefix("zo") || TextKey.fold($0.email).hasPrefix("zo")
         }))
     }
 

@@ -1,0 +1,35 @@
+import Foundation
+
+/// The one text key every layer sorts and searches by: the SQLite store (`UserKey.fold`), the
+/// PostgreSQL store, and the list ViewModel's live search matcher all call `TextKey.fold`, so a
+/// name sorts and matches the same way whichever side looks at it.
+///
+/// The key is the NFKC form of the text, folded case-, accent- and width-insensitively with no
+/// locale (Foundation's `folding(options:locale:)`):
+/// - precomposed and decomposed forms are one key: "é" (U+00E9) and "e" + U+0301 both fold to "e";
+/// - compatibility forms fold to their plain letters: "ﬁ" to "fi", full-width "Ｆ" to "f";
+/// - German "ß" folds to "ss" (full case folding), so "Straße", "STRASSE" and "strasse" are one key;
+/// - Turkish dotted "İ" (U+0130) folds to "i" (its dot is a combining mark, removed with the other
+///   accents), like "I"; dotless "ı" (U+0131) stays "ı": without a locale there is no Turkish
+///   rule, and a locale-dependent key would sort differently per daemon;
+/// - CJK text has no case or accents and keeps its code points (sorted by UTF-8 bytes).
+///
+/// Keys are compared as UTF-8 bytes (SQLite's BINARY collation): a stable order, not a
+/// linguistic one. A change to this function changes stored keys: the SQLite schema recomputes
+/// them in a migration (see `SQLiteSchema`).
+public enum TextKey {
+    public static func fold(_ text: String) -> String {
+        // ASCII fast path (most names and nearly all emails): NFKC and accent/width folding are
+        // the identity on ASCII, so lowering A-Z is the whole key, at a fraction of the cost.
+        var ascii = true
+        for byte in text.utf8 where byte >= 0x80 {
+            ascii = false
+            break
+        }
+        if ascii {
+            return String(decoding: text.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+        }
+        return text.precomposedStringWithCompatibilityMapping
+            .folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+    }
+}
