@@ -38,7 +38,8 @@ import UserListPresentation
         let precomposed = User(id: userID(120), name: "\u{C9}lodie Roy", email: "roy@example.com")
         let decomposed = User(id: userID(121), name: "E\u{301}mile Zola", email: "zola@example.com")
         await send(.added(precomposed))
-        states.expect { $0.users = [precomposed]; $0.totalCount = 1 }
+        // A change made elsewhere also marks the list stale (PROTOCOL.md §5).
+        states.expect { $0.users = [precomposed]; $0.totalCount = 1; $0.isStale = true }
         await send(.added(decomposed))
         states.expect { $0.users = [precomposed, decomposed]; $0.totalCount = 2 }
         states.expectNoMoreChanges()
@@ -48,7 +49,7 @@ import UserListPresentation
         await search("strass")
         let strasse = User(id: userID(130), name: "Straße Meier", email: "meier@example.com")
         await send(.added(strasse))
-        states.expect { $0.users = [strasse]; $0.totalCount = 1 }
+        states.expect { $0.users = [strasse]; $0.totalCount = 1; $0.isStale = true }
         await send(.added(User(id: userID(131), name: "İlkay", email: "ilkay@example.com")))  // not "strass"
         states.expectNoMoreChanges()
     }

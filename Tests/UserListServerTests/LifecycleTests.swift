@@ -148,6 +148,8 @@ import UserListWire
     func aClosedConnectionStopsCountingAgainstItsUID() async throws {
         let daemon = try await DaemonHarness { $0.maxConnectionsPerUID = 4 }
         let registry = try await Self.registry(daemon)
+        // The harness's start-up probe connection is gone first.
+        #expect(await Self.eventually { registry.connectionCount == 0 })
         for round in 0..<5 {
             var fds: [Int32] = []
             for _ in 0..<4 { fds.append(try Self.rawConnect(daemon.socketPath)) }
