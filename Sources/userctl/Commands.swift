@@ -12,7 +12,8 @@ struct CommandContext {
     var json: Bool { invocation.json }
 }
 
-/// Bold and dim only when stdout is a terminal and NO_COLOR is unset.
+/// Bold and dim only when stdout is a terminal and NO_COLOR is unset. The styles are markers
+/// that `Console` turns into SGR sequences after escaping the text (see `Console`).
 struct Style {
     let enabled: Bool
 
@@ -20,10 +21,18 @@ struct Style {
         Style(enabled: !json && isatty(1) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
     }
 
-    func bold(_ text: String) -> String { enabled ? "\u{1B}[1m\(text)\u{1B}[0m" : text }
-    func dim(_ text: String) -> String { enabled ? "\u{1B}[2m\(text)\u{1B}[0m" : text }
-    func green(_ text: String) -> String { enabled ? "\u{1B}[32m\(text)\u{1B}[0m" : text }
-    func red(_ text: String) -> String { enabled ? "\u{1B}[31m\(text)\u{1B}[0m" : text }
+    private func styled(_ code: UInt32, _ text: String) -> String {
+        guard enabled else { return text }
+        var marker = String.UnicodeScalarView()
+        marker.append(Console.styleStart)
+        marker.append(Unicode.Scalar(0xF800 + code)!)
+        return String(marker) + text + String(Character(Console.styleEnd))
+    }
+
+    func bold(_ text: String) -> String { styled(1, text) }
+    func dim(_ text: String) -> String { styled(2, text) }
+    func green(_ text: String) -> String { styled(32, text) }
+    func red(_ text: String) -> String { styled(31, text) }
 }
 
 enum Commands {
@@ -252,7 +261,7 @@ enum Commands {
         }
         defer { interrupts.forEach { $0.cancel() } }
         if !context.json {
-            FileHandle.standardError.write(Data("userctl: watching for changes (Ctrl-C to stop)\n".utf8))
+            Console.err("userctl: watching for changes (Ctrl-C to stop)")
         }
         for await update in client.updates {
             switch update {
@@ -267,10 +276,10 @@ enum Commands {
                 if context.json {
                     print(JSONValue.object(["connection": .string(connectionWord(state))]).description)
                 } else if case .closed(let reason) = state, reason != "closed by the client" {
-                    FileHandle.standardError.write(Data("userctl: \(reason)\n".utf8))
+                    Console.err("userctl: \(reason)")
                 } else if case .closed = state {
                 } else {
-                    FileHandle.standardError.write(Data("userctl: \(connectionWord(state))\n".utf8))
+                    Console.err("userctl: \(connectionWord(state))")
                 }
                 fflush(nil)
             case .state, .serverError:

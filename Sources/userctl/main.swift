@@ -7,7 +7,7 @@ import UserListClient
 signal(SIGPIPE, SIG_IGN)
 
 func fail(_ code: ExitCode, _ message: String) -> Never {
-    FileHandle.standardError.write(Data("userctl: \(message)\n".utf8))
+    Console.err("userctl: \(message)")
     exit(code.rawValue)
 }
 
@@ -18,6 +18,8 @@ do {
     let hint = error.command.map { "userctl \($0) --help" } ?? "userctl --help"
     fail(.usage, "\(error.message)\n(see '\(hint)')")
 }
+
+Console.jsonOutput = invocation.json
 
 if invocation.help {
     if let name = invocation.command, let spec = Help.commands.first(where: { $0.name == name }) {

@@ -50,11 +50,11 @@ final class TUI {
 
     func run() async -> ExitCode {
         guard isatty(0) == 1, isatty(1) == 1 else {
-            FileHandle.standardError.write(Data("userctl: the interactive screen needs a terminal; try 'userctl list' or 'userctl --help'\n".utf8))
+            Console.err("userctl: the interactive screen needs a terminal; try 'userctl list' or 'userctl --help'")
             return .usage
         }
         guard Terminal.enter() else {
-            FileHandle.standardError.write(Data("userctl: cannot put the terminal in raw mode\n".utf8))
+            Console.err("userctl: cannot put the terminal in raw mode")
             return .software
         }
         let sources = installSignalHandlers()
