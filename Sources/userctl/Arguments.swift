@@ -45,6 +45,7 @@ enum Arguments {
         OptionSpec(name: "session", value: "KEY", help: "attach to session KEY (two terminals with the same key mirror each other)"),
         OptionSpec(name: "json", value: nil, help: "machine-readable output"),
         OptionSpec(name: "no-spawn", value: nil, help: "do not start a per-user userlistd when none answers"),
+        OptionSpec(name: "no-mouse", value: nil, help: "the interactive screen leaves the mouse to the terminal"),
         OptionSpec(name: "help", value: nil, help: "show help"),
     ]
 

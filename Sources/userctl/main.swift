@@ -55,7 +55,7 @@ do {
 }
 
 if command == "tui" {
-    let status = await TUI(client: client).run()
+    let status = await TUI(client: client, mouse: !invocation.flags.contains("no-mouse")).run()
     client.close()
     exit(status.rawValue)
 }
