@@ -133,7 +133,13 @@ enum Commands {
 
     /// Opens the detail screen for `id`, returning the loaded user.
     static func openUser(_ client: UserListClient, _ id: String) async throws -> UserRow {
-        let result = try await client.send(screen: "session", action: "open_user", args: ["id": .string(id)])
+        let result: JSONValue?
+        do {
+            result = try await client.send(screen: "session", action: "open_user", args: ["id": .string(id)])
+        } catch let error as ClientError where error.serverCode == .notFound {
+            // The daemon cannot tell a removed user from one that never was; neither can we.
+            throw CommandFailure(.dataError, "no user with id \(id)")
+        }
         guard let user = UserRow(result) ?? SessionDocument(client.document).detail?.user else {
             throw CommandFailure(.dataError, "no user with id \(id)")
         }
@@ -212,40 +218,48 @@ enum Commands {
             print(result.description)
             return
         }
-        printPlain(result, indent: "", style: context.style)
-    }
-
-    /// JSON for people: objects as "key: value" lines, arrays of objects as indented blocks.
-    static func printPlain(_ value: JSONValue, indent: String, style: Style) {
-        switch value {
-        case .object(let object):
-            for key in object.keys.sorted() {
-                let member = object[key]!
-                switch member {
-                case .object, .array:
-                    print("\(indent)\(style.bold(key + ":"))")
-                    printPlain(member, indent: indent + "  ", style: style)
-                default:
-                    print("\(indent)\(style.bold(key + ":")) \(scalarText(member))")
-                }
-            }
-        case .array(let items):
-            for (index, item) in items.enumerated() {
-                if case .object = item {
-                    print("\(indent)- [\(index)]")
-                    printPlain(item, indent: indent + "  ", style: style)
-                } else {
-                    print("\(indent)- \(scalarText(item))")
-                }
-            }
-        default:
-            print(indent + scalarText(value))
+        switch action {
+        case "sessions": print(sessionsTable(result).render(style: context.style))
+        default: print(statusTable(result).render(style: context.style))
         }
     }
 
-    static func scalarText(_ value: JSONValue) -> String {
-        if case .string(let s) = value { return DisplayWidth.sanitized(s) }
-        return value.description
+    /// One row per session, the columns people scan first on the left.
+    static func sessionsTable(_ result: JSONValue) -> Table {
+        let sessions = result.arrayValue ?? result["sessions"]?.arrayValue ?? []
+        let known = ["key", "uid", "clients", "screens", "idle_seconds", "read_only", "id"]
+        var table = Table(headers: ["KEY", "UID", "CLIENTS", "SCREENS", "IDLE", "ACCESS", "ID"], rows: [], numeric: [1, 2, 3, 4])
+        for session in sessions {
+            let idle = session["idle_seconds"].map(Table.cell).map { $0 == "-" ? $0 : $0 + " s" } ?? "-"
+            let access = session["read_only"]?.boolValue.map { $0 ? "read-only" : "read-write" } ?? "-"
+            table.rows.append([Table.cell(session["key"]), Table.cell(session["uid"]), Table.cell(session["clients"]),
+                               Table.cell(session["screens"]), idle, access, Table.cell(session["id"])])
+        }
+        // Fields a newer daemon adds are not lost: they follow as extra columns.
+        let extra = Set(sessions.flatMap { $0.objectValue.map { Array($0.keys) } ?? [] }).subtracting(known).sorted()
+        for key in extra {
+            table.headers.append(key.uppercased())
+            for (index, session) in sessions.enumerated() { table.rows[index].append(Table.cell(session[key])) }
+        }
+        return table
+    }
+
+    /// The daemon's status as FIELD VALUE lines, nested objects flattened with dots.
+    static func statusTable(_ result: JSONValue) -> Table {
+        var rows: [[String]] = []
+        func add(_ prefix: String, _ value: JSONValue) {
+            if let object = value.objectValue {
+                for key in object.keys.sorted() { add(prefix.isEmpty ? key : prefix + "." + key, object[key]!) }
+            } else if let array = value.arrayValue, array.contains(where: { $0.objectValue != nil }) {
+                for (index, item) in array.enumerated() { add("\(prefix)[\(index + 1)]", item) }
+            } else if let array = value.arrayValue {
+                rows.append([prefix, array.map { Table.cell($0) }.joined(separator: ", ")])
+            } else {
+                rows.append([prefix, Table.cell(value)])
+            }
+        }
+        add("", result)
+        return Table(headers: ["FIELD", "VALUE"], rows: rows)
     }
 
     // MARK: watch
@@ -352,16 +366,16 @@ enum ImportFile {
         var users: [JSONValue] = []
         for (index, item) in items.enumerated() {
             guard case .object(let object) = item else {
-                throw CommandFailure(.dataError, "\(source): item \(index) is not an object")
+                throw CommandFailure(.dataError, "\(source): user \(index + 1) is not an object")
             }
             guard let id = object["id"].flatMap({ $0.stringValue ?? $0.int64Value.map { String($0) } }) else {
-                throw CommandFailure(.dataError, "\(source): item \(index) has no \"id\"")
+                throw CommandFailure(.dataError, "\(source): user \(index + 1) has no \"id\"")
             }
             guard let name = (object["name"] ?? object["full_name"] ?? object["fullName"])?.stringValue else {
-                throw CommandFailure(.dataError, "\(source): item \(index) has no \"name\" or \"full_name\"")
+                throw CommandFailure(.dataError, "\(source): user \(index + 1) has no \"name\" or \"full_name\"")
             }
             guard let email = object["email"]?.stringValue else {
-                throw CommandFailure(.dataError, "\(source): item \(index) has no \"email\"")
+                throw CommandFailure(.dataError, "\(source): user \(index + 1) has no \"email\"")
             }
             let avatar = (object["avatar_url"] ?? object["avatarUrl"] ?? object["avatar"])?.stringValue
             var user: [String: JSONValue] = ["id": .string(id), "name": .string(name), "email": .string(email),

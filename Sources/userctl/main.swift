@@ -21,12 +21,32 @@ do {
 
 Console.jsonOutput = invocation.json
 
-if invocation.help {
-    if let name = invocation.command, let spec = Help.commands.first(where: { $0.name == name }) {
+if invocation.version {
+    print("userctl \(Help.version)")
+    exit(ExitCode.ok.rawValue)
+}
+
+// Help and completion need no daemon.
+if invocation.help || invocation.command == "help" {
+    // `userctl help rename`, `userctl rename --help` and `userctl help --help` all work.
+    let topic = invocation.command == "help" ? invocation.positionals.first : invocation.command
+    if let topic {
+        guard let spec = Help.commands.first(where: { $0.name == topic }) else {
+            let guess = Suggestions.closest(to: topic, among: Help.commands.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
+            fail(.usage, "no help for '\(topic)': it is not a command\(guess)\n(see 'userctl --help')")
+        }
         print(Help.command(spec), terminator: "")
     } else {
         print(Help.main, terminator: "")
     }
+    exit(ExitCode.ok.rawValue)
+}
+if invocation.command == "completion" {
+    let shell = invocation.positionals[0]
+    guard let script = Completion.script(for: shell) else {
+        fail(.usage, "no completion for '\(shell)'; shells: \(Completion.shells.joined(separator: ", "))")
+    }
+    print(script, terminator: "")
     exit(ExitCode.ok.rawValue)
 }
 
