@@ -220,7 +220,10 @@ enum Commands {
         }
         switch action {
         case "sessions": print(sessionsTable(result).render(style: context.style))
-        default: print(statusTable(result).render(style: context.style))
+        default:
+            var table = statusTable(result)
+            table.rows.insert(["socket", context.client.configuration.socketPath], at: 0)
+            print(table.render(style: context.style))
         }
     }
 

@@ -22,12 +22,16 @@ struct DaemonLocator {
     4. $XDG_RUNTIME_DIR/userlistd.sock, or /tmp/userlistd-$UID/userlistd.sock when
        XDG_RUNTIME_DIR is unset (a directory that must be yours and mode 700)
     When nothing answers at 3 or 4, userctl starts userlistd on the socket of 4, with its store in
-    $XDG_DATA_HOME/userlistd (~/.local/share/userlistd) and 1,000 sample users (not with --no-spawn).
+    $XDG_DATA_HOME/userlistd (~/.local/share/userlistd); an empty store gets $USERLISTD_SAMPLE_DATA
+    (default 1,000) sample users. Not with --no-spawn.
     The same for root: root's own daemon never uses /run or /var/lib unless systemd starts it.
     """
 
     var environment: [String: String] = ProcessInfo.processInfo.environment
     var uid: uid_t = getuid()
+
+    /// Sample users for an empty store of a daemon started here (`make demo` asks for 5,000).
+    var sampleData: String { environment["USERLISTD_SAMPLE_DATA"].flatMap { Int($0) }.map(String.init) ?? "1000" }
 
     var runtimeDirectory: RuntimeDirectory { .forUser(environment: environment, uid: uid) }
 
@@ -66,7 +70,7 @@ struct DaemonLocator {
         try? FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let log = "\(stateDirectory)/userlistd.log"
         let arguments = [executable, "--socket", socket, "--database", "\(stateDirectory)/users.sqlite3",
-                         "--state-directory", stateDirectory, "--sample-data", "1000"]
+                         "--state-directory", stateDirectory, "--sample-data", sampleData]
         let pid = try Spawner.spawnDetached(arguments, stdinPath: "/dev/null", stdoutPath: "/dev/null", stderrPath: log)
         let deadline = ContinuousClock.now + .seconds(5)
         while ContinuousClock.now < deadline {
