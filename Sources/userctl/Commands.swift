@@ -100,26 +100,32 @@ enum Commands {
     }
 
     static func printTable(_ users: [UserRow], style: Style) {
+        print(tableText(users, style: style))
+    }
+
+    /// The users as aligned NAME EMAIL ID columns, names and emails escaped (`TerminalText`).
+    static func tableText(_ users: [UserRow], style: Style) -> String {
         let nameWidth = min(32, max(4, users.map { DisplayWidth.of(DisplayWidth.sanitized($0.name)) }.max() ?? 4))
         let emailWidth = min(36, max(5, users.map { DisplayWidth.of(DisplayWidth.sanitized($0.email)) }.max() ?? 5))
-        print(style.bold(DisplayWidth.pad("NAME", to: nameWidth) + "  " + DisplayWidth.pad("EMAIL", to: emailWidth) + "  ID"))
+        var lines = [style.bold(DisplayWidth.pad("NAME", to: nameWidth) + "  " + DisplayWidth.pad("EMAIL", to: emailWidth) + "  ID")]
         for user in users {
-            print(DisplayWidth.pad(DisplayWidth.sanitized(user.name), to: nameWidth) + "  "
-                  + DisplayWidth.pad(DisplayWidth.sanitized(user.email), to: emailWidth) + "  " + user.id)
+            lines.append(DisplayWidth.pad(DisplayWidth.sanitized(user.name), to: nameWidth) + "  "
+                         + DisplayWidth.pad(DisplayWidth.sanitized(user.email), to: emailWidth) + "  " + user.id)
         }
+        return lines.joined(separator: "\n")
     }
 
     static func printUser(_ user: UserRow, _ context: CommandContext) {
-        if context.json {
-            print(user.json.description)
-            return
-        }
-        let s = context.style
-        print("\(s.bold("name:"))    \(DisplayWidth.sanitized(user.name))")
-        print("\(s.bold("email:"))   \(DisplayWidth.sanitized(user.email))")
-        print("\(s.bold("avatar:"))  \(user.avatarURL.map(DisplayWidth.sanitized) ?? "-")")
-        print("\(s.bold("id:"))      \(user.id)")
-        print("\(s.bold("version:")) \(user.version)")
+        print(context.json ? user.json.description : userText(user, style: context.style))
+    }
+
+    /// One user as `field: value` lines, values escaped (`TerminalText`).
+    static func userText(_ user: UserRow, style s: Style) -> String {
+        ["\(s.bold("name:"))    \(DisplayWidth.sanitized(user.name))",
+         "\(s.bold("email:"))   \(DisplayWidth.sanitized(user.email))",
+         "\(s.bold("avatar:"))  \(user.avatarURL.map(DisplayWidth.sanitized) ?? "-")",
+         "\(s.bold("id:"))      \(user.id)",
+         "\(s.bold("version:")) \(user.version)"].joined(separator: "\n")
     }
 
     static func printJSONArray(_ values: [JSONValue]) {

@@ -1,3 +1,4 @@
+import Foundation
 import UserListClient
 import UserListWire
 
@@ -63,7 +64,7 @@ extension TUI {
         var lines = [header(title), bannerLine(list?.errorMessage)]
         let nameWidth = max(10, min(40, (size.columns - 4) / 2))
         let emailWidth = max(0, size.columns - nameWidth - 6)
-        let search = (list?.search ?? "").lowercased()
+        let search = list?.search ?? ""
         if list?.loading == .fullScreen && users.isEmpty {
             for index in 0..<listRows {
                 lines.append(index == listRows / 2
@@ -110,15 +111,23 @@ extension TUI {
         return Array(lines.prefix(rows)) + Array(repeating: Line(""), count: max(0, rows - lines.count))
     }
 
-    /// Where `search` (lower case) first occurs in `text`, in characters, ignoring case.
+    /// Where `search` first occurs in `text`, in characters, ignoring case and accents (as the
+    /// daemon's search does), so the highlight marks what matched.
     static func match(_ search: String, in text: String) -> Range<Int>? {
-        let characters = Array(text.lowercased())
-        let needle = Array(search)
-        guard !needle.isEmpty, characters.count >= needle.count, characters.count == text.count else { return nil }
+        let characters = text.map(folded)
+        let needle = search.map(folded)
+        guard !needle.isEmpty, characters.count >= needle.count else { return nil }
         for start in 0...(characters.count - needle.count) where Array(characters[start..<(start + needle.count)]) == needle {
             return start..<(start + needle.count)
         }
         return nil
+    }
+
+    /// One character without case or accents ("É" → "e"); kept as is when folding would change
+    /// the number of characters.
+    static func folded(_ character: Character) -> Character {
+        let folded = String(character).folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+        return folded.count == 1 ? folded.first! : Character(String(character).lowercased().count == 1 ? String(character).lowercased() : String(character))
     }
 
     func detailLines() -> [Line] {
