@@ -207,7 +207,10 @@ final class TUI {
             clampCursor()
             lastDisplayedRow = -1  // the same row index may now be the end of a shorter list
         case .savedThenBack:
-            if document.showsDetail, document.detail?.isDirty != true { leaveDetail() }
+            // The reply follows the save's patches, which the mirror already holds.
+            document = SessionDocument(client.document)
+            syncDraft()
+            if document.showsDetail, !hasUnsavedChanges { leaveDetail() }
         case .endOfInput:
             return false
         }
