@@ -72,10 +72,10 @@ enum Commands {
             try await client.send(screen: "list", action: "search", args: ["text": .string(search)])
         }
         var list = SessionDocument(client.document).list
-        while let current = list, current.hasMore, all || limit.map({ current.users.count < $0 }) ?? false, !current.users.isEmpty {
-            try await client.send(screen: "list", action: "did_display_row", args: ["index": .int(Int64(current.users.count - 1))])
+        while let current = list, current.hasMore, all || limit.map({ current.rowCount < $0 }) ?? false, current.rowCount > 0 {
+            try await client.send(screen: "list", action: "did_display_row", args: ["index": .int(Int64(current.rowCount - 1))])
             let next = SessionDocument(client.document).list
-            if next?.users.count ?? 0 <= current.users.count && next?.hasMore == true && next?.loading == ListScreen.Loading.none {
+            if next?.rowCount ?? 0 <= current.rowCount && next?.hasMore == true && next?.loading == ListScreen.Loading.none {
                 break  // no progress: do not spin
             }
             list = next

@@ -56,16 +56,16 @@ extension TUI {
     func listLines() -> [Line] {
         let rows = size.rows
         let list = document.list
-        let users = list?.users ?? []
+        let loaded = list?.rowCount ?? 0
         var title = "Users"
-        if let total = list?.totalCount { title += " (\(users.count) of \(total))" } else { title += " (\(users.count))" }
+        if let total = list?.totalCount { title += " (\(loaded) of \(total))" } else { title += " (\(loaded))" }
         if let search = list?.search, !search.isEmpty { title += "  search: \(search)" }
         if list?.isStale == true { title += "  [stale]" }
         var lines = [header(title), bannerLine(list?.errorMessage)]
         let nameWidth = max(10, min(40, (size.columns - 4) / 2))
         let emailWidth = max(0, size.columns - nameWidth - 6)
         let search = list?.search ?? ""
-        if list?.loading == .fullScreen && users.isEmpty {
+        if list?.loading == .fullScreen && loaded == 0 {
             for index in 0..<listRows {
                 lines.append(index == listRows / 2
                              ? Line(String(repeating: " ", count: max(0, size.columns / 2 - 6)) + Self.spinnerFrames[spinner % 10] + " loading…")
@@ -75,8 +75,7 @@ extension TUI {
             let now = ContinuousClock.now
             for row in 0..<listRows {
                 let index = scroll + row
-                guard index < users.count else { lines.append(Line(index == 0 ? "  (no users)" : "", .dim)); continue }
-                let user = users[index]
+                guard index < loaded, let user = list?.user(at: index) else { lines.append(Line(index == 0 ? "  (no users)" : "", .dim)); continue }
                 let name = DisplayWidth.pad(DisplayWidth.sanitized(user.name), to: nameWidth)
                 let email = DisplayWidth.truncate(DisplayWidth.sanitized(user.email), to: emailWidth)
                 let text = (index == cursor ? "▸ " : "  ") + name + "  " + email
@@ -96,7 +95,7 @@ extension TUI {
             lines.append(Line("/" + search + "▏  (Enter applies, Esc cancels, Ctrl-U clears)", .bold))
         } else if seekTarget == Int.max, let list {
             let total = list.totalCount.map { " of \($0)" } ?? ""
-            lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) going to the end: \(users.count)\(total) loaded (any key stops)", .dim))
+            lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) going to the end: \(loaded)\(total) loaded (any key stops)", .dim))
         } else if list?.loading == .nextPage {
             lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) loading more…", .dim))
         } else if list?.loading == .fullScreen {

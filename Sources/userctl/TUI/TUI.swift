@@ -260,7 +260,7 @@ final class TUI {
 
     private func handleList(_ key: Key) -> Bool {
         let list = document.list
-        let count = list?.users.count ?? 0
+        let count = list?.rowCount ?? 0
         switch key {
         case .character("q"): return false
         case .character("?"): showingHelp = true
@@ -302,7 +302,7 @@ final class TUI {
     /// Moves the cursor `rows` down; past the loaded rows it waits at the last one and goes on
     /// once the next page is in, so PgDn always moves a full screen.
     private func moveForward(_ rows: Int) {
-        let count = document.list?.users.count ?? 0
+        let count = document.list?.rowCount ?? 0
         let target = cursor + rows
         if target > count - 1, document.list?.hasMore == true { seekTarget = target }
         cursor = target
@@ -311,8 +311,8 @@ final class TUI {
     /// After a list update: move on towards the row a PgDn or `G` is waiting for.
     private func followSeek() {
         guard let target = seekTarget, let list = document.list, !document.showsDetail else { return }
-        cursor = min(target, list.users.count - 1)
-        if !list.hasMore || list.users.count - 1 >= target { seekTarget = nil }
+        cursor = min(target, list.rowCount - 1)
+        if !list.hasMore || list.rowCount - 1 >= target { seekTarget = nil }
     }
 
     private func handleDetail(_ key: Key) -> Bool {
@@ -434,7 +434,7 @@ final class TUI {
     }
 
     func clampCursor() {
-        let count = document.list?.users.count ?? 0
+        let count = document.list?.rowCount ?? 0
         cursor = max(0, min(cursor, count - 1))
         if cursor < scroll { scroll = cursor }
         if cursor >= scroll + listRows { scroll = cursor - listRows + 1 }
@@ -457,11 +457,11 @@ final class TUI {
     /// visible row has the same index (the cursor on the last row of the first page), which
     /// must still fetch the next page.
     private func reportLastVisibleRow() {
-        guard let list = document.list, !list.users.isEmpty, list.loading == ListScreen.Loading.none else {
+        guard let list = document.list, list.rowCount > 0, list.loading == ListScreen.Loading.none else {
             lastDisplayedRow = -1
             return
         }
-        let last = min(list.users.count, scroll + listRows) - 1
+        let last = min(list.rowCount, scroll + listRows) - 1
         guard last != lastDisplayedRow else { return }
         lastDisplayedRow = last
         if list.hasMore { send("list", "did_display_row", ["index": .int(Int64(last))]) }
