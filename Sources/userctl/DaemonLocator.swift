@@ -37,9 +37,18 @@ struct DaemonLocator {
 
     /// Where this user's own daemon listens, and its state directory (database, sessions, log).
     var perUserPaths: (socket: String, stateDirectory: String) {
-        let home = environment["HOME"] ?? "/tmp"
+        // Never a guessable shared directory: without HOME, the home directory from passwd.
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.homeDirectory(uid) ?? "/nonexistent"
         let state = (environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(home)/.local/share") + "/userlistd"
         return ("\(runtimeDirectory.path)/userlistd.sock", state)
+    }
+
+    static func homeDirectory(_ uid: uid_t) -> String? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, let result, let dir = result.pointee.pw_dir else { return nil }
+        return String(cString: dir)
     }
 
     func locate(explicit: String?, spawn: Bool) throws(CommandFailure) -> String {
@@ -131,7 +140,7 @@ enum Spawner {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, stdinPath, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0o600)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -163,11 +163,26 @@ struct TUIInputProcessTests {
         #expect(lines[2].contains(users[0].email), "g: the first user")
     }
 
+    /// Whether the program in the pane asked the terminal for mouse reports.
+    func mouseRequested(_ h: H) throws -> Bool {
+        try h.tmux(["display-message", "-p", "-t", h.session, "#{mouse_any_flag}#{mouse_button_flag}#{mouse_standard_flag}"]).output.contains("1")
+    }
+
+    @Test func noMouseLeavesTheMouseToTheTerminal() async throws {
+        let h = try H(command: "sleep 60")  // replaced below, once the daemon socket is known
+        defer { h.tearDown() }
+        try h.tmux(["respawn-pane", "-k", "-t", h.session, h.tuiCommand.replacingOccurrences(of: " tui", with: " --no-mouse tui") + "; sleep 60"])
+        let lines = try await h.waitFor { H.cursorRow($0) == 2 }
+        #expect(H.cursorRow(lines) == 2, "\(lines)")
+        #expect(try !mouseRequested(h), "--no-mouse: no mouse reports asked for")
+    }
+
     @Test func theMouseWheelScrollsAndAClickSelects() async throws {
         let h = try H()
         defer { h.tearDown() }
         let users = try h.allUsers()
         _ = try await h.waitFor { H.cursorRow($0) == 2 }
+        #expect(try mouseRequested(h), "mouse reports asked for")
         // SGR reports as a terminal sends them: wheel down (65) twice at column 10, row 5.
         for _ in 0..<2 { try h.tmux(["send-keys", "-t", h.session, "-H", "1b", "5b", "3c", "36", "35", "3b", "31", "30", "3b", "35", "4d"]) }
         var lines = try await h.waitFor { $0.contains { $0.hasPrefix("▸ ") && $0.contains(users[6].email) } }
