@@ -28,8 +28,8 @@ public enum NavigatorEvent: Equatable, Sendable {
 }
 
 /// Owns the screen stack (the seed's coordinator): list → detail on `userSelected`, back, and the
-/// list brought up to date after `didSave`. It also listens to the change feed for the session,
-/// so every screen follows saves made anywhere.
+/// list brought up to date after `didSave`. The stack is the list and at most one detail screen.
+/// It also listens to the change feed for the session, so every screen follows saves made anywhere.
 ///
 /// Belongs to one actor, like the ViewModels it owns.
 public final class Navigator {
@@ -54,7 +54,10 @@ public final class Navigator {
         self.useCases = useCases
         self.screens = []
         var restored: [Screen] = [.list(makeList())]
-        for case .detail(let detail) in saved.screens {
+        // Version 1 holds at most one detail screen: a saved stack with more keeps the top one.
+        if let detail = saved.screens.reversed().lazy.compactMap({ screen -> UserDetailState? in
+            if case .detail(let detail) = screen { detail } else { nil }
+        }).first {
             restored.append(.detail(makeDetail(restoring: detail)))
         }
         screens = restored
@@ -91,21 +94,36 @@ public final class Navigator {
 
     // MARK: navigation
 
-    /// Opens the detail screen for `id` on top of the stack.
-    public func openUser(_ id: UUID, isolation: isolated (any Actor) = #isolation) {
-        let detail = makeDetail(id: id)
-        screens.append(.detail(detail))
+    /// Opens the detail screen for `id`, already loaded: the user is fetched first, so a
+    /// failure (an unknown id) leaves the stack as it was. An open detail screen is replaced (the
+    /// stack holds the list and at most one detail screen, and screen ids are unique).
+    @discardableResult
+    public func openUser(_ id: UUID, isolation: isolated (any Actor) = #isolation) async -> Result<User, UserError> {
+        let user: User
+        do throws(UserError) {
+            user = try await useCases.fetchUser.execute(id: id)
+        } catch {
+            return .failure(error)
+        }
+        let detail = wire(UserDetailViewModel(loaded: user, useCases: useCases))
+        if case .detail = screens.last {
+            screens[screens.count - 1] = .detail(detail)
+        } else {
+            screens.append(.detail(detail))
+        }
         onStateChange?()
-        detail.onAppear()
+        return .success(user)
     }
 
-    /// Selects a row of the list; the list's `userSelected` event opens that user's detail screen.
-    public func selectRow(at index: Int, isolation: isolated (any Actor) = #isolation) {
+    /// Selects a row of the list; the list's `userSelected` event opens that user's detail
+    /// screen. Returns nil when `index` names no row (nothing happens then).
+    @discardableResult
+    public func selectRow(at index: Int, isolation: isolated (any Actor) = #isolation) async -> Result<User, UserError>? {
         pendingSelection = nil  // a selection the host made on the list itself is not ours to open
         list.didSelectRow(at: index)
-        guard let id = pendingSelection else { return }
+        guard let id = pendingSelection else { return nil }
         pendingSelection = nil
-        openUser(id, isolation: isolation)
+        return await openUser(id, isolation: isolation)
     }
 
     /// Pops the top screen; the list itself is never popped. Returns whether anything was popped.
@@ -132,15 +150,17 @@ public final class Navigator {
         }
     }
 
-    /// Applies a committed change to every screen.
-    public func apply(_ change: UserChange) {
+    /// Applies a committed change to every screen. A change made elsewhere (`madeHere` false)
+    /// also marks the list stale and is announced as `changed`; a change this session made is
+    /// only applied (its own screens already show it, and its client asked for it).
+    public func apply(_ change: UserChange, madeHere: Bool = false) {
         for screen in screens {
             switch screen {
-            case .list(let list): list.apply(change)
+            case .list(let list): list.apply(change, markingStale: !madeHere)
             case .detail(let detail): detail.apply(change)
             }
         }
-        onEvent?(.changed(change))
+        if !madeHere { onEvent?(.changed(change)) }
     }
 
     // MARK: wiring
@@ -154,10 +174,6 @@ public final class Navigator {
             if case .userSelected(let id) = event { self.pendingSelection = id }
         }
         return list
-    }
-
-    private func makeDetail(id: UUID) -> UserDetailViewModel {
-        wire(UserDetailViewModel(userID: id, useCases: useCases))
     }
 
     private func makeDetail(restoring state: UserDetailState) -> UserDetailViewModel {

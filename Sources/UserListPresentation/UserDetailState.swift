@@ -9,7 +9,7 @@ public struct UserDetailState: Equatable, Codable, Sendable {
     public var draftName = ""
     public var isSaving = false
     public var errorMessage: String?
-    /// Set when someone else's save was seen: what is stored now. The draft is kept.
+    /// Set when this screen's save lost a version race: what is stored now. The draft is kept.
     public var conflict: User?
 
     public init(userID: UUID) { self.userID = userID }

@@ -13,19 +13,26 @@ public final class UserDetailViewModel {
     public var onEvent: ((UserDetailEvent) -> Void)?
 
     private let useCases: UserUseCases
-    private var loadTask: Task<Void, Never>?
-    private var saveTask: Task<Void, Never>?
+    private var loadTask: Load?
+    private var saveTask: Task<Result<User, UserError>, Never>?
     /// True until a load succeeds. A restored screen has a `user` but still needs the stored one.
     private var needsLoad = true
-
-    /// How the last save ended, for hosts that answer a request only once it is known.
-    public private(set) var lastSaveOutcome: Result<User, UserError>?
 
     public var userID: UUID { state.userID }
 
     public init(userID: UUID, useCases: UserUseCases) {
         self.state = UserDetailState(userID: userID)
         self.useCases = useCases
+    }
+
+    /// A screen for a user already fetched (opening a user loads it before the screen exists).
+    public init(loaded user: User, useCases: UserUseCases) {
+        var state = UserDetailState(userID: user.id)
+        state.user = user
+        state.draftName = user.name
+        self.state = state
+        self.useCases = useCases
+        self.needsLoad = false
     }
 
     /// Rebuilds a screen from a saved state (a daemon restart): the draft is kept, the user reloaded.
@@ -43,48 +50,77 @@ public final class UserDetailViewModel {
 
     // MARK: intents
 
-    /// Loads the user if not loaded yet (a restored screen reloads too). A restored draft is kept
-    /// over the stored name; if someone saved since, that shows as a conflict.
-    public func onAppear(isolation: isolated (any Actor) = #isolation) {
-        guard needsLoad, loadTask == nil else { return }
+    /// A load the host may await for its outcome: the stored user, or why it could not be read.
+    public typealias Load = Task<Result<User, UserError>, Never>
+
+    /// Loads the user if not loaded yet (a restored screen reloads too) and returns the load (the
+    /// one in flight, or a finished one when nothing needs loading). A restored draft is kept
+    /// over the stored name; if someone saved since, its next save is refused with a conflict.
+    @discardableResult
+    public func onAppear(isolation: isolated (any Actor) = #isolation) -> Load {
+        if let loading = loadTask { return loading }
+        guard needsLoad else {
+            let outcome: Result<User, UserError> = state.user.map { .success($0) } ?? .failure(.notFound(id: state.userID))
+            return Load { outcome }
+        }
         state.errorMessage = nil
         let id = state.userID
-        loadTask = Task {
+        let task = Load {
             _ = isolation
+            defer { self.loadTask = nil }
             do throws(UserError) {
                 let user = try await self.useCases.fetchUser.execute(id: id)
                 self.needsLoad = false
                 if self.state.user != nil {
-                    self.apply(.saved(user))  // restored: follow it, or keep the draft and show a conflict
+                    self.apply(.saved(user))  // restored: follow it, or keep the draft (and its version)
                 } else {
                     var updated = self.state
                     updated.user = user
                     if updated.draftName.isEmpty { updated.draftName = user.name }
                     self.state = updated
                 }
+                return .success(user)
             } catch {
                 self.state.errorMessage = error.message
+                return .failure(error)
             }
-            self.loadTask = nil
         }
+        loadTask = task
+        return task
     }
 
     public func setDraftName(_ name: String) {
         state.draftName = name
     }
 
-    /// Saves the draft. Success emits `didSave`; a conflict shows the stored user and keeps the
-    /// draft, so a second save deliberately overwrites what is stored now.
-    public func save(isolation: isolated (any Actor) = #isolation) {
-        guard state.canSave, let user = state.user else { return }
+    /// Saves the draft and returns the save's outcome. Success emits `didSave`; a conflict shows
+    /// the stored user (`conflict`) and keeps the draft, so a second save deliberately overwrites
+    /// what is stored now. A screen still loading saves once loaded; one with nothing to save
+    /// succeeds at once with the stored user.
+    @discardableResult
+    public func save(isolation: isolated (any Actor) = #isolation) -> Task<Result<User, UserError>, Never> {
+        if let saving = saveTask { return saving }
+        guard let user = state.user else {
+            let loading = loadTask
+            return Task {
+                _ = isolation
+                _ = await loading?.value
+                guard self.state.user != nil else { return .failure(.notFound(id: self.state.userID)) }
+                return await self.save().value
+            }
+        }
+        guard state.canSave else {
+            let outcome = Self.refusal(for: state, user: user)
+            return Task { outcome }
+        }
         let draft = state.draftName
         var saving = state
         saving.errorMessage = nil
         saving.isSaving = true
-        lastSaveOutcome = nil
         state = saving
-        saveTask = Task {
+        let task = Task { () -> Result<User, UserError> in
             _ = isolation
+            defer { self.saveTask = nil }
             do throws(UserError) {
                 let saved = try await self.useCases.update.rename(user, to: draft)
                 var updated = self.state
@@ -94,8 +130,8 @@ public final class UserDetailViewModel {
                 updated.conflict = nil
                 updated.isSaving = false
                 self.state = updated
-                self.lastSaveOutcome = .success(saved)
                 self.onEvent?(.didSave(saved))
+                return .success(saved)
             } catch {
                 var updated = self.state
                 updated.isSaving = false
@@ -105,44 +141,53 @@ public final class UserDetailViewModel {
                     updated.conflict = stored
                 }
                 self.state = updated
-                self.lastSaveOutcome = .failure(error)
+                return .failure(error)
             }
-            self.saveTask = nil
         }
+        saveTask = task
+        return task
     }
 
-    /// Waits for the save in flight, if any, and returns how the last save ended.
-    public func waitForSave(isolation: isolated (any Actor) = #isolation) async -> Result<User, UserError>? {
-        await saveTask?.value
-        return lastSaveOutcome
+    /// Why a screen that cannot save now does not: nothing to save is a success with the stored
+    /// user; otherwise the name rule it breaks.
+    private static func refusal(for state: UserDetailState, user: User) -> Result<User, UserError> {
+        guard state.isDirty else { return .success(user) }
+        do throws(UserError) {
+            _ = try UserValidation.validName(state.draftName)
+        } catch {
+            return .failure(error)
+        }
+        return .failure(.validation(field: .name, message: "The draft cannot be saved while a save is in flight."))
     }
 
-    /// Waits for the load in flight, if any.
-    public func waitForLoad(isolation: isolated (any Actor) = #isolation) async {
-        await loadTask?.value
+    /// Waits for the save in flight, if any (shutdown finishes what was acknowledged as started).
+    public func finishSaving(isolation: isolated (any Actor) = #isolation) async {
+        _ = await saveTask?.value
     }
 
+    /// Clears the error banner and the conflict (the person has seen what is stored now).
     public func dismissError() {
-        state.errorMessage = nil
+        var updated = state
+        updated.errorMessage = nil
+        updated.conflict = nil
+        state = updated
     }
 
     // MARK: live updates
 
     /// A change committed elsewhere. An untouched screen follows it; a screen with a draft keeps
-    /// the draft and shows what is stored now as a conflict.
+    /// the draft and the version it was edited from, so its next save is refused with a
+    /// conflict by the store (`conflict` is set only when this screen tried to save).
     public func apply(_ change: UserChange) {
         guard change.userID == state.userID, let current = state.user else { return }
         switch change {
         case .saved(let stored), .added(let stored):
             guard stored.version > current.version, !state.isSaving else { return }
+            guard !state.isDirty else { return }
             var updated = state
-            if state.isDirty {
-                updated.conflict = stored
-            } else {
-                updated.user = stored
-                updated.draftName = stored.name
-                updated.conflict = nil
-            }
+            updated.user = stored
+            updated.draftName = stored.name
+            updated.conflict = nil
             state = updated
         case .removed:
             var updated = state

@@ -23,7 +23,7 @@ public final class UserListViewModel {
     private var hasLoaded = false
     /// The load in flight. A new load cancels it, and `loadGeneration` stops a load that finishes
     /// anyway (cancellation is cooperative) from overwriting newer state.
-    private var loadTask: Task<Void, Never>?
+    private var loadTask: Task<Result<Void, UserError>, Never>?
     private var loadGeneration = 0
 
     public init(useCases: UserUseCases, pageSize: Int = FetchUserPageUseCase.defaultPageSize) {
@@ -35,30 +35,48 @@ public final class UserListViewModel {
 
     // MARK: intents
 
-    /// Loads the first page once; later appearances keep what is shown.
-    public func onAppear(isolation: isolated (any Actor) = #isolation) {
-        guard !hasLoaded else { return }
+    /// Loads the first page once; later appearances keep what is shown (then the load in
+    /// flight, if any, is returned). Await the returned task for the load's outcome.
+    @discardableResult
+    public func onAppear(isolation: isolated (any Actor) = #isolation) -> Load {
+        guard !hasLoaded else { return loadTask ?? Self.done }
         hasLoaded = true
-        load(reset: true, isolation: isolation)
+        return load(reset: true, isolation: isolation)
     }
 
-    public func refresh(isolation: isolated (any Actor) = #isolation) {
+    /// Reloads from the first page; clears `isStale`.
+    @discardableResult
+    public func refresh(isolation: isolated (any Actor) = #isolation) -> Load {
         hasLoaded = true
-        load(reset: true, isolation: isolation)
+        return load(reset: true, isolation: isolation)
     }
 
     /// Starts a new listing filtered by a name or email prefix; empty text lists everyone.
-    public func search(_ text: String, isolation: isolated (any Actor) = #isolation) {
+    @discardableResult
+    public func search(_ text: String, isolation: isolated (any Actor) = #isolation) -> Load {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         hasLoaded = true
-        load(reset: true, search: .some(trimmed.isEmpty ? nil : trimmed), isolation: isolation)
+        return load(reset: true, search: .some(trimmed.isEmpty ? nil : trimmed), isolation: isolation)
     }
 
-    /// The view reports each row it shows; near the end, the next page is fetched.
-    public func didDisplayRow(at index: Int, isolation: isolated (any Actor) = #isolation) {
+    /// The view reports each row it shows; near the end, the next page is fetched. Returns the
+    /// load it started (or the one in flight), or a finished success when none is needed.
+    @discardableResult
+    public func didDisplayRow(at index: Int, isolation: isolated (any Actor) = #isolation) -> Load {
         guard state.hasMore, state.loading == .none,
-              index >= state.users.count - Self.prefetchDistance else { return }
-        load(reset: false, isolation: isolation)
+              index >= state.users.count - Self.prefetchDistance else { return loadTask ?? Self.done }
+        return load(reset: false, isolation: isolation)
+    }
+
+    /// A load the host may await for its outcome: the page shown, or why it is not. A load
+    /// superseded by a newer one ends in success (the newer load reports its own outcome).
+    public typealias Load = Task<Result<Void, UserError>, Never>
+
+    private static let done = Load { .success(()) }
+
+    /// The data changed elsewhere since the rows were loaded; `refresh` clears it.
+    public func markStale() {
+        state.isStale = true
     }
 
     public func didSelectRow(at index: Int) {
@@ -92,10 +110,6 @@ public final class UserListViewModel {
         }
     }
 
-    /// Waits for the load in flight, if any (hosts answer a request once its page is shown).
-    public func waitForLoad(isolation: isolated (any Actor) = #isolation) async {
-        await loadTask?.value
-    }
 
     /// Whether `index` names a row on screen (hosts use it to reject bad intents clearly).
     public func hasRow(at index: Int) -> Bool { state.users.indices.contains(index) }
@@ -109,8 +123,16 @@ public final class UserListViewModel {
     /// Rows and total change together, in one state change. A user not among the loaded rows is
     /// counted in the total only while more pages exist (it may be on one of them); once every
     /// page is loaded, every counted user is on screen.
-    public func apply(_ change: UserChange) {
+    ///
+    /// `markingStale` (a change made elsewhere) also sets `isStale`, in the same state change.
+    public func apply(_ change: UserChange, markingStale: Bool = false) {
         var updated = state
+        Self.apply(change, to: &updated, matching: matchesSearch)
+        if markingStale { updated.isStale = true }
+        state = updated
+    }
+
+    private static func apply(_ change: UserChange, to updated: inout UserListState, matching matchesSearch: (User) -> Bool) {
         switch change {
         case .saved(let user):
             guard let index = updated.users.firstIndex(where: { $0.id == user.id }) else {
@@ -119,7 +141,6 @@ public final class UserListViewModel {
                 if Self.insertSorted(user, into: &updated), !updated.hasMore {
                     Self.adjustTotal(of: &updated, by: 1)
                 }
-                state = updated
                 return
             }
             // The same save, or an older one arriving late (the feed can lag a reply): keep the newer row.
@@ -142,7 +163,6 @@ public final class UserListViewModel {
                 Self.adjustTotal(of: &updated, by: -1)  // on a page not loaded yet
             }
         }
-        state = updated
     }
 
     // MARK: loading
@@ -150,7 +170,7 @@ public final class UserListViewModel {
     /// Starts a load. `search`, when given, replaces the active search in the same state change.
     /// The error is cleared and the loading indicator shown in one change, so a host never sees
     /// an in-between "not loading, no error" frame.
-    private func load(reset: Bool, search newSearch: String?? = .none, isolation: isolated (any Actor)) {
+    private func load(reset: Bool, search newSearch: String?? = .none, isolation: isolated (any Actor)) -> Load {
         loadTask?.cancel()
         loadGeneration += 1
         let generation = loadGeneration
@@ -161,7 +181,7 @@ public final class UserListViewModel {
         updated.loading = reset ? .fullScreen : .nextPage
         let search = updated.search
         state = updated
-        loadTask = Task {
+        let task = Load {
             _ = isolation  // run on the owner's actor
             let result: Result<UserPage, UserError>
             do throws(UserError) {
@@ -170,8 +190,12 @@ public final class UserListViewModel {
             } catch {
                 result = .failure(error)
             }
+            let current = generation == self.loadGeneration
             self.finishLoad(result, reset: reset, generation: generation)
+            return current ? result.map { _ in () } : .success(())
         }
+        loadTask = task
+        return task
     }
 
     private func finishLoad(_ result: Result<UserPage, UserError>, reset: Bool, generation: Int) {
@@ -189,7 +213,8 @@ public final class UserListViewModel {
             next = page.next
             updated.hasMore = page.hasMore
             updated.totalCount = page.totalCount
-            updated.isStale = page.isStale
+            // A next page does not bring the loaded rows up to date: only a reload clears staleness.
+            updated.isStale = reset ? page.isStale : (updated.isStale || page.isStale)
         case .failure(let error):
             updated.errorMessage = error.message
         }

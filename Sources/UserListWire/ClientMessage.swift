@@ -60,6 +60,10 @@ public enum ClientMessage: Sendable, Equatable {
         }
     }
 
+    /// The largest intent id (in magnitude) a client may choose: 2^53−1, so that clients whose
+    /// JSON numbers are doubles read the echoed id exactly (Protocol/PROTOCOL.md §1).
+    public static let maximumIntentID = 9_007_199_254_740_991
+
     /// The wire name of the message.
     public var type: String {
         switch self {
@@ -93,6 +97,9 @@ public enum ClientMessage: Sendable, Equatable {
             guard low <= high else {
                 throw .invalidValue(field: "protocol", reason: "min (\(low)) is greater than max (\(high))")
             }
+            guard low >= 1, high <= ProtocolVersion.highestNumber else {
+                throw .invalidValue(field: "protocol", reason: "versions are numbered 1 to \(ProtocolVersion.highestNumber); got \(low)-\(high)")
+            }
             var terminal: TerminalSize?
             if let size = try fields.optionalNested("terminal") {
                 terminal = TerminalSize(columns: try size.int("columns"), rows: try size.int("rows"))
@@ -102,6 +109,9 @@ public enum ClientMessage: Sendable, Equatable {
                 sessionKey: try fields.string("session_key"), terminal: terminal))
         case "intent":
             let id = try fields.int("id")
+            guard abs(id) <= ClientMessage.maximumIntentID else {
+                throw .invalidValue(field: "id", reason: "\(id) is outside ±(2^53−1), the integers every JSON reader holds exactly")
+            }
             do throws(MessageError) {
                 var args: [String: JSONValue]?
                 if let value = fields.optionalValue("args") {

@@ -25,6 +25,10 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case forbidden = "forbidden"
     case `internal` = "internal"
     case shuttingDown = "shutting_down"
+    /// A frame did not complete within the server's frame deadline of its first byte.
+    case frameTimeout = "frame_timeout"
+    /// The peer's uid holds more unfinished-frame bytes than the server keeps for one uid.
+    case inputLimit = "input_limit"
 
     /// Whether the server closes the connection after sending this error.
     ///
@@ -34,7 +38,8 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     /// intent never costs a client its session.
     public var isFatal: Bool {
         switch self {
-        case .frameTooLarge, .unsupportedVersion, .tooManyConnections, .tooManySessions, .shuttingDown:
+        case .frameTooLarge, .unsupportedVersion, .tooManyConnections, .tooManySessions, .shuttingDown,
+             .frameTimeout, .inputLimit:
             true
         default:
             false

@@ -90,7 +90,9 @@ public struct FrameDecoder: Sendable {
     private mutating func compact() {
         if readIndex == 0 { return }
         if readIndex == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
+            // Small buffers are kept for the next read; one grown by a large frame is given back,
+            // so a connection that once sent a megabyte does not hold it while idle.
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 64 * 1024)
             readIndex = 0
         } else if readIndex >= 4096 && readIndex * 2 >= buffer.count {
             buffer.removeSubrange(0..<readIndex)

@@ -9,6 +9,10 @@ public enum ProtocolVersion {
     /// Versions this build accepts: `[current - 1, current]`, never below 1.
     public static let supported: ClosedRange<Int> = max(1, current - 1)...current
 
+    /// Version numbers run from 1 to this (PROTOCOL.md §3), which keeps `min ≤ max` expressible
+    /// in the hello schema.
+    public static let highestNumber = 64
+
     /// The highest version in both ranges, or `nil` when they do not overlap.
     public static func negotiate(client: ClosedRange<Int>, server: ClosedRange<Int> = supported) -> Int? {
         let high = min(client.upperBound, server.upperBound)

@@ -159,29 +159,20 @@ enum Commands {
     }
 
     static func rename(_ context: CommandContext) async throws {
-        let client = context.client
         let id = context.invocation.positionals[0]
         let name = context.invocation.positionals[1]
-        let before = try await openUser(client, id)
-        defer { Task { [client] in _ = try? await client.send(screen: "detail", action: "back") } }
-        try await client.send(screen: "detail", action: "set_draft_name", args: ["name": .string(name)])
+        // One intent on the session screen: the store changes, no screen of a shared session moves.
         let saved: JSONValue?
         do {
-            saved = try await client.send(screen: "detail", action: "save")
+            saved = try await context.client.send(screen: "session", action: "rename_user", args: ["id": .string(id), "name": .string(name)])
         } catch let error as ClientError {
-            _ = try? await client.send(screen: "detail", action: "back")
-            var message = error.message
-            if error.serverCode == .conflict, let theirs = SessionDocument(client.document).detail?.conflict {
-                message += " (now named \"\(theirs.name)\", version \(theirs.version))"
-            }
-            throw CommandFailure(ExitCode.for(error), "cannot rename \(id): \(message)")
+            throw CommandFailure(ExitCode.for(error), "cannot rename \(id): \(error.message)")
         }
-        _ = try? await client.send(screen: "detail", action: "back")
-        let user = UserRow(saved) ?? before
+        guard let user = UserRow(saved) else { throw CommandFailure(.dataError, "the daemon did not return the renamed user") }
         if context.json {
             print(user.json.description)
         } else {
-            print("renamed \(user.id): \"\(DisplayWidth.sanitized(before.name))\" → \"\(DisplayWidth.sanitized(user.name))\" (version \(user.version))")
+            print("renamed \(user.id) to \"\(DisplayWidth.sanitized(user.name))\" (version \(user.version))")
         }
     }
 
@@ -191,7 +182,7 @@ enum Commands {
         guard let email = values["email"] else { throw UsageError(message: "'userctl add' needs --email EMAIL", command: "add") }
         var args: [String: JSONValue] = ["name": .string(name), "email": .string(email)]
         if let avatar = values["avatar-url"] { args["avatar_url"] = .string(avatar) }
-        let result = try await context.client.send(screen: "list", action: "add_user", args: args)
+        let result = try await context.client.send(screen: "session", action: "add_user", args: args)
         guard let user = UserRow(result) else {
             if !context.json { print("added \(name)") }
             return
@@ -201,7 +192,7 @@ enum Commands {
 
     static func remove(_ context: CommandContext) async throws {
         let id = context.invocation.positionals[0]
-        try await context.client.send(screen: "list", action: "remove_user", args: ["id": .string(id)])
+        try await context.client.send(screen: "session", action: "remove_user", args: ["id": .string(id)])
         if context.json { print(JSONValue.object(["removed": .string(id)]).description) } else { print("removed \(id)") }
     }
 

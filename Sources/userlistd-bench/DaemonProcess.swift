@@ -16,12 +16,14 @@ final class DaemonProcess {
     /// Flags that lift the per-uid limits, so the bench measures the machinery rather than the policy.
     static let benchFlags = [
         "--max-connections-per-uid", "100000", "--max-sessions-per-uid", "100000",
-        "--intents-per-second", "1000000", "--log-level", "warning",
+        "--intents-per-second", "1000000", "--intents-per-second-per-uid", "1000000",
+        "--connections-per-second-per-uid", "1000000", "--log-level", "warning",
     ]
 
     /// Starts the daemon in `directory` (created by the caller) and waits for READY=1.
+    /// `extraFlags` come after the bench's own, so they win (a section that measures a limit).
     init(binary: String, directory: String, name: String, database: String, sampleData: Int,
-         timeout: Double = 60) throws(BenchError) {
+         extraFlags: [String] = [], timeout: Double = 60) throws(BenchError) {
         socketPath = "\(directory)/\(name).sock"
         logPath = "\(directory)/\(name).log"
         let notifyPath = "\(directory)/\(name).notify"
@@ -35,7 +37,7 @@ final class DaemonProcess {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["--socket", socketPath, "--database", database, "--state-directory", stateDirectory,
-                             "--sample-data", String(sampleData)] + Self.benchFlags
+                             "--sample-data", String(sampleData)] + Self.benchFlags + extraFlags
         var environment = ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = notifyPath
         environment.removeValue(forKey: "LISTEN_FDS")

@@ -4,8 +4,13 @@ import Foundation
 import Glibc
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+// The fairness section re-runs this binary as another uid to flood the daemon.
+if arguments.first == "--flood", arguments.count == 4 {
+    signal(SIGPIPE, SIG_IGN)
+    FloodMode.run(mode: arguments[1], socket: arguments[2], seconds: Double(arguments[3]) ?? 10)
+}
 if arguments.contains("-h") || arguments.contains("--help") {
-    print("usage: userlistd-bench [--quick] [--only SECTION,...]\n  sections: roundtrip, fanout, sustained, idle, startup, store")
+    print("usage: userlistd-bench [--quick] [--only SECTION,...]\n  sections: roundtrip, fanout, sustained, idle, startup, fairness, store")
     exit(0)
 }
 let quick = arguments.contains("--quick")
@@ -49,6 +54,7 @@ if wanted("roundtrip") { RoundTripBench.run(context) }
 if wanted("fanout") { FanOutBench.run(context) }
 if wanted("sustained") { SustainedBench.run(context) }
 if wanted("idle") { IdleSessionsBench.run(context) }
+if wanted("fairness") { FairnessBench.run(context) }
 if wanted("store") { StoreBench.run(context) }
 
 try? FileManager.default.removeItem(atPath: directory)

@@ -82,12 +82,13 @@ extension Fault {
             if item.end == "close" {
                 if !client.drainUntilClosed(timeout: 3) { problems.append("\(item.file): the connection was not closed") }
             } else {
-                // Still in step: a ping is answered.
+                // Still in step: a ping is answered (with its pong after hello, `not_ready` before).
                 let nonce = JSONValue.string("after " + item.file)
                 client.send(.ping(nonce: nonce))
                 do {
-                    _ = try client.next(where: "pong", timeout: 3) { message -> Bool? in
+                    _ = try client.next(where: "pong or not_ready", timeout: 10) { message -> Bool? in
                         if case .pong(let got) = message, got == nonce { return true }
+                        if case .error(let error) = message, error.code == .notReady { return true }
                         return nil
                     }
                 } catch {

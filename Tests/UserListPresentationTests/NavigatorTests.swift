@@ -52,12 +52,13 @@ import UserListPresentation
 
     @Test func selectRowOpensTheDetailOnTopAndLoadsIt() async {
         await loadList()
-        navigator.selectRow(at: 1)
+        let opened = await navigator.selectRow(at: 1)
+        #expect(opened == .success(bob))
         #expect(events.all == [.list(.userSelected(id: bob.id))])
         #expect(navigator.screens.count == 2)
         #expect(navigator.topDetail?.userID == bob.id)
-        states.expect { $0.screens.append(self.detail(nil, id: bob.id)) }
-        await states.receive { $0.screens[1] = self.detail(bob) }
+        // The user is fetched first: the screen arrives loaded, in one change.
+        states.expect { $0.screens.append(self.detail(bob)) }
         #expect(repository.calls(of: .fetchUser) == [.fetchUser(bob.id)])
         states.expectNoMoreChanges()
     }
@@ -65,7 +66,7 @@ import UserListPresentation
     @Test(arguments: [-1, 3, 50])
     func selectRowOutOfRangeDoesNothing(index: Int) async {
         await loadList()
-        navigator.selectRow(at: index)
+        #expect(await navigator.selectRow(at: index) == nil)
         await settle()
         #expect(navigator.screens.count == 1)
         #expect(events.all.isEmpty)
@@ -77,24 +78,20 @@ import UserListPresentation
         await loadList()
         navigator.list.didSelectRow(at: 0)   // a host talking to the list itself
         #expect(events.all == [.list(.userSelected(id: ada.id))])
-        navigator.selectRow(at: 99)
+        #expect(await navigator.selectRow(at: 99) == nil)
         #expect(navigator.screens.count == 1)
         states.expectNoMoreChanges()
     }
 
     @Test func backPopsTheTopButNeverTheList() async {
         await loadList()
-        navigator.selectRow(at: 0)
-        states.expect { $0.screens.append(self.detail(nil, id: ada.id)) }
-        await states.receive { $0.screens[1] = self.detail(ada) }
-        navigator.openUser(cleo.id)
-        states.expect { $0.screens.append(self.detail(nil, id: cleo.id)) }
-        await states.receive { $0.screens[2] = self.detail(cleo) }
+        await navigator.selectRow(at: 0)
+        states.expect { $0.screens.append(self.detail(ada)) }
+        await navigator.openUser(cleo.id)
+        states.expect { $0.screens[1] = self.detail(cleo) }
         #expect(navigator.topDetail?.userID == cleo.id)
+        #expect(navigator.screens.count == 2, "opening a user replaces the open detail screen")
 
-        #expect(navigator.back())
-        states.expect { $0.screens.removeLast() }
-        #expect(navigator.topDetail?.userID == ada.id)
         #expect(navigator.back())
         states.expect { $0.screens.removeLast() }
         #expect(navigator.topDetail == nil)
@@ -107,9 +104,8 @@ import UserListPresentation
 
     @Test func aSaveOnTheDetailUpdatesTheListRow() async throws {
         await loadList()
-        navigator.selectRow(at: 1)
-        states.expect { $0.screens.append(self.detail(nil, id: bob.id)) }
-        await states.receive { $0.screens[1] = self.detail(bob) }
+        await navigator.selectRow(at: 1)
+        states.expect { $0.screens.append(self.detail(bob)) }
         let detail = try #require(navigator.topDetail)
 
         detail.setDraftName("Aaron Bob")
@@ -139,9 +135,8 @@ import UserListPresentation
         let feed = FakeChangeFeed()
         navigator.follow(feed)
         await loadList()
-        navigator.selectRow(at: 0)
-        states.expect { $0.screens.append(self.detail(nil, id: ada.id)) }
-        await states.receive { $0.screens[1] = self.detail(ada) }
+        await navigator.selectRow(at: 0)
+        states.expect { $0.screens.append(self.detail(ada)) }
 
         let renamed = User(id: ada.id, name: "Ada King", email: ada.email, version: 2)
         feed.send(.saved(renamed))
@@ -149,6 +144,7 @@ import UserListPresentation
         states.expect {
             var list = self.loadedList
             list.users = [renamed, bob, cleo]
+            list.isStale = true  // changed elsewhere: the list says so
             $0.screens[0] = .list(list)
         }
         states.expect { $0.screens[1] = self.detail(renamed) }
@@ -159,6 +155,7 @@ import UserListPresentation
             var list = self.loadedList
             list.users = [bob, cleo]
             list.totalCount = 2
+            list.isStale = true
             $0.screens[0] = .list(list)
         }
         states.expect {
@@ -168,6 +165,44 @@ import UserListPresentation
             $0.screens[1] = .detail(removed)
         }
         states.expectNoMoreChanges()
+    }
+
+    @Test func openingAnUnknownUserLeavesNoScreen() async {
+        await loadList()
+        let unknown = UUID()
+        #expect(await navigator.openUser(unknown) == .failure(.notFound(id: unknown)))
+        #expect(navigator.screens.count == 1)
+        states.expectNoMoreChanges()
+
+        // Nor does it disturb an open detail screen.
+        await navigator.openUser(bob.id)
+        states.expect { $0.screens.append(self.detail(bob)) }
+        #expect(await navigator.openUser(unknown) == .failure(.notFound(id: unknown)))
+        #expect(navigator.topDetail?.userID == bob.id)
+        states.expectNoMoreChanges()
+    }
+
+    @Test func aChangeMadeHereIsAppliedWithoutAnEventOrAStaleList() async {
+        await loadList()
+        let renamed = User(id: ada.id, name: "Ada King", email: ada.email, version: 2)
+        navigator.apply(.saved(renamed), madeHere: true)
+        states.expect {
+            var list = self.loadedList
+            list.users = [renamed, bob, cleo]
+            $0.screens[0] = .list(list)
+        }
+        #expect(events.all.isEmpty, "the session that made the change is not told about it")
+        #expect(!navigator.list.state.isStale)
+
+        let bobby = User(id: bob.id, name: "Bobby", email: bob.email, version: 2)
+        navigator.apply(.saved(bobby))
+        #expect(events.all == [.changed(.saved(bobby))])
+        #expect(navigator.list.state.isStale, "a change made elsewhere marks the list stale")
+        #expect(navigator.list.state.users.contains(bobby))
+
+        navigator.list.refresh()
+        await waitUntil { navigator.list.state.loading == .none }
+        #expect(!navigator.list.state.isStale, "refresh clears it")
     }
 
     @Test func aNavigatorThatIsGoneStopsFollowing() async {
@@ -185,7 +220,7 @@ import UserListPresentation
         await loadList()
         navigator.list.search("b")
         await waitUntil { navigator.list.state.loading == .none }
-        navigator.selectRow(at: 0)
+        await navigator.selectRow(at: 0)
         await waitUntil { navigator.topDetail?.state.user == bob }
         navigator.topDetail?.setDraftName("Robert")
 

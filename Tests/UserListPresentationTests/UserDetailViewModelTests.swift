@@ -58,6 +58,15 @@ import UserListPresentation
         #expect(!detail.state.canSave)
     }
 
+    @Test func onAppearReturnsTheLoadsOutcome() async {
+        let (missing, _, _) = makeDetail(repository, id: userID(999))
+        #expect(await missing.onAppear().value == .failure(.notFound(id: userID(999))))
+        let (found, _, _) = makeDetail(repository, id: ada.id)
+        #expect(await found.onAppear().value == .success(ada))
+        #expect(await found.onAppear().value == .success(ada), "already loaded: the stored user, no second fetch")
+        #expect(repository.count(of: .fetchUser) == 2)
+    }
+
     // MARK: the draft rules
 
     @Test func anUnchangedDraftIsNotDirty() async {
@@ -231,15 +240,49 @@ import UserListPresentation
         #expect(!detail.state.isDirty)
     }
 
-    @Test func aDirtyScreenKeepsTheDraftAndShowsAConflict() async {
+    @Test func aDirtyScreenKeepsTheDraftAndShowsNoConflictUntilItSaves() async {
         let (detail, states, _) = await loadedDetail()
         detail.setDraftName("Mine")
         states.expect { $0.draftName = "Mine" }
         let renamed = User(id: ada.id, name: "Theirs", email: ada.email, version: 2)
+        repository.put(renamed)
         detail.apply(.saved(renamed))
-        states.expect { $0.conflict = renamed }
-        #expect(detail.state.user == ada)
+        states.expectNoMoreChanges()
+        #expect(detail.state.conflict == nil, "no conflict before this screen tried to save")
+        #expect(detail.state.user == ada, "still the version the draft was edited from")
         #expect(detail.state.draftName == "Mine")
+
+        // The save is what finds the conflict, through the store's version check.
+        let outcome = await detail.save().value
+        #expect(outcome == .failure(.conflict(stored: renamed)))
+        #expect(detail.state.conflict == renamed)
+        #expect(detail.state.draftName == "Mine")
+    }
+
+    @Test func dismissErrorClearsTheConflictAndTheMessage() async {
+        let (detail, _, _) = await loadedDetail()
+        let renamed = User(id: ada.id, name: "Theirs", email: ada.email, version: 2)
+        repository.put(renamed)
+        detail.setDraftName("Mine")
+        #expect(await detail.save().value == .failure(.conflict(stored: renamed)))
+        #expect(detail.state.conflict != nil && detail.state.errorMessage != nil)
+        detail.dismissError()
+        #expect(detail.state.conflict == nil)
+        #expect(detail.state.errorMessage == nil)
+        #expect(detail.state.draftName == "Mine", "the draft survives the dismissal")
+        #expect(await detail.save().value == .success(User(id: ada.id, name: "Mine", email: ada.email, version: 3)))
+    }
+
+    @Test func saveReturnsItsOutcome() async {
+        let (detail, _, _) = await loadedDetail()
+        #expect(await detail.save().value == .success(ada), "nothing to save: the stored user")
+        detail.setDraftName("  ")
+        guard case .failure(.validation)? = Optional(await detail.save().value) else {
+            Issue.record("a blank name is a validation failure")
+            return
+        }
+        detail.setDraftName("Ada King")
+        #expect(await detail.save().value == .success(User(id: ada.id, name: "Ada King", email: ada.email, version: 2)))
     }
 
     @Test func oldOrForeignChangesAreIgnored() async {
@@ -299,7 +342,7 @@ import UserListPresentation
         states.expectNoMoreChanges()   // the store still holds what the draft is based on
     }
 
-    @Test func aRestoredDraftMeetsASaveMadeMeanwhileAsAConflict() async {
+    @Test func aRestoredDraftMeetsASaveMadeMeanwhileAsAConflictWhenSaved() async {
         let (original, _, _) = await loadedDetail()
         original.setDraftName("Ada King")
         var saved = original.state
@@ -312,7 +355,12 @@ import UserListPresentation
         let states = StateRecorder(restored.state)
         restored.onStateChange = { [unowned restored] in states.record(restored.state) }
         restored.onAppear()
-        await states.receive { $0.conflict = theirs }
+        await waitUntil { repository.count(of: .fetchUser) == 2 }
+        await settle()
+        states.expectNoMoreChanges()   // no conflict shown before this screen tries to save
+        #expect(restored.state.draftName == "Ada King")
+        #expect(await restored.save().value == .failure(.conflict(stored: theirs)))
+        #expect(restored.state.conflict == theirs)
         #expect(restored.state.draftName == "Ada King")
     }
 

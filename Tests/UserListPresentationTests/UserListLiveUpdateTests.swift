@@ -27,6 +27,10 @@ import UserListPresentation
         navigator.list.onAppear()
         states.expect { $0.loading = .fullScreen }
         await states.receive { $0.loading = .none; $0.users = users; $0.totalCount = users.count }
+        // Every change here is made elsewhere, which marks the list stale; mark it up front so
+        // the expectations below are about the rows alone.
+        navigator.list.markStale()
+        states.expect { $0.isStale = true }
     }
 
     private func send(_ change: UserChange) async {
@@ -127,7 +131,7 @@ import UserListPresentation
         renamed.email = "robert@example.com"
         renamed.version = 2
         await send(.saved(renamed))
-        states.expect { $0.users = []; $0.totalCount = 0 }
+        states.expect { $0.users = []; $0.totalCount = 0; $0.isStale = true }
 
         await send(.added(user(110, "Ann")))   // does not match "b"
         await send(.added(user(111, "Bea")))
@@ -145,7 +149,7 @@ import UserListPresentation
         renamed.name = "Bella"
         renamed.version = 2
         await send(.saved(renamed))
-        states.expect { $0.users = [renamed, bob]; $0.totalCount = 2 }
+        states.expect { $0.users = [renamed, bob]; $0.totalCount = 2; $0.isStale = true }
         states.expectNoMoreChanges()
     }
 
@@ -182,6 +186,8 @@ import UserListPresentation
         await states.receive {
             $0.loading = .none; $0.users = Array(all[0..<50]); $0.hasMore = true; $0.totalCount = 55
         }
+        navigator.list.markStale()   // every change here is made elsewhere (see above)
+        states.expect { $0.isStale = true }
     }
 
     private func send(_ change: UserChange) async {

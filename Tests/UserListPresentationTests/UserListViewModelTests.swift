@@ -90,6 +90,41 @@ import UserListPresentation
         await states.receive { $0.loading = .none; $0.isStale = false }
     }
 
+    @Test func aChangeMadeElsewhereMarksTheListStaleUntilRefresh() async {
+        let repository = FakeUserRepository([ada, bob])
+        let (list, states, _) = makeList(repository)
+        list.onAppear()
+        states.expect { $0.loading = .fullScreen }
+        await states.receive { $0.loading = .none; $0.users = [ada, bob]; $0.totalCount = 2 }
+
+        let renamed = User(id: bob.id, name: "Bobby", email: bob.email, version: 2)
+        list.apply(.saved(renamed), markingStale: true)
+        states.expect { $0.users = [ada, renamed]; $0.isStale = true }   // one change, not two
+
+        list.markStale()
+        states.expectNoMoreChanges()
+        let outcome = await list.refresh().value
+        #expect((try? outcome.get()) != nil)
+        #expect(!list.state.isStale)
+    }
+
+    @Test func aLoadReturnsItsOwnOutcome() async {
+        let repository = FakeUserRepository([ada])
+        let (list, _, _) = makeList(repository)
+        repository.failNext(1, .fetchPage, with: .unavailable(reason: "disk on fire"))
+        let failed = await list.onAppear().value
+        guard case .failure(let error) = failed else {
+            Issue.record("the failed load was reported as a success")
+            return
+        }
+        #expect(error == .unavailable(reason: "disk on fire"))
+        // A later intent is judged by its own load, not by the banner the last one left.
+        let retried = await list.refresh().value
+        #expect((try? retried.get()) != nil)
+        // Nothing to load: a finished success.
+        #expect((try? await list.didDisplayRow(at: 0).value.get()) != nil)
+    }
+
     // MARK: failure and retry
 
     @Test func aFailedLoadShowsTheErrorAndStopsLoading() async {

@@ -38,6 +38,36 @@ import UserListWire
         #expect(error { _ = try client(#"{"type":"hello","protocol":{"min":2,"max":1},"client":{"name":"c","build":"1"},"session_key":"k"}"#) }?.field == "protocol")
     }
 
+    @Test func protocolVersionsAreNumberedOneToSixtyFour() throws {
+        for range in ["0,1", "1,65", "-3,1"] {
+            let parts = range.split(separator: ",")
+            let e = error { _ = try client(#"{"type":"hello","protocol":{"min":\#(parts[0]),"max":\#(parts[1])},"client":{"name":"c","build":"1"},"session_key":"k"}"#) }
+            #expect(e?.code == .invalidMessage && e?.field == "protocol", "\(range)")
+        }
+        #expect(try client(#"{"type":"hello","protocol":{"min":1,"max":64},"client":{"name":"c","build":"1"},"session_key":"k"}"#).type == "hello")
+    }
+
+    @Test func aBodyStartingWithAByteOrderMarkIsInvalidJSON() {
+        let body: [UInt8] = [0xEF, 0xBB, 0xBF] + Array(#"{"type":"resync"}"#.utf8)
+        #expect(error { _ = try ClientMessage(frame: body) }?.code == .invalidJSON)
+    }
+
+    @Test func aPingWithNonceNullIsAPingWithoutNonce() throws {
+        #expect(try client(#"{"type":"ping","nonce":null}"#) == .ping(nonce: nil))
+        #expect(ClientMessage.ping(nonce: nil).json == ["type": "ping"])
+    }
+
+    @Test func intentIDsStayWithinWhatEveryJSONReaderHoldsExactly() throws {
+        let largest = try client(#"{"type":"intent","id":9007199254740991,"screen":"list","action":"refresh"}"#)
+        #expect(largest == .intent(.init(id: 9_007_199_254_740_991, screen: "list", action: "refresh")))
+        #expect(try client(#"{"type":"intent","id":-9007199254740991,"screen":"list","action":"refresh"}"#).type == "intent")
+        for id in ["9007199254740992", "-9007199254740992", "9223372036854775807"] {
+            let e = error { _ = try client(#"{"type":"intent","id":\#(id),"screen":"list","action":"refresh"}"#) }
+            #expect(e?.code == .invalidMessage, "id \(id)")
+            #expect(e?.message.contains("2^53") == true, "\(e?.message ?? "")")
+        }
+    }
+
     @Test func notJSONAndNotObject() {
         #expect(error { _ = try client("{") }?.code == .invalidJSON)
         #expect(error { _ = try client("42") }?.code == .invalidMessage)
@@ -66,7 +96,7 @@ import UserListWire
 
     @Test func fatalCodes() {
         let fatal = Set(ErrorCode.allCases.filter(\.isFatal))
-        #expect(fatal == [.frameTooLarge, .unsupportedVersion, .tooManyConnections, .tooManySessions, .shuttingDown])
+        #expect(fatal == [.frameTooLarge, .unsupportedVersion, .tooManyConnections, .tooManySessions, .shuttingDown, .frameTimeout, .inputLimit])
     }
 
     @Test func versionNegotiation() {

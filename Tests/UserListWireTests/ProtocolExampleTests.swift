@@ -73,40 +73,38 @@ import UserListWire
         }
     }
 
-    /// Plays each transcript as a client would: snapshots replace the state, in-sequence patches
-    /// must apply, and a gap must be followed by the client's resync and ignored until the next
-    /// snapshot. Every state reached must match the state schema.
+    /// Plays each transcript as a client would, one client per connection: snapshots replace
+    /// the state, in-sequence patches must apply, and a gap must be followed by the client's
+    /// resync and ignored until the next snapshot. Every state reached must match the state schema.
     @Test func transcriptsReplayAsAClientWould() throws {
+        struct Client { var state: JSONValue?; var epoch = -1; var seq = -1; var awaitingSnapshot = false }
         for (file, lines) in examples where file != "errors.jsonl" {
-            var state: JSONValue?
-            var epoch = -1
-            var seq = -1
-            var awaitingSnapshot = false
+            var clients: [String: Client] = [:]
             var patchesApplied = 0
             for (index, line) in lines.enumerated() where line.direction == "s2c" {
                 guard case .some(let message) = try? ServerMessage(json: line.frame) else { continue }
+                var client = clients[line.connection] ?? Client()
+                defer { clients[line.connection] = client }
                 switch message {
                 case .welcome(let welcome):
-                    #expect(lines[index + 1].frame["epoch"]?.int64Value == Int64(welcome.epoch), "\(file):\(line.number)")
+                    let snapshot = lines[(index + 1)...].first { $0.connection == line.connection }
+                    #expect(snapshot?.frame["epoch"]?.int64Value == Int64(welcome.epoch), "\(file):\(line.number)")
                 case .snapshot(let snapshot):
                     #expect(snapshot.seq == 0)
-                    #expect(snapshot.epoch != epoch, "\(file):\(line.number) a snapshot starts a new epoch")
-                    state = snapshot.state
-                    epoch = snapshot.epoch
-                    seq = 0
-                    awaitingSnapshot = false
+                    #expect(snapshot.epoch != client.epoch, "\(file):\(line.number) a snapshot starts a new epoch")
+                    client = Client(state: snapshot.state, epoch: snapshot.epoch, seq: 0)
                 case .patch(let patch):
-                    if awaitingSnapshot { continue }
-                    guard patch.epoch == epoch, patch.seq == seq + 1 else {
-                        awaitingSnapshot = true
-                        let next = lines[(index + 1)...].first { $0.direction == "c2s" }
+                    if client.awaitingSnapshot { continue }
+                    guard patch.epoch == client.epoch, patch.seq == client.seq + 1 else {
+                        client.awaitingSnapshot = true
+                        let next = lines[(index + 1)...].first { $0.direction == "c2s" && $0.connection == line.connection }
                         #expect(next?.frame["type"] == "resync", "\(file):\(line.number) gap not followed by resync")
                         continue
                     }
-                    state = try JSONPatch.apply(patch.ops, to: try #require(state))
-                    seq = patch.seq
+                    client.state = try JSONPatch.apply(patch.ops, to: try #require(client.state))
+                    client.seq = patch.seq
                     patchesApplied += 1
-                    let errors = validator.validate(state!, against: "state.schema.json")
+                    let errors = validator.validate(client.state!, against: "state.schema.json")
                     #expect(errors.isEmpty, "\(file):\(line.number) state after patch: \(errors)")
                 default:
                     break
@@ -116,23 +114,34 @@ import UserListWire
         }
     }
 
-    @Test func deliberatelyWrongFramesAreRejected() throws {
-        let wrong: [(String, String)] = [
-            (#"{"type":"snapshot","epoch":1,"seq":3,"state":{"screens":[]}}"#, "snapshot seq must be 0, stack non-empty"),
-            (#"{"type":"reply","id":1,"ok":true,"error":{"code":"conflict","message":"x"}}"#, "ok with an error"),
-            (#"{"type":"reply","id":1,"ok":false}"#, "failure without error"),
-            (#"{"type":"welcome","protocol":1,"server":{"name":"d","build":"1"},"session_id":"s","resumed":false,"access":"admin","epoch":1}"#, "bad access"),
-            (#"{"type":"patch","epoch":1,"seq":1,"ops":[{"op":"add","path":"/x"}]}"#, "add without value"),
-            (#"{"type":"error","code":"oops","message":"m","fatal":false}"#, "unknown code"),
-            (#"{"type":"intent","id":1.5,"screen":"list","action":"refresh"}"#, "fractional id"),
-            (#"{"type":"hello","protocol":{"min":1,"max":1},"client":{"name":"c"},"session_key":"k"}"#, "client without build"),
-            (#"{"type":"teleport"}"#, "unknown type"),
-            (#"{"type":"snapshot","epoch":1,"seq":0,"state":{"screens":[{"id":"detail","kind":"detail","state":{}}]}}"#, "detail first"),
-        ]
-        for (text, why) in wrong {
-            let frame = try JSONValue(parsing: text)
-            #expect(!validator.validate(frame, against: "message.schema.json").isEmpty, "schema accepted: \(why)")
+    /// Protocol/examples/invalid: frames the prose forbids; every schema must reject them.
+    @Test func theSchemasRejectEveryInvalidFrame() throws {
+        let frames = try ProtocolFiles.edgeFrames("invalid")
+        #expect(frames.count >= 30)
+        for (why, frame) in frames {
+            #expect(!validator.validate(frame, against: "message.schema.json").isEmpty, "the schemas accept: \(why)")
+            if let type = frame["type"]?.stringValue, validator.documents["\(type).schema.json"] != nil {
+                #expect(!validator.validate(frame, against: "\(type).schema.json").isEmpty, "\(type).schema.json accepts: \(why)")
+            }
         }
+    }
+
+    /// Protocol/examples/valid: frames the prose allows that a too-strict schema would refuse.
+    @Test func theSchemasAcceptEveryValidEdgeFrame() throws {
+        let frames = try ProtocolFiles.edgeFrames("valid")
+        #expect(frames.count >= 10)
+        for (why, frame) in frames {
+            let errors = validator.validate(frame, against: "message.schema.json")
+            #expect(errors.isEmpty, "the schemas reject: \(why): \(errors)")
+        }
+    }
+
+    @Test func theSchemaKnowsEveryErrorCodeOfThisVersion() {
+        let known = validator.documents["defs.schema.json"]?["$defs"]?["known_error_code"]?["enum"]?.arrayValue ?? []
+        #expect(Set(known.compactMap(\.stringValue)) == Set(ErrorCode.allCases.map(\.rawValue)))
+    }
+
+    @Test func aStateWithAUserWithoutVersionIsRejected() {
         let user: JSONValue = ["id": "3f6c1a2e-8b4d-4c1e-9a7f-2d5e6b8c9a01", "name": "A", "email": "a@b", "avatar_url": nil]
         let state: JSONValue = ["screens": [StateFixtures.listScreen(users: [user])]]
         #expect(!validator.validate(state, against: "state.schema.json").isEmpty, "user without version accepted")

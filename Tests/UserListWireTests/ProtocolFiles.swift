@@ -24,6 +24,8 @@ enum ProtocolFiles {
         var file: String
         var number: Int
         var direction: String
+        /// Which connection of the transcript ("a" when the transcript has one).
+        var connection: String
         var frame: JSONValue
         var expectedError: ErrorCode?
     }
@@ -37,12 +39,23 @@ enum ProtocolFiles {
                 let value = try JSONValue(parsing: Array(raw.utf8))
                 lines.append(Line(
                     file: url.lastPathComponent, number: index + 1,
-                    direction: value["dir"]?.stringValue ?? "?", frame: value["frame"] ?? .null,
+                    direction: value["dir"]?.stringValue ?? "?", connection: value["conn"]?.stringValue ?? "a",
+                    frame: value["frame"] ?? .null,
                     expectedError: value["expect_error"]?.stringValue.flatMap(ErrorCode.init(rawValue:))))
             }
             result[url.lastPathComponent] = lines
         }
         return result
+    }
+
+    /// Frames of `examples/<kind>/frames.jsonl` (`invalid` or `valid`), each with why it is there.
+    static func edgeFrames(_ kind: String) throws -> [(why: String, frame: JSONValue)] {
+        try files(in: "examples/\(kind)", suffix: ".jsonl").flatMap { url in
+            try String(contentsOf: url, encoding: .utf8).split(separator: "\n").map { raw in
+                let value = try JSONValue(parsing: Array(raw.utf8))
+                return (value["why"]?.stringValue ?? "?", value["frame"] ?? .null)
+            }
+        }
     }
 
     static func schemas() throws -> [String: JSONValue] {

@@ -1,3 +1,4 @@
+import Foundation
 import UserListWire
 
 /// A small JSON Schema (draft 2020-12) validator for exactly the keywords Protocol/schema uses.
@@ -110,6 +111,24 @@ struct SchemaValidator {
                 if let number = value.doubleValue, let bound = argument.doubleValue, number > bound {
                     errors.append("\(path): \(value) above maximum \(argument)")
                 }
+            case "maxItems":
+                if case .array(let array) = value, array.count > (argument.int64Value ?? .max) {
+                    errors.append("\(path): more than \(argument) items")
+                }
+            case "pattern":
+                guard case .string(let string) = value, let source = argument.stringValue else { continue }
+                guard let regex = try? NSRegularExpression(pattern: source) else {
+                    errors.append("\(path): pattern \(source) does not compile")
+                    continue
+                }
+                let range = NSRange(string.startIndex..., in: string)
+                if regex.firstMatch(in: string, range: range) == nil {
+                    errors.append("\(path): \"\(string)\" does not match \(source)")
+                }
+            case "not":
+                var found: [String] = []
+                validate(value, argument, document: document, at: path, errors: &found)
+                if found.isEmpty { errors.append("\(path): matches a schema it must not (\(argument))") }
             case "minLength", "maxLength":
                 guard case .string(let string) = value, let bound = argument.int64Value else { continue }
                 let count = Int64(string.count)

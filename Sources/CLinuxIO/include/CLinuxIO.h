@@ -25,6 +25,25 @@ static inline int ulio_epoll_wait(int epfd, int *fds, uint32_t *events, int max,
     return n;
 }
 
+/// Like `ulio_epoll_ctl`, with a 64-bit `token` that comes back with each event for `fd` (the
+/// daemon's event loop packs the descriptor and a registration generation into it, so a stale
+/// event never reaches a newer connection that reuses the number).
+static inline int ulio_epoll_ctl_token(int epfd, int op, int fd, uint32_t events, uint64_t token) {
+    struct epoll_event ev;
+    ev.events = events;
+    ev.data.u64 = token;
+    return epoll_ctl(epfd, op, fd, &ev);
+}
+
+/// Waits and writes up to `max` (token, events) pairs into the arrays.
+static inline int ulio_epoll_wait_tokens(int epfd, uint64_t *tokens, uint32_t *events, int max, int timeout) {
+    struct epoll_event evs[256];
+    if (max > 256) max = 256;
+    int n = epoll_wait(epfd, evs, max, timeout);
+    for (int i = 0; i < n; i++) { tokens[i] = evs[i].data.u64; events[i] = evs[i].events; }
+    return n;
+}
+
 static inline int ulio_peer_credentials(int fd, uint32_t *pid, uint32_t *uid, uint32_t *gid) {
     // struct ucred needs _GNU_SOURCE, which clashes with Swift's Glibc module: same layout here.
     struct { int32_t pid; uint32_t uid; uint32_t gid; } cred;

@@ -348,9 +348,14 @@ public final class SQLiteUserRepository: UserRepository {
                 INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING
                 """)
+            // A user whose data changes gets a new version (past the stored one, or the imported one
+            // if higher), so open screens follow it and a save made from an older version is a
+            // conflict; an import with the same data only ever raises the version.
             let update = try connection.statement("""
-                UPDATE users SET name = ?2, email = ?3, avatar_url = ?4, version = ?5, name_key = ?6, email_key = ?7
-                WHERE id = ?1 AND (name IS NOT ?2 OR email IS NOT ?3 OR avatar_url IS NOT ?4 OR version IS NOT ?5)
+                UPDATE users SET name = ?2, email = ?3, avatar_url = ?4, name_key = ?6, email_key = ?7,
+                    version = CASE WHEN name IS NOT ?2 OR email IS NOT ?3 OR avatar_url IS NOT ?4
+                                   THEN MAX(version + 1, ?5) ELSE ?5 END
+                WHERE id = ?1 AND (name IS NOT ?2 OR email IS NOT ?3 OR avatar_url IS NOT ?4 OR ?5 > version)
                 """)
             let log = try connection.statement("""
                 INSERT INTO changes (kind, user_id, at) VALUES (?1, ?2, ?3)

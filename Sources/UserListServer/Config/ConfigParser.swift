@@ -28,10 +28,14 @@ public enum ConfigParser {
         ("admin-group", "GROUP", "members may write; others get read-only sessions"),
         ("max-connections-per-uid", "N", "connections one uid may hold (SIGHUP reloads)"),
         ("max-sessions-per-uid", "N", "sessions one uid may hold (SIGHUP reloads)"),
+        ("connections-per-second-per-uid", "N", "new connections one uid may open per second (SIGHUP reloads)"),
         ("max-frame-bytes", "N", "largest frame a client may send"),
         ("intents-per-second", "N", "per client, before rate_limited errors (SIGHUP reloads)"),
+        ("intents-per-second-per-uid", "N", "per uid over all its clients; then reading pauses for the second (SIGHUP reloads)"),
         ("client-buffer-bytes", "N", "queued bytes before a slow client's patches are dropped"),
         ("ping-interval", "SECONDS", "ping a client silent this long; close it after twice (0: never)"),
+        ("frame-timeout", "SECONDS", "a frame must complete this long after its first byte (SIGHUP reloads)"),
+        ("max-partial-bytes-per-uid", "N", "unfinished-frame bytes kept for one uid (SIGHUP reloads)"),
         ("upstream", "URL", "REST service to front with the SQLite store as its cache"),
     ]
 
@@ -89,7 +93,20 @@ public enum ConfigParser {
             throw ConfigError("cannot read config file \(file)")
         }
         for (key, value) in flags { try apply(key, value, to: &config) }
+        // Sessions are kept beside the database unless told otherwise, so a daemon run on a
+        // store of its own never reads or writes the system's saved sessions.
+        let databaseSet = flags.contains { $0.0 == "database" } || fileKeys(configFile ?? defaultConfigFile, readFile).contains("database")
+        let stateSet = flags.contains { $0.0 == "state-directory" } || fileKeys(configFile ?? defaultConfigFile, readFile).contains("state-directory")
+        if databaseSet && !stateSet {
+            let directory = (config.databasePath as NSString).deletingLastPathComponent
+            config.stateDirectory = directory.isEmpty ? "." : directory
+        }
         return .run(config)
+    }
+
+    private static func fileKeys(_ file: String, _ readFile: (String) -> String?) -> Set<String> {
+        guard let text = readFile(file), let entries = try? entries(in: text, file: file) else { return [] }
+        return Set(entries.map { $0.1 })
     }
 
     /// Parses `key = value` lines; `#` starts a comment.
@@ -139,10 +156,17 @@ public enum ConfigParser {
         case "admin-group": config.adminGroup = value
         case "max-connections-per-uid": config.maxConnectionsPerUID = try number(1)
         case "max-sessions-per-uid": config.maxSessionsPerUID = try number(1)
+        case "connections-per-second-per-uid": config.connectionsPerSecondPerUID = try number(1)
         case "max-frame-bytes": config.maxFrameBytes = try number(64)
         case "intents-per-second": config.intentsPerSecond = try number(1)
+        case "intents-per-second-per-uid": config.intentsPerSecondPerUID = try number(1)
         case "client-buffer-bytes": config.clientBufferBytes = try number(4096)
         case "ping-interval": config.pingIntervalSeconds = try seconds()
+        case "frame-timeout":
+            let timeout = try seconds()
+            guard timeout > 0 else { throw ConfigError("'frame-timeout' must be more than 0 seconds") }
+            config.frameTimeoutSeconds = timeout
+        case "max-partial-bytes-per-uid": config.maxPartialBytesPerUID = try number(4096)
         case "upstream": config.upstreamURL = value.isEmpty ? nil : value
         default: throw ConfigError("unknown key '\(key)'")
         }

@@ -35,11 +35,21 @@ public struct DaemonConfig: Equatable, Sendable {
     public var maxSessionsPerUID = 64
     public var maxFrameBytes = 1 << 20
     public var intentsPerSecond = 200
+    /// Messages per second one uid's connections may send together before their reading pauses
+    /// until the next second: one uid's flood cannot crowd out the others.
+    public var intentsPerSecondPerUID = 2000
+    /// New connections per second one uid may open; more are refused at once, before they cost
+    /// a handler: one uid's connect storm cannot crowd out the others.
+    public var connectionsPerSecondPerUID = 500
     /// Bytes queued for one slow client before its pending patches are dropped.
     public var clientBufferBytes = 256 * 1024
     /// Seconds without a word from a client before it is pinged; after twice this it is closed
     /// (`goodbye` `idle_timeout`). 0 turns pinging off.
     public var pingIntervalSeconds: Double = 30
+    /// Seconds a frame may take from its first byte to its last; then `frame_timeout` and close.
+    public var frameTimeoutSeconds: Double = 10
+    /// Bytes of unfinished frames kept for all of one uid's connections; past it, `input_limit`.
+    public var maxPartialBytesPerUID = 64 << 20
     /// Upstream REST service; when set, the store is a cache in front of it.
     public var upstreamURL: String?
 

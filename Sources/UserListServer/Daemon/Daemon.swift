@@ -34,6 +34,11 @@ public final class Daemon: Sendable {
     private let store: Store
     private let reloadConfig: @Sendable () -> DaemonConfig?
     private let stopSignal = AsyncStream<Void>.makeStream()
+    /// Connection objects alive now (leak tests).
+    package let liveObjects = LiveObjectCounts()
+    private let runningRegistry = Mutex<SessionRegistry?>(nil)
+    /// The running daemon's sessions (tests), nil before `run` builds them.
+    package var registry: SessionRegistry? { runningRegistry.withLock { $0 } }
     private let reloadSignal = AsyncStream<Void>.makeStream()
 
     /// - Parameter reloadConfig: reads the configuration again on SIGHUP (nil: keep the old one).
@@ -69,7 +74,8 @@ public final class Daemon: Sendable {
                 ownsSocketPath = false
             } else {
                 try Self.makeParentDirectory(of: config.socketPath)
-                listenFD = try UnixSocket.listen(at: config.socketPath, mode: getuid() == 0 ? 0o660 : 0o600)
+                // The kernel's largest backlog: a connect storm from one uid must not fill the queue others wait in.
+                listenFD = try UnixSocket.listen(at: config.socketPath, mode: getuid() == 0 ? 0o660 : 0o600, backlog: 4096)
                 ownsSocketPath = true
             }
         } catch {
@@ -82,8 +88,13 @@ public final class Daemon: Sendable {
         let registry = SessionRegistry(
             useCases: UserUseCases(repository: store.repository), feed: store.feed, logger: logger,
             config: config, isWriter: { policy.canWrite(uid: $0) })
-        registry.restore(SessionStore(directory: config.stateDirectory).load(logger: logger))
+        let savedBefore = SessionStore(directory: config.stateDirectory).load(logger: logger)
+        let restored = registry.restore(savedBefore)
+        if restored < savedBefore.count {
+            logger.info("Did not restore \(savedBefore.count - restored) saved sessions past their retention")
+        }
 
+        runningRegistry.withLock { $0 = registry }
         let statusLine: @Sendable () -> String = {
             let sessions = registry.sessionCount
             return "Serving \(sessions) session\(sessions == 1 ? "" : "s"), \(registry.connectionCount) client connection\(registry.connectionCount == 1 ? "" : "s")"
@@ -94,6 +105,7 @@ public final class Daemon: Sendable {
             serverInfo: PeerInfo(name: "userlistd", build: Self.version),
             introspection: Introspection(startedAt: started, storeDescription: store.description, version: Self.version),
             isWriter: { policy.canWrite(uid: $0) },
+            liveObjects: liveObjects,
             onConnectionsChanged: { notifier.status(statusLine()) })
 
         let loop: EventLoop
@@ -108,7 +120,7 @@ public final class Daemon: Sendable {
         }
         loop.start()
 
-        let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), readOnly: true,
+        let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), canWrite: { false },
                             useCases: UserUseCases(repository: store.repository), changes: registry.changeBroadcaster, logger: logger)
         let background = startBackgroundWork(registry: registry, context: context, loop: loop, probe: probe, statusLine: statusLine)
         let reloads = Task { [reloadSignal] in
@@ -136,8 +148,14 @@ public final class Daemon: Sendable {
         for session in sessions { await session.sayGoodbye(reason: "shutting_down") }
         for session in sessions { await session.finishInFlightWork() }
         var saved: [SavedSession] = []
+        let wallNow = Date()
+        let clockNow = ContinuousClock.now
         for session in sessions {
-            saved.append(SavedSession(key: session.key, id: session.id, state: await session.savedState))
+            // Clients still attached now are being told goodbye: their retention starts now.
+            let detachedAt = session.activity.withLock { activity in
+                activity.clients == 0 ? activity.detachedAt.map { wallNow - Self.seconds(clockNow - $0) } : wallNow
+            } ?? wallNow
+            saved.append(SavedSession(key: session.key, id: session.id, state: await session.savedState, detachedAt: detachedAt))
         }
         SessionStore(directory: config.stateDirectory).save(saved, logger: logger)
         // Give clients a moment to read their goodbye before the process ends.
@@ -149,6 +167,10 @@ public final class Daemon: Sendable {
     }
 
     // MARK: parts
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
 
     private static func milliseconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components
@@ -188,17 +210,19 @@ public final class Daemon: Sendable {
             var lastSweep = ContinuousClock.now
             var lastLiveness = ContinuousClock.now
             var lastWatchdog = ContinuousClock.now
-            let ping = context.config.pingIntervalSeconds
-            let tick: Duration = min(watchdog ?? .seconds(1), .seconds(1), ping > 0 ? .seconds(max(0.1, ping / 4)) : .seconds(1))
             while !Task.isCancelled {
+                // Reloaded settings apply from the next tick.
+                let ping = context.config.pingIntervalSeconds
+                let frameTimeout = context.config.frameTimeoutSeconds
+                var tick = min(watchdog ?? .seconds(1), .seconds(1), .seconds(max(0.05, frameTimeout / 4)))
+                if ping > 0 { tick = min(tick, .seconds(max(0.1, ping / 4))) }
                 try? await Task.sleep(for: tick)
                 let now = ContinuousClock.now
-                // Liveness: a quarter of the ping interval between looks, at most once a second.
-                let livenessEvery = Duration.seconds(max(0.25, context.config.pingIntervalSeconds / 4))
-                if now - lastLiveness >= livenessEvery {
-                    lastLiveness = now
-                    context.checkLiveness()
-                }
+                // Frame deadlines every tick; liveness a quarter of the ping interval between looks.
+                let livenessEvery = Duration.seconds(max(0.25, ping / 4))
+                let checkPings = now - lastLiveness >= livenessEvery
+                if checkPings { lastLiveness = now }
+                context.checkConnections(pings: checkPings)
                 if now - lastSweep >= .seconds(5) {
                     lastSweep = now
                     let dropped = registry.sweep()

@@ -17,6 +17,11 @@ package protocol ConnectionDelegate: AnyObject, Sendable {
 
 /// A client socket: reads on the event loop, writes from whichever thread has a frame to send.
 ///
+/// Ownership: the connection holds its delegate only until it closes, so a closed connection and
+/// its protocol handler free each other. Every write and interest change happens under the
+/// `outbound` lock after checking `closed`; the descriptor itself is closed on the loop thread,
+/// after `closed` is set, so no write, read or epoll change can meet a reused descriptor number.
+///
 /// The outbound queue is bounded. Past `softLimit` bytes, queued frames marked droppable
 /// (patches and snapshots) are thrown away and the delegate is told when the socket drains, so a
 /// slow client costs bounded memory and gets one fresh snapshot instead of a backlog. Past
@@ -44,6 +49,12 @@ package final class Connection: EventLoopHandler, Sendable {
         // What epoll is asked to watch, kept so one change never undoes another.
         var wantsWrite = false
         var readingPaused = false
+        /// Why reading is paused; reading resumes when no reason is left.
+        var pauseReasons: PauseReasons = []
+        /// Set once `start` registered the descriptor; nil again never (the loop drops stale events).
+        var registration: LoopRegistration?
+        /// Held until the close: the delegate holds the connection too, and this link is the one cut.
+        var delegate: (any ConnectionDelegate)?
     }
 
     package let fd: Int32
@@ -51,25 +62,52 @@ package final class Connection: EventLoopHandler, Sendable {
     private let loop: EventLoop
     private let limits: Limits
     private let outbound = Mutex(Outbound())
-    // Invariant: both set once in `start`, before the fd is registered with the loop; read-only after.
-    nonisolated(unsafe) private var delegateStorage: (any ConnectionDelegate)?
+    // Invariant: set once in `start`, before the fd is registered with the loop; read-only after.
     nonisolated(unsafe) private var farewell: [UInt8]?
 
-    package init(fd: Int32, peer: PeerCredentials, loop: EventLoop, limits: Limits) {
+    private let liveObjects: LiveObjectCounts?
+
+    package init(fd: Int32, peer: PeerCredentials, loop: EventLoop, limits: Limits, liveObjects: LiveObjectCounts? = nil) {
         self.fd = fd
         self.peer = peer
         self.loop = loop
         self.limits = limits
+        self.liveObjects = liveObjects
+        liveObjects?.connections.add(1, ordering: .relaxed)
     }
+
+    deinit { liveObjects?.connections.subtract(1, ordering: .relaxed) }
 
     /// Registers with the loop; reads start flowing to `delegate`. `farewell` is the frame sent
     /// before closing a client that fell too far behind.
     package func start(delegate: any ConnectionDelegate, farewell: [UInt8]? = nil) throws(SystemError) {
-        delegateStorage = delegate
         self.farewell = farewell
+        outbound.withLock { $0.delegate = delegate }
         UnixSocket.setNonBlocking(fd)
-        try loop.register(fd, handler: self)
+        let registration: LoopRegistration
+        do throws(SystemError) {
+            registration = try loop.register(fd, handler: self)
+        } catch {
+            outbound.withLock { $0.delegate = nil }
+            throw error
+        }
+        outbound.withLock { out in
+            out.registration = registration
+            // A change asked for before the registration existed is applied now.
+            if out.wantsWrite || out.readingPaused {
+                loop.setInterest(registration, write: out.wantsWrite, read: !out.readingPaused)
+            }
+        }
     }
+
+    /// The delegate while the connection is open.
+    private var delegate: (any ConnectionDelegate)? { outbound.withLock { $0.closed ? nil : $0.delegate } }
+
+    /// Runs `job` on the loop thread that reads this connection (see `EventLoop.execute`).
+    package func onLoop(_ job: @escaping @Sendable () -> Void) { loop.execute(job) }
+
+    /// Whether `close()` has been called (the descriptor may still be closing on the loop).
+    package var isClosed: Bool { outbound.withLock { $0.closed } }
 
     /// Bytes queued and not yet written (for status and tests).
     package var queuedBytes: Int { outbound.withLock { $0.queuedBytes } }
@@ -83,14 +121,27 @@ package final class Connection: EventLoopHandler, Sendable {
         guard newWrite != out.wantsWrite || newPaused != out.readingPaused else { return }
         out.wantsWrite = newWrite
         out.readingPaused = newPaused
-        loop.setWriteInterest(fd, newWrite, reading: !newPaused)
+        guard !out.closed, let registration = out.registration else { return }
+        loop.setInterest(registration, write: newWrite, read: !newPaused)
     }
 
-    /// Stops (or resumes) reading from the socket: backpressure when the delegate's inbox is full.
-    package func setReadingPaused(_ paused: Bool) {
+    /// Why a connection stops reading: each reason is set and cleared on its own.
+    package struct PauseReasons: OptionSet, Sendable {
+        package let rawValue: UInt8
+        package init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// The delegate's inbox is full (backpressure, nothing dropped).
+        package static let inboxFull = PauseReasons(rawValue: 1)
+        /// The peer's uid used its share of intents for this second (fairness between uids).
+        package static let uidBudget = PauseReasons(rawValue: 2)
+    }
+
+    /// Stops (or resumes) reading from the socket for `reason`; reading goes on only when no
+    /// reason is left.
+    package func setReadingPaused(_ paused: Bool, because reason: PauseReasons) {
         outbound.withLock { out in
             guard !out.closed else { return }
-            setInterest(&out, paused: paused)
+            if paused { out.pauseReasons.insert(reason) } else { out.pauseReasons.remove(reason) }
+            setInterest(&out, paused: !out.pauseReasons.isEmpty)
         }
     }
 
@@ -142,7 +193,7 @@ package final class Connection: EventLoopHandler, Sendable {
         }
         switch then {
         case .nothing: break
-        case .overflowed: delegateStorage?.connectionOverflowed(self)
+        case .overflowed: delegate?.connectionOverflowed(self)
         case .close: close()
         case .farewell: closeAfterFlush()
         }
@@ -240,17 +291,21 @@ package final class Connection: EventLoopHandler, Sendable {
             }
         }
         if mustClose { close(); return }
-        if drained { delegateStorage?.connectionDrained(self) }
+        if drained { delegate?.connectionDrained(self) }
     }
 
     package func readable(scratch buffer: UnsafeMutableRawBufferPointer) {
         // Bounded per wake-up so one chatty client cannot starve the others on this loop.
         for _ in 0..<4 {
-            if outbound.withLock({ $0.readingPaused || $0.closed }) { return }
+            // Safe to read the descriptor here: it is closed on this thread only, after `closed`.
+            let (reading, closing, delegate) = outbound.withLock { out in
+                (!out.readingPaused && !out.closed, out.closeWhenDrained, out.delegate)
+            }
+            guard reading else { return }
             let count = recv(fd, buffer.baseAddress, buffer.count, 0)
             if count > 0 {
-                if outbound.withLock({ $0.closeWhenDrained }) { continue }  // closing: input is moot
-                delegateStorage?.connection(self, received: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                if closing { continue }  // closing: input is moot
+                delegate?.connection(self, received: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                 if count < buffer.count { return }
             } else if count == 0 {
                 close()
@@ -265,19 +320,26 @@ package final class Connection: EventLoopHandler, Sendable {
 
     package func hangup() { close() }
 
-    /// Closes once: deregisters, closes the descriptor, tells the delegate.
+    /// Closes once, from any thread: no write or read touches the descriptor after this returns;
+    /// the loop thread deregisters and closes it, then the delegate is told and let go.
     package func close() {
-        let first = outbound.withLock { out -> Bool in
-            guard !out.closed else { return false }
+        let closing = outbound.withLock { out -> (LoopRegistration?, (any ConnectionDelegate)?)? in
+            guard !out.closed else { return nil }
             out.closed = true
-            out.frames.removeAll()
+            out.frames = []
             out.queuedBytes = 0
-            return true
+            let delegate = out.delegate
+            out.delegate = nil
+            return (out.registration, delegate)
         }
-        guard first else { return }
-        loop.deregister(fd)
-        Glibc.close(fd)
-        delegateStorage?.connectionClosed(self)
+        guard let (registration, delegate) = closing else { return }
+        guard let registration else {
+            // Never registered (start failed): nothing can be reading it.
+            Glibc.close(fd)
+            delegate?.connectionClosed(self)
+            return
+        }
+        loop.closeOnLoop(registration) { [self] in delegate?.connectionClosed(self) }
     }
 
     /// Closes once what is queued has been written, so the peer reads why (a fatal error, a
@@ -289,6 +351,7 @@ package final class Connection: EventLoopHandler, Sendable {
             flushLocked(&out)
             if out.frames.isEmpty { return true }
             // Keep reading (and discarding) so a peer blocked in send() gets to read its goodbye.
+            out.pauseReasons = []
             setInterest(&out, write: true, paused: false)
             return false
         }

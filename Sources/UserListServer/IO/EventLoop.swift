@@ -13,22 +13,58 @@ package protocol EventLoopHandler: AnyObject, Sendable {
     func hangup()
 }
 
+/// One descriptor's place in the loop: the number and the generation it was registered under.
+///
+/// Descriptor numbers are reused as soon as one is closed. Events carry the generation too, so an
+/// event queued for a closed connection is dropped instead of reaching a newer connection that
+/// got the same number.
+package struct LoopRegistration: Hashable, Sendable {
+    package let fd: Int32
+    package let generation: UInt32
+
+    var token: UInt64 { UInt64(generation) << 32 | UInt64(UInt32(bitPattern: fd)) }
+
+    init(token: UInt64) {
+        fd = Int32(bitPattern: UInt32(truncatingIfNeeded: token))
+        generation = UInt32(truncatingIfNeeded: token >> 32)
+    }
+
+    init(fd: Int32, generation: UInt32) {
+        self.fd = fd
+        self.generation = generation
+    }
+}
+
 /// One thread, one epoll set: every socket's readiness is waited for here, so 10,000 idle
 /// connections cost no threads. Handlers do the little work a read needs (decode frames) and hand
 /// messages to session actors; replies are written by whoever has them, without hopping back here.
+///
+/// Descriptors are registered, read and closed on this thread only (`closeOnLoop`), so a read can
+/// never meet a descriptor that another thread closed, and every close happens exactly once.
 package final class EventLoop: Sendable {
+    private struct Registry {
+        var handlers: [Int32: (generation: UInt32, handler: any EventLoopHandler)] = [:]
+        var nextGeneration: UInt32 = 0
+    }
+
     private let epollFD: Int32
     private let wakeFD: Int32
     // Invariant: mutated under its own lock; the loop thread reads it to find handlers.
-    private let handlers = Mutex<[Int32: any EventLoopHandler]>([:])
+    private let registry = Mutex(Registry())
+    /// Work other threads asked to run on the loop thread, in order.
+    private let jobs = Mutex<[@Sendable () -> Void]>([])
     private let stopped = Atomic<Bool>(false)
+    /// Set once the loop thread has run its last jobs: later jobs run on their caller's thread.
+    private let exited = Atomic<Bool>(false)
+    /// `pthread_self()` of the loop thread once it runs (0 before).
+    private let loopThread = Atomic<UInt>(0)
 
     package init() throws(SystemError) {
         epollFD = epoll_create1(ULIO_EPOLL_CLOEXEC)
         guard epollFD >= 0 else { throw SystemError("epoll_create1") }
         wakeFD = eventfd(0, ULIO_EFD_CLOEXEC | ULIO_EFD_NONBLOCK)
         guard wakeFD >= 0 else { throw SystemError("eventfd") }
-        guard ulio_epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, ULIO_EPOLLIN) == 0 else {
+        guard ulio_epoll_ctl_token(epollFD, EPOLL_CTL_ADD, wakeFD, ULIO_EPOLLIN, Self.wakeToken) == 0 else {
             throw SystemError("epoll_ctl")
         }
     }
@@ -38,27 +74,85 @@ package final class EventLoop: Sendable {
         close(wakeFD)
     }
 
-    /// Starts watching `fd` for reads (edge-triggered is not used: a handler reads what it can).
-    package func register(_ fd: Int32, handler: any EventLoopHandler) throws(SystemError) {
-        handlers.withLock { $0[fd] = handler }
-        guard ulio_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, ULIO_EPOLLIN | ULIO_EPOLLRDHUP) == 0 else {
-            handlers.withLock { _ = $0.removeValue(forKey: fd) }
-            throw SystemError("epoll_ctl(ADD)", detail: "fd \(fd)")
+    /// The eventfd's token: a generation no registration ever gets.
+    private static let wakeToken = UInt64(UInt32.max) << 32
+
+    /// Starts watching `fd` for reads (level-triggered: a handler reads what it can).
+    package func register(_ fd: Int32, handler: any EventLoopHandler) throws(SystemError) -> LoopRegistration {
+        let registration = registry.withLock { registry -> LoopRegistration in
+            registry.nextGeneration = registry.nextGeneration &+ 1
+            if registry.nextGeneration == UInt32.max { registry.nextGeneration = 0 }
+            registry.handlers[fd] = (registry.nextGeneration, handler)
+            return LoopRegistration(fd: fd, generation: registry.nextGeneration)
+        }
+        guard ulio_epoll_ctl_token(epollFD, EPOLL_CTL_ADD, fd, ULIO_EPOLLIN | ULIO_EPOLLRDHUP, registration.token) == 0 else {
+            let error = SystemError("epoll_ctl(ADD)", detail: "fd \(fd)")
+            forget(registration)
+            throw error
+        }
+        return registration
+    }
+
+    /// Sets what epoll reports for a live registration: writability only while a write is
+    /// pending (else epoll spins), reads unless the handler paused them. The caller guarantees
+    /// the registration is still live (it holds the lock that orders this before the close).
+    package func setInterest(_ registration: LoopRegistration, write: Bool, read: Bool) {
+        var mask = ULIO_EPOLLRDHUP
+        if read { mask |= ULIO_EPOLLIN }
+        if write { mask |= ULIO_EPOLLOUT }
+        _ = ulio_epoll_ctl_token(epollFD, EPOLL_CTL_MOD, registration.fd, mask, registration.token)
+    }
+
+    /// Stops watching, closes the descriptor, then runs `then`: on the loop thread, exactly when
+    /// no read of this descriptor can be under way. Called from the loop thread it runs at once.
+    package func closeOnLoop(_ registration: LoopRegistration, then: @escaping @Sendable () -> Void = {}) {
+        execute { [self] in
+            _ = ulio_epoll_ctl_token(epollFD, EPOLL_CTL_DEL, registration.fd, 0, 0)
+            forget(registration)
+            Glibc.close(registration.fd)
+            then()
         }
     }
 
-    /// Adds or removes interest in writability (only while a write is pending, else epoll spins).
-    package func setWriteInterest(_ fd: Int32, _ wanted: Bool, reading: Bool = true) {
-        var mask = ULIO_EPOLLRDHUP
-        if reading { mask |= ULIO_EPOLLIN }
-        if wanted { mask |= ULIO_EPOLLOUT }
-        _ = ulio_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, mask)
+    /// Stops watching a descriptor the caller keeps (the listening socket at shutdown).
+    package func deregister(_ registration: LoopRegistration) {
+        execute { [self] in
+            // A stale registration (its number since reused) must not unhook the new one.
+            if forget(registration) { _ = ulio_epoll_ctl_token(epollFD, EPOLL_CTL_DEL, registration.fd, 0, 0) }
+        }
     }
 
-    /// Stops watching `fd`. The caller closes it afterwards.
-    package func deregister(_ fd: Int32) {
-        _ = ulio_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0)
-        handlers.withLock { _ = $0.removeValue(forKey: fd) }
+    /// Drops the handler if `registration` is still the current one for its number.
+    @discardableResult
+    private func forget(_ registration: LoopRegistration) -> Bool {
+        registry.withLock { registry in
+            guard registry.handlers[registration.fd]?.generation == registration.generation else { return false }
+            registry.handlers.removeValue(forKey: registration.fd)
+            return true
+        }
+    }
+
+    /// Whether the caller runs on the loop thread.
+    package var isLoopThread: Bool {
+        loopThread.load(ordering: .acquiring) == UInt(pthread_self())
+    }
+
+    /// Runs `job` on the loop thread: now when called there (or before the loop started, when
+    /// no other thread can be reading), else at its next wake-up.
+    package func execute(_ job: @escaping @Sendable () -> Void) {
+        if isLoopThread || loopThread.load(ordering: .acquiring) == 0 {
+            job()
+            return
+        }
+        let wasEmpty = jobs.withLock { jobs -> Bool in
+            jobs.append(job)
+            return jobs.count == 1
+        }
+        if exited.load(ordering: .acquiring) {
+            runJobs()  // the loop is gone: nothing reads any more, so the caller may do it
+        } else if wasEmpty {
+            wake()
+        }
     }
 
     /// Runs the loop on a new thread until `stop()`.
@@ -69,36 +163,66 @@ package final class EventLoop: Sendable {
 
     package func stop() {
         stopped.store(true, ordering: .releasing)
+        wake()
+    }
+
+    private func wake() {
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)
     }
 
+    private func runJobs() {
+        while true {
+            let batch = jobs.withLock { jobs -> [@Sendable () -> Void] in
+                defer { jobs.removeAll(keepingCapacity: true) }
+                return jobs
+            }
+            if batch.isEmpty { return }
+            for job in batch { job() }
+        }
+    }
+
     fileprivate func run() {
+        loopThread.store(UInt(pthread_self()), ordering: .releasing)
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
         defer { scratch.deallocate() }
-        var fds = [Int32](repeating: 0, count: 256)
+        var tokens = [UInt64](repeating: 0, count: 256)
         var events = [UInt32](repeating: 0, count: 256)
         while !stopped.load(ordering: .acquiring) {
-            let count = ulio_epoll_wait(epollFD, &fds, &events, 256, -1)
+            let count = ulio_epoll_wait_tokens(epollFD, &tokens, &events, 256, -1)
             if count < 0 {
                 if errno == EINTR { continue }
                 return
             }
             for index in 0..<Int(count) {
-                let fd = fds[index]
-                if fd == wakeFD {
+                if tokens[index] == Self.wakeToken {
                     var value: UInt64 = 0
                     _ = read(wakeFD, &value, 8)
                     continue
                 }
-                guard let handler = handlers.withLock({ $0[fd] }) else { continue }
+                let registration = LoopRegistration(token: tokens[index])
+                // A handler closed earlier in this batch (and its number maybe reused) is skipped.
+                guard let handler = handlerIfCurrent(registration) else { continue }
                 let flags = events[index]
                 if flags & ULIO_EPOLLOUT != 0 { handler.writable() }
-                if flags & ULIO_EPOLLIN != 0 { handler.readable(scratch: scratch) }
-                if flags & (ULIO_EPOLLHUP | ULIO_EPOLLERR) != 0 { handler.hangup() }
+                if flags & ULIO_EPOLLIN != 0, handlerIfCurrent(registration) != nil { handler.readable(scratch: scratch) }
+                if flags & (ULIO_EPOLLHUP | ULIO_EPOLLERR) != 0, handlerIfCurrent(registration) != nil { handler.hangup() }
             }
+            runJobs()
+        }
+        exited.store(true, ordering: .releasing)
+        runJobs()
+    }
+
+    private func handlerIfCurrent(_ registration: LoopRegistration) -> (any EventLoopHandler)? {
+        registry.withLock { registry in
+            guard let entry = registry.handlers[registration.fd], entry.generation == registration.generation else { return nil }
+            return entry.handler
         }
     }
+
+    /// How many descriptors are watched now (tests and status).
+    package var registeredCount: Int { registry.withLock { $0.handlers.count } }
 }
 
 /// A plain pthread for the loop: it blocks in epoll_wait and must not occupy a cooperative

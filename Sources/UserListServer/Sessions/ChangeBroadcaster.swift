@@ -47,11 +47,16 @@ package final class ChangeBroadcaster: Sendable {
         return stream
     }
 
+    /// Yields outside the lock: a stream that ends runs `onTermination` under its own lock and
+    /// then takes `subscribers`, so yielding under `subscribers` would take the two in the
+    /// opposite order (a deadlock seen with sessions coming and going during renames).
     private func deliver(_ delivery: Delivery) {
-        subscribers.withLock { subscribers in
-            for continuation in subscribers.values { continuation.yield(delivery) }
-        }
+        let current = subscribers.withLock { Array($0.values) }
+        for continuation in current { continuation.yield(delivery) }
     }
+
+    /// How many streams are subscribed (tests: every dropped subscriber is forgotten).
+    package var subscriberCount: Int { subscribers.withLock { $0.count } }
 
     package static func event(for change: UserChange) -> ServerMessage.Event {
         var payload: [String: JSONValue] = ["id": .string(change.userID.uuidString.lowercased())]

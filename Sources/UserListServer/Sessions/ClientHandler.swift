@@ -45,6 +45,14 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     private let lastHeard = Atomic<Int64>(MonotonicClock.nanoseconds())
     /// When the unanswered ping went out, or 0.
     private let pingedAt = Atomic<Int64>(0)
+    /// When the first byte of the frame still incomplete arrived, or 0 (the frame deadline).
+    private let partialSince = Atomic<Int64>(0)
+    // Invariant: only touched from ConnectionDelegate callbacks on the event loop thread.
+    /// Partial-frame bytes this connection has counted against its uid's budget.
+    nonisolated(unsafe) private var countedPartialBytes = 0
+    // Invariant: only touched on the event loop thread.
+    /// The uid used its share of messages for this second: frames wait in the decoder.
+    nonisolated(unsafe) private var throttled = false
     private let encoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
 
     package init(connection: Connection, context: ServerContext) {
@@ -53,9 +61,12 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         self.decoder = FrameDecoder(maximumFrameSize: context.config.maxFrameBytes)
         let (stream, continuation) = AsyncStream.makeStream(of: Inbound.self, bufferingPolicy: .unbounded)
         self.inbox = continuation
+        context.liveObjects.handlers.add(1, ordering: .relaxed)
         context.opened(self)
         Task { [self] in await self.run(stream) }
     }
+
+    deinit { context.liveObjects.handlers.subtract(1, ordering: .relaxed) }
 
     // MARK: SessionClient
 
@@ -79,14 +90,23 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     // MARK: ConnectionDelegate (event loop thread)
 
     package func connection(_ connection: Connection, received bytes: UnsafeRawBufferPointer) {
-        lastHeard.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
+        let now = MonotonicClock.nanoseconds()
+        lastHeard.store(now, ordering: .relaxed)
         pingedAt.store(0, ordering: .relaxed)
         decoder.feed(bytes)
-        while true {
+        processBufferedFrames(now: now)
+    }
+
+    /// Routes every complete frame in the decoder, unless the uid's share runs out on the way.
+    private func processBufferedFrames(now: Int64) {
+        var completedFrame = false
+        defer { trackPartialFrame(now: now, completedFrame: completedFrame) }
+        while !throttled {
             let frame: [UInt8]
             do throws(FrameError) {
                 guard let next = try decoder.nextFrame() else { return }
                 frame = next
+                completedFrame = true
             } catch {
                 sendError(error.errorCode, error.description)
                 if error.isFatal || error.errorCode.isFatal {
@@ -110,17 +130,34 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         }
     }
 
+    /// Starts the frame deadline when a frame begins, and keeps the uid's partial-frame memory
+    /// within its budget: past it, this connection is closed (`input_limit`).
+    private func trackPartialFrame(now: Int64, completedFrame: Bool) {
+        let buffered = connection.isClosed ? 0 : decoder.bufferedByteCount
+        if buffered == 0 {
+            partialSince.store(0, ordering: .relaxed)
+        } else if completedFrame || partialSince.load(ordering: .relaxed) == 0 {
+            partialSince.store(now, ordering: .relaxed)
+        }
+        guard buffered != countedPartialBytes else { return }
+        let allowed = context.registry.adjustPartialBytes(uid: connection.peer.uid, by: buffered - countedPartialBytes)
+        countedPartialBytes = buffered
+        if !allowed {
+            sendError(.inputLimit, "Unfinished frames from uid \(connection.peer.uid) hold more than \(context.config.maxPartialBytesPerUID) bytes; finish or close some connections.")
+        }
+    }
+
     /// Queues work for the ordered task; stops reading the socket while too much is queued.
     private func enqueue(_ item: Inbound) {
         if pending.add(1, ordering: .relaxed).newValue == Self.inboxHighWater {
-            connection.setReadingPaused(true)
+            connection.setReadingPaused(true, because: .inboxFull)
         }
         inbox.yield(item)
     }
 
     private func dequeued() {
         if pending.subtract(1, ordering: .relaxed).newValue == Self.inboxLowWater {
-            connection.setReadingPaused(false)
+            connection.setReadingPaused(false, because: .inboxFull)
         }
     }
 
@@ -130,8 +167,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         let current = phase.withLock { $0 }
         guard isAttachedOrAttaching(current) else {
             switch message {
-            case .ping(let nonce):
-                send(.pong(nonce: nonce), droppable: false)
+            case .ping:
+                sendError(.notReady, "Say hello first: nothing but hello is answered before the handshake.")
             case .hello(let hello):
                 guard ProtocolVersion.negotiate(client: hello.protocolVersions) != nil else {
                     sendError(.unsupportedVersion, ProtocolVersion.mismatchMessage(client: hello.protocolVersions))
@@ -141,10 +178,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
                 enqueue(.hello(hello))
             case .intent(let intent):
                 sendError(.notReady, "Say hello first: intents are only accepted after the handshake.", id: intent.id)
-            case .resync:
-                sendError(.notReady, "Say hello first.")
-            case .bye:
-                enqueue(.bye)
+            case .resync, .bye:
+                sendError(.notReady, "Say hello first: nothing but hello is answered before the handshake.")
             case .pong:
                 break
             }
@@ -155,6 +190,9 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
             return
         }
         if case .pong = message { return }  // the answer to our ping: hearing it was the point
+        if let windowEnd = context.registry.chargeMessage(uid: connection.peer.uid, now: MonotonicClock.nanoseconds()) {
+            throttle(until: windowEnd)
+        }
         guard allowMessage() else {
             let text = "Too many messages: at most \(context.config.intentsPerSecond) per second per client."
             if case .intent(let intent) = message {
@@ -181,12 +219,40 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         }
     }
 
+    /// The uid used its share for this second: stop reading this connection until the window
+    /// ends, then carry on with the frames already read (nothing is dropped).
+    private func throttle(until windowEnd: Int64) {
+        guard !throttled else { return }
+        throttled = true
+        connection.setReadingPaused(true, because: .uidBudget)
+        let wait = max(0, windowEnd - MonotonicClock.nanoseconds())
+        Task.detached { [weak self] in
+            try? await Task.sleep(for: .nanoseconds(wait))
+            guard let self else { return }
+            self.connection.onLoop { [weak self] in self?.resumeAfterThrottle() }
+        }
+    }
+
+    private func resumeAfterThrottle() {
+        throttled = false
+        connection.setReadingPaused(false, because: .uidBudget)
+        processBufferedFrames(now: MonotonicClock.nanoseconds())
+    }
+
     /// A fixed one-second window per client, for intents and pings alike.
     private func allowMessage() -> Bool {
         let now = ContinuousClock.now
         if now - rateWindow.start >= .seconds(1) { rateWindow = (now, 0) }
         rateWindow.count += 1
         return rateWindow.count <= context.config.intentsPerSecond
+    }
+
+    /// Called by the sweep: closes a connection whose frame did not complete within the frame
+    /// deadline of its first byte (a trickled frame would otherwise hold its buffer forever).
+    package func checkFrameDeadline(now: Int64, timeoutNanoseconds timeout: Int64) {
+        let since = partialSince.load(ordering: .relaxed)
+        guard since != 0, now - since >= timeout, !connection.isClosed else { return }
+        sendError(.frameTimeout, "A frame did not complete within \(context.config.frameTimeoutSeconds) seconds of its first byte.")
     }
 
     /// Called by the liveness sweep: ping a client silent for an interval; close one that has
@@ -211,8 +277,18 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         enqueue(.drained)
     }
 
+    /// Stops counting against the uid's limits at once (not when the inbox drains), and ends the
+    /// ordered task after what it is doing.
     package func connectionClosed(_ connection: Connection) {
+        context.registry.connectionClosed(uid: connection.peer.uid)
+        if countedPartialBytes != 0 {
+            _ = context.registry.adjustPartialBytes(uid: connection.peer.uid, by: -countedPartialBytes)
+            countedPartialBytes = 0
+        }
+        decoder = FrameDecoder(maximumFrameSize: 1)  // frees a partial frame's buffer now
+        context.closed(self)
         inbox.finish()
+        context.connectionsChanged()
     }
 
     // MARK: ordered work, off the loop thread
@@ -221,6 +297,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         var session: Session?
         for await item in stream {
             dequeued()
+            // A closed connection's queued work is moot: nobody reads the answers.
+            if connection.isClosed { break }
             switch item {
             case .hello(let hello):
                 session = await attach(hello)
@@ -243,6 +321,9 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
                     introspect(intent)
                     continue
                 }
+                context.logger.debug("Intent", [
+                    "USERLISTD_SESSION": session.id, "USERLISTD_SCREEN": intent.screen,
+                    "USERLISTD_ACTION": intent.action, "USERLISTD_INTENT_ID": String(intent.id)])
                 await session.handle(intent, from: self)
             case .resync:
                 await session?.resendSnapshot(to: self)
@@ -261,9 +342,6 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         }
         if let session { await session.detach(self) }
         phase.withLock { $0 = .closed }
-        context.registry.connectionClosed(uid: connection.peer.uid)
-        context.closed(self)
-        context.connectionsChanged()
     }
 
     private func introspect(_ intent: ClientMessage.Intent) {
@@ -297,6 +375,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
             epoch: epoch)), droppable: false)
         phase.withLock { $0 = .attached(session) }
         await session.attach(self, epoch: epoch)
+        context.registry.attachFinished(key)
         context.logger.info(
             found.resumed ? "Client reattached to session" : "Client opened a session",
             ["USERLISTD_SESSION": session.id, "USERLISTD_CLIENT_UID": String(key.uid),

@@ -39,6 +39,18 @@ struct IntentArguments {
         return int
     }
 
+    func optionalInt(_ name: String) throws(IntentError) -> Int? {
+        switch values[name] {
+        case nil, .null?: return nil
+        default: return try int(name)
+        }
+    }
+
+    /// `name`, `email` and an optional `avatar_url`: a user to add.
+    func newUser() throws(IntentError) -> NewUser {
+        NewUser(name: try string("name"), email: try string("email"), avatarURL: try optionalString("avatar_url"))
+    }
+
     func uuid(_ name: String) throws(IntentError) -> UUID {
         guard let text = values[name]?.stringValue, let id = UUID(uuidString: text) else {
             throw IntentError(.invalidArgs, "'\(name)' must be a user id (a UUID).")
@@ -65,5 +77,18 @@ struct IntentArguments {
             }
         }
         return users
+    }
+}
+
+extension IntentError {
+    /// A store or validation failure as the reply's error.
+    init(_ error: UserError) {
+        switch error {
+        case .notFound: self.init(.notFound, error.message)
+        case .conflict: self.init(.conflict, error.message)
+        case .validation: self.init(.validation, error.message)
+        case .unavailable: self.init(.unavailable, error.message)
+        case .forbidden: self.init(.forbidden, error.message)
+        }
     }
 }

@@ -13,13 +13,16 @@ package final class ServerContext: Sendable {
     package let serverInfo: PeerInfo
     package let introspection: Introspection
     package let isWriter: @Sendable (UInt32) -> Bool
+    package let liveObjects: LiveObjectCounts
     private let onConnectionsChanged: @Sendable () -> Void
     /// Every live connection's handler, for the liveness sweep (not touched per message).
     private let handlers = Mutex<[ObjectIdentifier: ClientHandler]>([:])
 
     package init(config: DaemonConfig, registry: SessionRegistry, logger: Logger, serverInfo: PeerInfo,
                  introspection: Introspection, isWriter: @escaping @Sendable (UInt32) -> Bool,
+                 liveObjects: LiveObjectCounts = LiveObjectCounts(),
                  onConnectionsChanged: @escaping @Sendable () -> Void = {}) {
+        self.liveObjects = liveObjects
         self.current = Mutex(config)
         self.registry = registry
         self.logger = logger
@@ -35,14 +38,22 @@ package final class ServerContext: Sendable {
 
     package func closed(_ handler: ClientHandler) { _ = handlers.withLock { $0.removeValue(forKey: ObjectIdentifier(handler)) } }
 
-    /// Pings clients silent for `ping-interval`, closes those silent for twice that.
-    package func checkLiveness() {
-        let interval = config.pingIntervalSeconds
-        guard interval > 0 else { return }
+    /// Closes connections whose frame missed its deadline; with `pings`, also pings clients
+    /// silent for `ping-interval` and closes those silent for twice that.
+    package func checkConnections(pings: Bool) {
+        let config = config
         let now = MonotonicClock.nanoseconds()
         let all = handlers.withLock { Array($0.values) }
-        for handler in all { handler.checkLiveness(now: now, intervalNanoseconds: Int64(interval * 1e9)) }
+        let timeout = Int64(config.frameTimeoutSeconds * 1e9)
+        let interval = config.pingIntervalSeconds
+        for handler in all {
+            handler.checkFrameDeadline(now: now, timeoutNanoseconds: timeout)
+            if pings && interval > 0 { handler.checkLiveness(now: now, intervalNanoseconds: Int64(interval * 1e9)) }
+        }
     }
+
+    /// Live connections' handlers (tests: a closed connection is forgotten).
+    package var handlerCount: Int { handlers.withLock { $0.count } }
 
     /// SIGHUP: rate limits, buffer sizes and the admin group apply to new work from now on.
     package func reload(_ config: DaemonConfig) { current.withLock { $0 = config } }

@@ -28,7 +28,12 @@ package actor Session {
 
     package let key: SessionKey
     package let id: String
-    package let readOnly: Bool
+    /// Asked at every intent that would write, so a change of group membership (or of the
+    /// admin group) takes effect without reattaching. The welcome's `access` is its answer at
+    /// attach time.
+    package nonisolated let canWrite: @Sendable () -> Bool
+    /// Whether the session may not write, as things stand now.
+    package nonisolated var readOnly: Bool { !canWrite() }
     package nonisolated let activity = Mutex(Activity())
 
     private let useCases: UserUseCases
@@ -49,14 +54,20 @@ package actor Session {
     /// Encoded event frames waiting for the next flush.
     private var pendingEvents: [[UInt8]] = []
     private var feedTask: Task<Void, Never>?
+    /// Writes this session is making: the feed's deliveries of their changes are applied
+    /// without a `changed` event and without marking the list stale (§4.2: `changed` reports a
+    /// change made by someone else).
+    private var ownWrites: [OwnWrite] = []
+    private var ownWriteCount = 0
     private let frameEncoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
 
-    package init(key: SessionKey, id: String = UUID().uuidString.lowercased(), readOnly: Bool,
+    package init(key: SessionKey, id: String = UUID().uuidString.lowercased(),
+                 canWrite: @escaping @Sendable () -> Bool,
                  useCases: UserUseCases, changes: ChangeBroadcaster, logger: Logger,
                  restoring saved: NavigationState? = nil) {
         self.key = key
         self.id = id
-        self.readOnly = readOnly
+        self.canWrite = canWrite
         self.useCases = useCases
         self.changes = changes
         self.logger = logger
@@ -121,7 +132,7 @@ package actor Session {
     /// Waits for saves in flight (shutdown: finish what was acknowledged as started).
     package func finishInFlightWork() async {
         for case .detail(let detail) in navigator.screens {
-            _ = await detail.waitForSave()
+            await detail.finishSaving()
         }
     }
 
@@ -153,7 +164,7 @@ package actor Session {
     private func apply(_ delivery: ChangeBroadcaster.Delivery) {
         applyingChange = true
         changedEventFrame = delivery.eventFrame
-        navigator.apply(delivery.change)
+        navigator.apply(delivery.change, madeHere: claimOwnChange(delivery.change))
         changedEventFrame = nil
         applyingChange = false
         flush()
@@ -188,8 +199,13 @@ package actor Session {
             if !ops.isEmpty && !attached.awaitingSnapshot {
                 attached.seq += 1
                 clients[id] = attached
-                if let patch = try? frameEncoder.encodePatch(epoch: attached.epoch, seq: attached.seq, serializedOperations: serializedOps) {
-                    frames.append((patch, true))
+                do {
+                    frames.append((try frameEncoder.encodePatch(epoch: attached.epoch, seq: attached.seq, serializedOperations: serializedOps), true))
+                } catch {
+                    // The client's state is now behind: tell it; its resync brings it back.
+                    reportUnsendable("patch", error, to: attached.client)
+                    attached.awaitingSnapshot = true
+                    clients[id] = attached
                 }
             }
             for frame in eventFrames { frames.append((frame, false)) }  // events are never dropped (§7)
@@ -198,47 +214,69 @@ package actor Session {
     }
 
     private func forward(_ event: NavigatorEvent) {
-        let frame: [UInt8]?
+        let message: ServerMessage.Event
         switch event {
         case .list(.userSelected(let id)):
-            frame = try? frameEncoder.encode(ServerMessage.event(.init(
-                screen: "list", name: "user_selected", payload: ["id": .string(id.uuidString.lowercased())])))
+            message = .init(screen: "list", name: "user_selected", payload: ["id": .string(id.uuidString.lowercased())])
         case .detail(.didSave(let user)):
-            frame = try? frameEncoder.encode(ServerMessage.event(.init(
-                screen: "detail", name: "did_save", payload: ["user": StateDocument.user(user)])))
+            message = .init(screen: "detail", name: "did_save", payload: ["user": StateDocument.user(user)])
         case .changed(let change):
+            message = ChangeBroadcaster.event(for: change)
             // Encoded once for all sessions by the broadcaster, when the change came from it.
-            frame = changedEventFrame ?? (try? frameEncoder.encode(ServerMessage.event(ChangeBroadcaster.event(for: change))))
+            if let frame = changedEventFrame {
+                pendingEvents.append(frame)
+                stateChanged()
+                return
+            }
         }
         // Sent with the next patch, after it: the event describes the state the patch brings.
-        if let frame { pendingEvents.append(frame) }
+        do {
+            pendingEvents.append(try frameEncoder.encode(ServerMessage.event(message)))
+        } catch {
+            for attached in clients.values { reportUnsendable("event \(message.name)", error, to: attached.client) }
+        }
         stateChanged()
+    }
+
+    /// A frame that could not be encoded (over the 16 MiB limit): logged, and the client told
+    /// with an `internal` error rather than left waiting for something that never comes.
+    private func reportUnsendable(_ what: String, _ error: any Error, to client: any SessionClient) {
+        logger.error("A \(what) frame could not be encoded: \(error)", ["USERLISTD_SESSION": id])
+        client.send(.error(.init(code: .internal, message: "The daemon could not send a \(what) (it is over the frame size limit); resync to get the current state.")), droppable: false)
     }
 
     // MARK: intents
 
-    /// Performs one intent and replies to `client` when its outcome is known (loads and saves
-    /// reply once they finish; the state patches flow meanwhile).
-    package func handle(_ intent: ClientMessage.Intent, from client: any SessionClient) {
+    /// Performs one intent and replies to `client` when its outcome is known. Every patch the
+    /// intent causes is sent before its reply (loads and saves reply once they finish; the
+    /// state patches flow meanwhile).
+    package func handle(_ message: ClientMessage.Intent, from client: any SessionClient) {
         activity.withLock { $0.lastActive = .now }
-        let outcome = dispatch(intent)
+        let outcome: Outcome
+        do throws(IntentError) {
+            let intent = try Intent(message)
+            if intent.writes && !canWrite() {
+                throw IntentError(.readOnly, "This session is read-only: '\(message.action)' needs root or membership of the admin group.")
+            }
+            outcome = try perform(intent)
+        } catch {
+            outcome = .failed(error.code, error.message)
+        }
         flush()
         switch outcome {
         case .done(let result):
-            client.send(.reply(.success(id: intent.id, result: result)), droppable: false)
-        case .failed(let code, let message):
-            client.send(.reply(.failure(id: intent.id, code: code, message: message)), droppable: false)
+            client.send(.reply(.success(id: message.id, result: result)), droppable: false)
+        case .failed(let code, let text):
+            client.send(.reply(.failure(id: message.id, code: code, message: text)), droppable: false)
         case .pending(let work):
             Task {
                 let finished = await work(self)
                 self.flush()
                 switch finished {
-                case .done(let result):
-                    client.send(.reply(.success(id: intent.id, result: result)), droppable: false)
-                case .failed(let code, let message):
-                    client.send(.reply(.failure(id: intent.id, code: code, message: message)), droppable: false)
-                case .pending:
-                    preconditionFailure("pending work must finish")
+                case .success(let result):
+                    client.send(.reply(.success(id: message.id, result: result)), droppable: false)
+                case .failure(let error):
+                    client.send(.reply(.failure(id: message.id, code: error.code, message: error.message)), droppable: false)
                 }
             }
         }
@@ -248,191 +286,270 @@ package actor Session {
         case done(JSONValue?)
         case failed(ErrorCode, String)
         /// Runs on this actor after the intent's synchronous part.
-        case pending((isolated Session) async -> Outcome)
+        case pending((isolated Session) async -> Result<JSONValue?, IntentError>)
     }
 
-    private func dispatch(_ intent: ClientMessage.Intent) -> Outcome {
-        let args = IntentArguments(intent.args ?? [:])
-        do throws(IntentError) {
-            switch intent.screen {
-            case "list": return try listIntent(intent.action, args)
-            case "detail":
-                guard let detail = navigator.topDetail else {
-                    throw IntentError(.unknownScreen, "No detail screen is open; open a user first.")
-                }
-                return try detailIntent(intent.action, args, detail)
-            case "session": return try sessionIntent(intent.action, args)
-            default:
-                throw IntentError(.unknownScreen, "There is no screen '\(intent.screen)' on this session's stack; screens are list, detail (when open) and session.")
+    private func perform(_ intent: Intent) throws(IntentError) -> Outcome {
+        switch intent {
+        case .list(let list): return try perform(list)
+        case .detail(let detail):
+            guard let screen = navigator.topDetail else {
+                throw IntentError(.unknownScreen, "No detail screen is open; open a user first.")
             }
-        } catch {
-            return .failed(error.code, error.message)
+            return perform(detail, on: screen)
+        case .session(let session): return perform(session)
         }
     }
 
-    private func requireWrite(_ action: String) throws(IntentError) {
-        guard !readOnly else {
-            throw IntentError(.readOnly, "This session is read-only: '\(action)' needs root or membership of the admin group.")
-        }
-    }
-
-    private func listIntent(_ action: String, _ args: IntentArguments) throws(IntentError) -> Outcome {
+    private func perform(_ intent: ListIntent) throws(IntentError) -> Outcome {
         let list = navigator.list
-        switch action {
-        case "on_appear":
-            list.onAppear()
-            return .pending { session in await session.navigator.list.waitForLoad(); return session.listOutcome() }
-        case "refresh":
-            list.refresh()
-            return .pending { session in await session.navigator.list.waitForLoad(); return session.listOutcome() }
-        case "search":
-            list.search(try args.string("text"))
-            return .pending { session in await session.navigator.list.waitForLoad(); return session.listOutcome() }
-        case "did_display_row":
-            list.didDisplayRow(at: try args.int("index"))
-            return .pending { session in await session.navigator.list.waitForLoad(); return session.listOutcome() }
-        case "did_select_row":
-            let index = try args.int("index")
-            guard list.hasRow(at: index) else {
-                throw IntentError(.invalidArgs, "Row \(index) is not on screen; the list has \(list.state.users.count) rows.")
+        switch intent {
+        case .onAppear: return Self.outcome(of: list.onAppear())
+        case .refresh: return Self.outcome(of: list.refresh())
+        case .search(let text): return Self.outcome(of: list.search(text))
+        case .didDisplayRow(let index):
+            guard list.hasRow(at: index) else { throw Self.noRow(index, rows: list.state.users.count) }
+            return Self.outcome(of: list.didDisplayRow(at: index))
+        case .didSelectRow(let index):
+            guard list.hasRow(at: index) else { throw Self.noRow(index, rows: list.state.users.count) }
+            return .pending { session in
+                switch await session.navigator.selectRow(at: index) {
+                case .success(let user)?: .success(StateDocument.user(user))
+                case .failure(let error)?: .failure(IntentError(error))
+                case nil: .failure(Self.noRow(index, rows: session.navigator.list.state.users.count))
+                }
             }
-            navigator.selectRow(at: index)
-            return .done(nil)
-        case "dismiss_error":
+        case .dismissError:
             list.dismissError()
             return .done(nil)
-        case "add_user":
-            try requireWrite(action)
-            let new = NewUser(name: try args.string("name"), email: try args.string("email"),
-                              avatarURL: try args.optionalString("avatar_url"))
+        case .addUser(let new):
             return .pending { session in
-                switch await session.navigator.list.addUser(new) {
-                case .success(let user): .done(StateDocument.user(user))
-                case .failure(let error): Self.failure(error)
+                await session.write(.added(new.id)) { session in
+                    let result = await session.navigator.list.addUser(new)
+                    return result.map { user in (StateDocument.user(user), .added(user)) }
                 }
             }
-        case "remove_user":
-            try requireWrite(action)
-            let id = try args.uuid("id")
+        case .removeUser(let id):
             return .pending { session in
-                switch await session.navigator.list.removeUser(id: id) {
-                case .success: .done(nil)
-                case .failure(let error): Self.failure(error)
+                await session.write(.removed(id)) { session in
+                    await session.navigator.list.removeUser(id: id).map { (nil, .removed(id: id)) }
                 }
             }
-        default:
-            throw IntentError(.unknownAction, "The list screen has no action '\(action)'.")
         }
     }
 
-    private func listOutcome() -> Outcome {
-        if let message = navigator.list.state.errorMessage { return .failed(.unavailable, message) }
-        return .done(nil)
-    }
-
-    private func detailIntent(_ action: String, _ args: IntentArguments, _ detail: UserDetailViewModel) throws(IntentError) -> Outcome {
-        switch action {
-        case "set_draft_name":
-            detail.setDraftName(try args.string("name"))
+    private func perform(_ intent: DetailIntent, on detail: UserDetailViewModel) -> Outcome {
+        switch intent {
+        case .setDraftName(let name):
+            detail.setDraftName(name)
             return .done(nil)
-        case "save":
-            try requireWrite(action)
-            if detail.state.user == nil {
-                let screen = ObjectIdentifier(detail)
-                return .pending { session in
-                    guard let detail = session.detailScreen(screen) else { return .failed(.internal, "The screen closed.") }
-                    await detail.waitForLoad()
-                    return session.save(detail)
+        case .save:
+            let id = detail.userID
+            let before = detail.state.user
+            let write = expectOwnChange(of: [id])
+            let saving = detail.save()
+            return .pending { session in
+                let result = await saving.value
+                switch result {
+                case .success(let saved) where saved == before:
+                    session.forget(write)  // nothing to save: nothing was written
+                case .success:
+                    // The screens show it already; waiting for the feed's (silent) copy means
+                    // that once the reply is read, no later frame is about this save.
+                    _ = await session.awaitDeliveries(of: write, count: 1)
+                case .failure:
+                    session.forget(write)
                 }
+                return result.map(StateDocument.user).mapError(IntentError.init)
             }
-            return save(detail)
-        case "dismiss_error":
+        case .dismissError:
             detail.dismissError()
             return .done(nil)
-        case "back":
+        case .back:
             navigator.back()
             return .done(nil)
-        case "on_appear":
-            detail.onAppear()
-            return .pending { session in
-                await session.navigator.topDetail?.waitForLoad()
-                return .done(nil)
-            }
-        default:
-            throw IntentError(.unknownAction, "The detail screen has no action '\(action)'.")
+        case .onAppear:
+            let load = detail.onAppear()
+            return .pending { _ in await load.value.map { _ in nil }.mapError(IntentError.init) }
         }
     }
 
-    private func save(_ detail: UserDetailViewModel) -> Outcome {
-        let state = detail.state
-        guard state.user != nil else {
-            return .failed(.notFound, state.errorMessage ?? "The user could not be loaded.")
-        }
-        guard state.canSave else {
-            if !state.isDirty { return .done(state.user.map(StateDocument.user)) }  // nothing to save
-            do throws(UserError) {
-                _ = try UserValidation.validName(state.draftName)
-            } catch {
-                return Self.failure(error)
-            }
-            return .failed(.validation, "The draft cannot be saved now.")
-        }
-        detail.save()
-        let screen = ObjectIdentifier(detail)
-        return .pending { session in
-            guard let detail = session.detailScreen(screen) else { return .failed(.internal, "The screen closed during the save.") }
-            switch await detail.waitForSave() {
-            case .success(let user)?: return .done(StateDocument.user(user))
-            case .failure(let error)?: return Self.failure(error)
-            case nil: return .failed(.internal, "The save did not run.")
-            }
-        }
-    }
-
-    private func sessionIntent(_ action: String, _ args: IntentArguments) throws(IntentError) -> Outcome {
-        switch action {
-        case "open_user":
-            let id = try args.uuid("id")
-            navigator.openUser(id)
+    private func perform(_ intent: SessionIntent) -> Outcome {
+        switch intent {
+        case .openUser(let id):
             return .pending { session in
-                guard let detail = session.navigator.topDetail else { return .done(nil) }
-                await detail.waitForLoad()
-                if let message = detail.state.errorMessage { return .failed(.notFound, message) }
-                return .done(detail.state.user.map(StateDocument.user))
+                await session.navigator.openUser(id).map(StateDocument.user).mapError(IntentError.init)
             }
-        case "back":
+        case .back:
             navigator.back()
             return .done(nil)
-        case "import_users":
-            try requireWrite(action)
-            let users = try args.users("users")
+        case .importUsers(let users):
             let useCases = useCases
             return .pending { session in
+                let write = session.expectOwnChange(of: Set(users.map(\.id)))
+                let result: Result<Int, UserError>
                 do throws(UserError) {
-                    let count = try await useCases.importUsers.execute(users)
-                    return .done(["imported": .int(Int64(count))])
+                    result = .success(try await useCases.importUsers.execute(users))
                 } catch {
-                    return Self.failure(error)
+                    result = .failure(error)
+                }
+                switch result {
+                case .success(let count):
+                    _ = await session.awaitDeliveries(of: write, count: count)
+                    return .success(["imported": .int(Int64(count))])
+                case .failure(let error):
+                    session.forget(write)
+                    return .failure(IntentError(error))
                 }
             }
-        default:
-            throw IntentError(.unknownAction, "The session has no action '\(action)'.")
+        case .renameUser(let id, let name, let expectedVersion):
+            let useCases = useCases
+            return .pending { session in
+                await session.write(.saved(id)) { _ in
+                    do throws(UserError) {
+                        var user = try await useCases.fetchUser.execute(id: id)
+                        if let expectedVersion { user.version = expectedVersion }
+                        let saved = try await useCases.update.rename(user, to: name)
+                        return .success((StateDocument.user(saved), .saved(saved)))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+        case .addUser(let new):
+            let useCases = useCases
+            return .pending { session in
+                await session.write(.added(new.id)) { _ in
+                    do throws(UserError) {
+                        let user = try await useCases.add.execute(new)
+                        return .success((StateDocument.user(user), .added(user)))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+        case .removeUser(let id):
+            let useCases = useCases
+            return .pending { session in
+                await session.write(.removed(id)) { _ in
+                    do throws(UserError) {
+                        try await useCases.remove.execute(id: id)
+                        return .success((nil, .removed(id: id)))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
         }
     }
 
-    /// The detail screen with this identity, if it is still on the stack.
-    private func detailScreen(_ id: ObjectIdentifier) -> UserDetailViewModel? {
-        for case .detail(let detail) in navigator.screens where ObjectIdentifier(detail) == id { return detail }
-        return nil
+    /// An outcome that waits for a list load.
+    private static func outcome(of load: UserListViewModel.Load) -> Outcome {
+        .pending { _ in await load.value.map { nil }.mapError(IntentError.init) }
     }
 
-    static func failure(_ error: UserError) -> Outcome {
-        switch error {
-        case .notFound: .failed(.notFound, error.message)
-        case .conflict: .failed(.conflict, error.message)
-        case .validation: .failed(.validation, error.message)
-        case .unavailable: .failed(.unavailable, error.message)
-        case .forbidden: .failed(.forbidden, error.message)
+    private static func noRow(_ index: Int, rows: Int) -> IntentError {
+        IntentError(.invalidArgs, "Row \(index) is not on screen; the list has \(rows) rows (0 to \(rows - 1)).")
+    }
+
+    // MARK: own writes
+
+    /// Which user a write will change.
+    enum WriteTarget {
+        case added(UUID), saved(UUID), removed(UUID)
+        var id: UUID {
+            switch self { case .added(let id), .saved(let id), .removed(let id): id }
         }
+    }
+
+    /// Runs one write and returns once its change is on this session's screens (and so in the
+    /// patches flushed before the reply): normally when the feed delivers it, at worst after a
+    /// bounded wait, when the session applies it itself.
+    private func write(_ target: WriteTarget,
+                       _ body: (isolated Session) async -> Result<(JSONValue?, UserChange), UserError>) async -> Result<JSONValue?, IntentError> {
+        let write = expectOwnChange(of: [target.id])
+        switch await body(self) {
+        case .success(let (result, change)):
+            if !(await awaitDeliveries(of: write, count: 1)) {
+                navigator.apply(change, madeHere: true)
+            }
+            return .success(result)
+        case .failure(let error):
+            forget(write)
+            return .failure(IntentError(error))
+        }
+    }
+
+    /// A write this session is about to make, registered before it starts so the feed's copy
+    /// of its change, whenever it comes, is recognised.
+    final class OwnWrite {
+        let number: Int
+        let ids: Set<UUID>
+        let started = ContinuousClock.now
+        var seen = 0
+        /// How many changes the write made, once known.
+        var expected: Int?
+        var waiter: CheckedContinuation<Bool, Never>?
+        init(number: Int, ids: Set<UUID>) {
+            self.number = number
+            self.ids = ids
+        }
+        var complete: Bool { expected.map { seen >= $0 } ?? false }
+    }
+
+    /// Registers a write; returns its number.
+    private func expectOwnChange(of ids: Set<UUID>) -> Int {
+        ownWriteCount += 1
+        ownWrites.append(OwnWrite(number: ownWriteCount, ids: ids))
+        return ownWriteCount
+    }
+
+    private func ownWrite(_ number: Int) -> OwnWrite? { ownWrites.first { $0.number == number } }
+
+    private func forget(_ number: Int) {
+        guard let write = ownWrite(number) else { return }
+        ownWrites.removeAll { $0 === write }
+        write.waiter?.resume(returning: false)
+        write.waiter = nil
+    }
+
+    /// Whether `change` is one of this session's own writes (and counts it).
+    private func claimOwnChange(_ change: UserChange) -> Bool {
+        let now = ContinuousClock.now
+        ownWrites.removeAll { $0.waiter == nil && now - $0.started > .seconds(60) }  // the feed lost it
+        guard let write = ownWrites.first(where: { $0.ids.contains(change.userID) && !$0.complete }) else { return false }
+        write.seen += 1
+        if write.complete {
+            ownWrites.removeAll { $0 === write }
+            write.waiter?.resume(returning: true)
+            write.waiter = nil
+        }
+        return true
+    }
+
+    /// Waits until the feed has delivered `count` changes of `write` (at most a few seconds);
+    /// returns whether it did.
+    private func awaitDeliveries(of number: Int, count: Int) async -> Bool {
+        guard let write = ownWrite(number) else { return false }
+        write.expected = count
+        if write.complete {
+            ownWrites.removeAll { $0 === write }
+            return true
+        }
+        let delivered = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            write.waiter = continuation
+            Task { [weak self] in
+                try? await Task.sleep(for: .seconds(5))
+                await self?.giveUp(on: number)
+            }
+        }
+        return delivered
+    }
+
+    private func giveUp(on number: Int) {
+        // Kept in `ownWrites`: a late delivery is still this session's own (pruned after a minute).
+        guard let write = ownWrite(number), let waiter = write.waiter else { return }
+        write.waiter = nil
+        waiter.resume(returning: false)
     }
 }

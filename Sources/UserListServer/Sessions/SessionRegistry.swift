@@ -13,13 +13,39 @@ package final class SessionRegistry: Sendable {
     private struct Entries {
         var sessions: [SessionKey: Session] = [:]
         var connectionsPerUID: [UInt32: Int] = [:]
+        /// Sessions handed to a connection whose attach has not run yet: never evicted.
+        var attaching: [SessionKey: Int] = [:]
+    }
+
+    private struct Limits {
+        var sessionsPerUID: Int
+        var connectionsPerUID: Int
+        var retention: Duration
+        var partialBytesPerUID: Int
+        var messagesPerUID: Int
+        var connectsPerUID: Int
+
+        init(_ config: DaemonConfig) {
+            sessionsPerUID = config.maxSessionsPerUID
+            connectionsPerUID = config.maxConnectionsPerUID
+            retention = .seconds(config.retentionSeconds)
+            partialBytesPerUID = config.maxPartialBytesPerUID
+            messagesPerUID = config.intentsPerSecondPerUID
+            connectsPerUID = config.connectionsPerSecondPerUID
+        }
     }
 
     private let entries = Mutex(Entries())
+    /// Unfinished-frame bytes per uid, apart from `entries`: touched on the read path.
+    private let partialBytes = Mutex<[UInt32: Int]>([:])
+    /// Each uid's one-second message window.
+    private let messageWindows = PerUIDWindows()
+    /// Each uid's one-second window of new connections.
+    private let connectWindows = PerUIDWindows()
     private let useCases: UserUseCases
     private let changes: ChangeBroadcaster
     private let logger: Logger
-    private let limits: Mutex<(sessionsPerUID: Int, connectionsPerUID: Int, retention: Duration)>
+    private let limits: Mutex<Limits>
     private let isWriter: @Sendable (UInt32) -> Bool
 
     package init(useCases: UserUseCases, feed: any UserChangeFeed, logger: Logger, config: DaemonConfig,
@@ -28,12 +54,12 @@ package final class SessionRegistry: Sendable {
         self.changes = ChangeBroadcaster(feed: feed)
         self.logger = logger
         self.isWriter = isWriter
-        self.limits = Mutex((config.maxSessionsPerUID, config.maxConnectionsPerUID, .seconds(config.retentionSeconds)))
+        self.limits = Mutex(Limits(config))
     }
 
     /// SIGHUP: limits and retention can change at run time.
     package func reload(_ config: DaemonConfig) {
-        limits.withLock { $0 = (config.maxSessionsPerUID, config.maxConnectionsPerUID, .seconds(config.retentionSeconds)) }
+        limits.withLock { $0 = Limits(config) }
     }
 
     // MARK: connections
@@ -58,30 +84,116 @@ package final class SessionRegistry: Sendable {
 
     package var connectionLimit: Int { limits.withLock { $0.connectionsPerUID } }
 
+    /// Adds `delta` to the unfinished-frame bytes `uid` holds; false when that passes the
+    /// uid's budget (the caller closes the connection, which gives its bytes back).
+    package func adjustPartialBytes(uid: UInt32, by delta: Int) -> Bool {
+        let budget = limits.withLock { $0.partialBytesPerUID }
+        return partialBytes.withLock { held in
+            let total = held[uid, default: 0] + delta
+            held[uid] = total > 0 ? total : nil
+            return delta <= 0 || total <= budget
+        }
+    }
+
+    /// Counts one message from `uid`. Returns when the uid's window ends if this message used
+    /// up its share for the window (its connections then stop reading until that time), else nil.
+    package func chargeMessage(uid: UInt32, now: Int64) -> Int64? {
+        let budget = limits.withLock { $0.messagesPerUID }
+        let (start, count) = messageWindows.charge(uid: uid, now: now)
+        return count >= budget ? start + 1_000_000_000 : nil
+    }
+
+    /// Counts one new connection from `uid`; false when the uid already opened its share of
+    /// connections this second (the caller refuses it).
+    package func chargeConnect(uid: UInt32, now: Int64) -> Bool {
+        let budget = limits.withLock { $0.connectsPerUID }
+        return connectWindows.charge(uid: uid, now: now).count <= budget
+    }
+
+    package var connectsPerSecondLimit: Int { limits.withLock { $0.connectsPerUID } }
+
+    /// Unfinished-frame bytes `uid` holds now (tests, status).
+    package func partialBytes(uid: UInt32) -> Int { partialBytes.withLock { $0[uid, default: 0] } }
+
     // MARK: sessions
 
-    /// The session for `key`, created if new. `resumed` tells whether it existed.
+    /// The session for `key`, created if new; `resumed` tells whether it existed. The caller
+    /// attaches to it and then calls `attachFinished(key)`.
+    ///
+    /// At its limit a uid does not lock itself out: its least recently used session with no
+    /// client attached is ended to make room. Only a uid whose every session has a client is
+    /// refused.
     package func session(for key: SessionKey) throws(AttachError) -> (session: Session, resumed: Bool) {
         let limit = limits.withLock { $0.sessionsPerUID }
+        var evicted: Session?
         let result = entries.withLock { entries -> Result<(Session, Bool), AttachError> in
-            if let existing = entries.sessions[key] { return .success((existing, true)) }
-            let owned = entries.sessions.keys.lazy.filter { $0.uid == key.uid }.count
-            guard owned < limit else { return .failure(.tooManySessions(limit: limit)) }
-            let session = Session(key: key, readOnly: !isWriter(key.uid), useCases: useCases, changes: changes, logger: logger)
+            if let existing = entries.sessions[key] {
+                entries.attaching[key, default: 0] += 1
+                return .success((existing, true))
+            }
+            let owned = entries.sessions.filter { $0.key.uid == key.uid }
+            if owned.count >= limit {
+                guard let victim = Self.leastRecentlyUsedDetached(owned, attaching: entries.attaching) else {
+                    return .failure(.tooManySessions(limit: limit))
+                }
+                entries.sessions.removeValue(forKey: victim.key)
+                evicted = victim.value
+            }
+            let session = Session(key: key, canWrite: { [isWriter] in isWriter(key.uid) }, useCases: useCases, changes: changes, logger: logger)
             entries.sessions[key] = session
+            entries.attaching[key, default: 0] += 1
             return .success((session, false))
+        }
+        if let evicted {
+            logger.info("Ended the least recently used detached session to make room for a new one",
+                        ["USERLISTD_SESSION": evicted.id, "USERLISTD_CLIENT_UID": String(key.uid)])
         }
         return try result.get()
     }
 
-    /// Puts back sessions saved by a previous run.
-    package func restore(_ saved: [SavedSession]) {
+    /// The attach that `session(for:)` was asked for has run: the session may be evicted again
+    /// once it is detached.
+    package func attachFinished(_ key: SessionKey) {
         entries.withLock { entries in
+            let left = entries.attaching[key, default: 1] - 1
+            entries.attaching[key] = left > 0 ? left : nil
+        }
+    }
+
+    private static func leastRecentlyUsedDetached(_ sessions: [SessionKey: Session], attaching: [SessionKey: Int]) -> (key: SessionKey, value: Session)? {
+        var best: (key: SessionKey, value: Session, lastActive: ContinuousClock.Instant)?
+        for (key, session) in sessions where attaching[key] == nil {
+            let (detached, lastActive) = session.activity.withLock { ($0.clients == 0, $0.lastActive) }
+            guard detached else { continue }
+            if best == nil || lastActive < best!.lastActive { best = (key, session, lastActive) }
+        }
+        return best.map { ($0.key, $0.value) }
+    }
+
+    /// Puts back sessions saved by a previous run. The time a session spent detached counts
+    /// across the restart: one past its retention is not restored, and the others expire when
+    /// their retention runs out, like any detached session.
+    @discardableResult
+    package func restore(_ saved: [SavedSession], now: Date = Date(), clock: ContinuousClock.Instant = .now) -> Int {
+        let retention = limits.withLock { $0.retention }
+        let retentionSeconds = Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
+        return entries.withLock { entries in
+            var restored = 0
             for item in saved {
-                entries.sessions[item.key] = Session(
-                    key: item.key, id: item.id, readOnly: !isWriter(item.key.uid), useCases: useCases,
+                let detachedFor = max(0, now.timeIntervalSince(item.detachedAt ?? now))
+                guard detachedFor < retentionSeconds else { continue }
+                let session = Session(
+                    key: item.key, id: item.id, canWrite: { [isWriter] in isWriter(item.key.uid) }, useCases: useCases,
                     changes: changes, logger: logger, restoring: item.state)
+                let since = clock - .seconds(detachedFor)
+                session.activity.withLock {
+                    $0.detachedAt = since
+                    $0.lastActive = since
+                }
+                entries.sessions[item.key] = session
+                restored += 1
             }
+            return restored
         }
     }
 
@@ -115,6 +227,10 @@ package final class SessionRegistry: Sendable {
                 }
             }
             for key in expired.keys { entries.sessions.removeValue(forKey: key) }
+            // Message windows of uids that have been quiet are forgotten.
+            let stale = MonotonicClock.nanoseconds() - 10_000_000_000
+            messageWindows.forgetQuiet(before: stale)
+            connectWindows.forgetQuiet(before: stale)
             return expired.count
         }
     }
@@ -125,4 +241,14 @@ package struct SavedSession: Codable, Sendable {
     package let key: SessionKey
     package let id: String
     package let state: NavigationState
+    /// When its last client left (wall clock), or nil while clients were attached: retention
+    /// counts from here across restarts. Absent in files of older versions (taken as now).
+    package let detachedAt: Date?
+
+    package init(key: SessionKey, id: String, state: NavigationState, detachedAt: Date?) {
+        self.key = key
+        self.id = id
+        self.state = state
+        self.detachedAt = detachedAt
+    }
 }

@@ -13,13 +13,13 @@ final class DaemonHarness: @unchecked Sendable {
     private(set) var daemon: Daemon?
     private var task: Task<Int32, Never>?
 
-    init(sampleUsers: Int = 120, configure: (inout DaemonConfig) -> Void = { _ in }) async throws {
+    init(sampleUsers: Int = 120, seed: UInt64 = 7, configure: (inout DaemonConfig) -> Void = { _ in }) async throws {
         directory = NSTemporaryDirectory() + "userlistd-test-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/s.sock"
         databasePath = directory + "/users.sqlite3"
         let repository = try SQLiteUserRepository(path: databasePath)
-        _ = try await repository.importUsers(SampleUsers.generate(count: sampleUsers, seed: 7))
+        _ = try await repository.importUsers(SampleUsers.generate(count: sampleUsers, seed: seed))
         try await start(configure: configure)
     }
 

@@ -1,0 +1,110 @@
+import Foundation
+import UserListDomain
+import UserListWire
+
+/// An intent decoded once, at the edge, into what the session performs: one enum per screen.
+/// Arguments are checked here (type and shape); checks that need the screen's state (a row
+/// index in range) are made when the intent runs.
+enum Intent: Equatable {
+    case list(ListIntent)
+    case detail(DetailIntent)
+    case session(SessionIntent)
+
+    /// Whether the intent would change stored data (refused on a read-only connection).
+    var writes: Bool {
+        switch self {
+        case .list(.addUser), .list(.removeUser): true
+        case .detail(.save): true
+        case .session(.importUsers), .session(.renameUser), .session(.addUser), .session(.removeUser): true
+        default: false
+        }
+    }
+
+    /// Decodes the wire form. Fails with `unknown_screen`, `unknown_action` or `invalid_args`.
+    init(_ intent: ClientMessage.Intent) throws(IntentError) {
+        let args = IntentArguments(intent.args ?? [:])
+        switch intent.screen {
+        case "list": self = .list(try ListIntent(intent.action, args))
+        case "detail": self = .detail(try DetailIntent(intent.action, args))
+        case "session": self = .session(try SessionIntent(intent.action, args))
+        default:
+            throw IntentError(.unknownScreen, "There is no screen '\(intent.screen)' on this session's stack; screens are list, detail (when open) and session.")
+        }
+    }
+}
+
+/// Intents of the `list` screen.
+enum ListIntent: Equatable {
+    case onAppear
+    case refresh
+    case didDisplayRow(index: Int)
+    case didSelectRow(index: Int)
+    case dismissError
+    case search(text: String)
+    case addUser(NewUser)
+    case removeUser(id: UUID)
+
+    init(_ action: String, _ args: IntentArguments) throws(IntentError) {
+        switch action {
+        case "on_appear": self = .onAppear
+        case "refresh": self = .refresh
+        case "did_display_row": self = .didDisplayRow(index: try args.int("index"))
+        case "did_select_row": self = .didSelectRow(index: try args.int("index"))
+        case "dismiss_error": self = .dismissError
+        case "search": self = .search(text: try args.string("text"))
+        case "add_user": self = .addUser(try args.newUser())
+        case "remove_user": self = .removeUser(id: try args.uuid("id"))
+        default: throw IntentError(.unknownAction, "The list screen has no action '\(action)'.")
+        }
+    }
+}
+
+/// Intents of the `detail` screen.
+enum DetailIntent: Equatable {
+    case onAppear
+    case setDraftName(String)
+    case save
+    case dismissError
+    case back
+
+    init(_ action: String, _ args: IntentArguments) throws(IntentError) {
+        switch action {
+        case "on_appear": self = .onAppear
+        case "set_draft_name": self = .setDraftName(try args.string("name"))
+        case "save": self = .save
+        case "dismiss_error": self = .dismissError
+        case "back": self = .back
+        default: throw IntentError(.unknownAction, "The detail screen has no action '\(action)'.")
+        }
+    }
+}
+
+/// Intents of the session itself (`screen: "session"`). The one-shot writes (`rename_user`,
+/// `add_user`, `remove_user`) change the store without touching the screen stack, so a script
+/// sharing a session with a terminal never moves that terminal's screens.
+enum SessionIntent: Equatable {
+    case openUser(id: UUID)
+    case back
+    case importUsers([User])
+    /// `expectedVersion` nil: rename whatever version is stored now.
+    case renameUser(id: UUID, name: String, expectedVersion: Int?)
+    case addUser(NewUser)
+    case removeUser(id: UUID)
+
+    init(_ action: String, _ args: IntentArguments) throws(IntentError) {
+        switch action {
+        case "open_user": self = .openUser(id: try args.uuid("id"))
+        case "back": self = .back
+        case "import_users": self = .importUsers(try args.users("users"))
+        case "rename_user":
+            let version = try args.optionalInt("expected_version")
+            if let version, version < 1 {
+                throw IntentError(.invalidArgs, "'expected_version' must be a version (1 or more).")
+            }
+            self = .renameUser(id: try args.uuid("id"), name: try args.string("name"), expectedVersion: version)
+        case "add_user": self = .addUser(try args.newUser())
+        case "remove_user": self = .removeUser(id: try args.uuid("id"))
+        default: throw IntentError(.unknownAction, "The session has no action '\(action)'.")
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+import UserListServer
+
+/// Descriptor numbers are reused as soon as they are closed: the loop tells registrations apart
+/// by generation, so a late event or a late close for an old connection never reaches the new one.
+@Suite struct EventLoopTests {
+    final class Recorder: EventLoopHandler {
+        let reads = Atomic<Int>(0)
+        let fd: Int32
+        init(fd: Int32) { self.fd = fd }
+        func readable(scratch: UnsafeMutableRawBufferPointer) {
+            let count = recv(fd, scratch.baseAddress, scratch.count, Int32(MSG_DONTWAIT))
+            if count > 0 { reads.add(count, ordering: .relaxed) }
+        }
+        func writable() {}
+        func hangup() {}
+    }
+
+    static func socketPair() -> (Int32, Int32) {
+        var fds: [Int32] = [0, 0]
+        precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        return (fds[0], fds[1])
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aStaleRegistrationNeverTouchesTheDescriptorThatReusedItsNumber() async throws {
+        let loop = try EventLoop()
+        loop.start(name: "test-loop")
+        defer { loop.stop() }
+
+        let (oldServer, oldPeer) = Self.socketPair()
+        let old = try loop.register(oldServer, handler: Recorder(fd: oldServer))
+        let closed = Flag()
+        loop.closeOnLoop(old) { closed.set() }
+        #expect(await LifecycleTests.eventually(timeout: 20) { closed.isSet })
+        close(oldPeer)
+
+        let (newServer, newPeer) = Self.socketPair()
+        defer { close(newPeer) }
+        let recorder = Recorder(fd: newServer)
+        let new = try loop.register(newServer, handler: recorder)
+        if newServer == oldServer {
+            #expect(new != old, "same number, another generation")
+        }
+        // The old connection's late deregistration must leave the new one watched.
+        loop.deregister(old)
+        _ = "ping".withCString { Glibc.send(newPeer, $0, 4, Int32(MSG_NOSIGNAL)) }
+        #expect(await LifecycleTests.eventually(timeout: 20) { recorder.reads.load(ordering: .relaxed) == 4 })
+        let done = Flag()
+        loop.closeOnLoop(new) { done.set() }
+        #expect(await LifecycleTests.eventually(timeout: 20) { done.isSet })
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import Synchronization
+import Testing
+import UserListData
+import UserListDomain
+import UserListPresentation
+import UserListServer
+import UserListWire
+
+/// Write access is asked at every intent that would write, not fixed when the session was made.
+@Suite struct WriteAccessTests {
+    /// Collects what the session sends.
+    final class RecordingClient: SessionClient {
+        let messages = Mutex<[ServerMessage]>([])
+        func send(_ message: ServerMessage, droppable: Bool) { messages.withLock { $0.append(message) } }
+        func sendFrames(_ frames: [(bytes: [UInt8], droppable: Bool)]) {
+            for frame in frames {
+                if let message = try? ServerMessage(frame: frame.bytes.dropFirst(4)) { send(message, droppable: frame.droppable) }
+            }
+        }
+        func reply(_ id: Int) -> ServerMessage.Reply? {
+            messages.withLock { $0.lazy.compactMap { if case .reply(let reply) = $0, reply.id == id { reply } else { nil } }.first }
+        }
+    }
+
+    @Test func revokingWriteAccessRefusesTheNextWriteWithoutReattaching() async throws {
+        let directory = NSTemporaryDirectory() + "userlistd-access-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/users.sqlite3"
+        let repository = try SQLiteUserRepository(path: path)
+        _ = try await repository.importUsers(SampleUsers.generate(count: 5, seed: 3))
+        let feed = try SQLiteChangeFeed(observing: repository)
+        let writer = Atomic<Bool>(true)
+        let session = Session(key: SessionKey(uid: 1000, clientKey: "k"), canWrite: { writer.load(ordering: .relaxed) },
+                              useCases: UserUseCases(repository: repository), changes: ChangeBroadcaster(feed: feed),
+                              logger: Logger(sink: .memory, level: .debug))
+        let client = RecordingClient()
+        await session.attach(client)
+        #expect(!session.readOnly)
+
+        func run(_ id: Int, _ action: String, _ args: [String: JSONValue]) async throws -> ServerMessage.Reply {
+            await session.handle(.init(id: id, screen: "session", action: action, args: args), from: client)
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline {
+                if let reply = client.reply(id) { return reply }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            throw CancellationError()
+        }
+        let first = try await run(1, "add_user", ["name": "Allowed", "email": "allowed@example.com"])
+        #expect(first.outcome.isSuccess, "\(first.outcome)")
+
+        writer.store(false, ordering: .relaxed)  // e.g. removed from the admin group
+        #expect(session.readOnly)
+        let second = try await run(2, "add_user", ["name": "Refused", "email": "refused@example.com"])
+        guard case .failure(let error) = second.outcome else {
+            Issue.record("a write was allowed after access was revoked")
+            return
+        }
+        #expect(error.code == .readOnly)
+        // Reading is still fine.
+        #expect(try await run(3, "open_user", ["id": .string(SampleUsers.generate(count: 5, seed: 3)[0].id.uuidString.lowercased())]).outcome.isSuccess)
+        _ = feed
+    }
+}
