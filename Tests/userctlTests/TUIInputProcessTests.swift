@@ -41,7 +41,7 @@ struct TUIInputProcessTests {
 
         // 300 characters: more than a name may hold, so the reason shows inline while typing.
         try paste(h, String(repeating: "A", count: 300))
-        var lines = try await h.waitFor(.seconds(30)) { $0.contains { $0.contains("cannot be saved") } }
+        var lines = try await h.waitFor(.seconds(30)) { $0.contains { $0.contains("cannot be saved: The name is 300") } }
         #expect(lines.contains { $0.contains("cannot be saved: The name is 300 characters long; at most 200 are allowed.") },
                 "the reason is shown: \(lines)")
         #expect(!lines[1].contains("Too many messages"), "no rate-limit banner: \(lines[1])")
@@ -127,10 +127,12 @@ struct TUIInputProcessTests {
         _ = try await h.waitFor { $0.contains { $0.hasPrefix("/▏") } }
         try h.type("ya")
         try h.keys("Enter")
-        let lines = try await h.waitFor { $0[0].contains("search: ya") }
+        var rows: [String] = []
+        let lines = try await h.waitFor { lines in
+            rows = ((try? h.screen(escapes: true)) ?? []).filter { $0.contains("@") }
+            return lines[0].contains("search: ya") && !rows.isEmpty && rows.allSatisfy { $0.contains("\u{1B}[4m") }
+        }
         #expect(lines[0].contains("search: ya"), "Ctrl-U cleared the typed search: \(lines[0])")
-        let raw = try h.screen(escapes: true)
-        let rows = raw.filter { $0.contains("@") }
         #expect(!rows.isEmpty && rows.allSatisfy { $0.contains("\u{1B}[4m") }, "every matching row is highlighted: \(rows)")
 
         try h.keys("Escape")
