@@ -25,6 +25,9 @@ struct RuntimeDirectory {
     /// Creates the directory when missing (0700), then checks it; throws a failure that says
     /// what is wrong and how to fix it.
     func prepare(uid: uid_t, create: Bool) throws(CommandFailure) {
+        if create, fromEnvironment, !exists {
+            throw CommandFailure(.unavailable, "XDG_RUNTIME_DIR is \(path), which does not exist; userctl does not create it. Fix: unset XDG_RUNTIME_DIR, or create it (mkdir -m 700 \(path)), or pass --socket PATH")
+        }
         if create, !fromEnvironment {
             let previous = umask(0o077)
             let made = mkdir(path, 0o700)

@@ -133,6 +133,13 @@ import UserListWire
         #expect(failure(directory) == nil, "and accepted the next time")
     }
 
+    @Test func aMissingXDGRuntimeDirIsNotCreatedButExplained() throws {
+        let path = "/tmp/ulct-rt-missing-" + String(UUID().uuidString.prefix(8))
+        let message = try #require(failure(RuntimeDirectory(path: path, fromEnvironment: true)))
+        #expect(message.contains("XDG_RUNTIME_DIR is \(path), which does not exist") && message.contains("mkdir -m 700"), "\(message)")
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
     @Test func aPlantedSymlinkIsRefusedAndNotFollowed() throws {
         let base = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: base) }
