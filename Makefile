@@ -3,6 +3,7 @@
 #   make release                          static-stdlib release binaries in .build/release
 #   make install [PREFIX=/usr/local] [DESTDIR=]
 #   make uninstall [PREFIX=/usr/local] [DESTDIR=]
+#   (man pages: man/*.1 and man/*.8 are generated from --help by scripts/gen-man.py)
 #
 # After a real install: systemd-sysusers; systemd-tmpfiles --create (none shipped today);
 # systemctl daemon-reload; systemctl enable --now userlistd.socket
@@ -13,6 +14,7 @@ BINDIR      ?= $(PREFIX)/bin
 UNITDIR     ?= /lib/systemd/system
 SYSUSERSDIR ?= /usr/lib/sysusers.d
 SYSCONFDIR  ?= /etc
+MANDIR      ?= $(PREFIX)/share/man
 SWIFT       ?= swift
 INSTALL     ?= install
 
@@ -55,6 +57,9 @@ install:
 	chmod 0644 $(DESTDIR)$(UNITDIR)/userlistd.service
 	$(INSTALL) -m 0644 systemd/userlistd.socket $(DESTDIR)$(UNITDIR)/userlistd.socket
 	$(INSTALL) -m 0644 systemd/userlistd.sysusers $(DESTDIR)$(SYSUSERSDIR)/userlistd.conf
+	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
+	$(INSTALL) -m 0644 man/userctl.1 $(DESTDIR)$(MANDIR)/man1/userctl.1
+	$(INSTALL) -m 0644 man/userlistd.8 $(DESTDIR)$(MANDIR)/man8/userlistd.8
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/userlistd.conf ]; then \
 	    echo "keeping existing $(DESTDIR)$(SYSCONFDIR)/userlistd.conf"; \
 	else \
@@ -67,3 +72,4 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PRODUCTS))
 	rm -f $(DESTDIR)$(UNITDIR)/userlistd.service $(DESTDIR)$(UNITDIR)/userlistd.socket
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/userlistd.conf
+	rm -f $(DESTDIR)$(MANDIR)/man1/userctl.1 $(DESTDIR)$(MANDIR)/man8/userlistd.8

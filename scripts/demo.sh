@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# The main job on the embedded default store: build, start userlistd with sample data on a
-# per-user socket, and open the userctl terminal UI on it. The daemon keeps running afterwards
-# (stop it with: kill $(cat "$DEMO_DIR/userlistd.pid")).
+# The main job on the embedded default store: build, find or start userlistd exactly where a
+# plain `userctl` in any other terminal looks for it (see "finding the daemon" in
+# `userctl --help`), with 5,000 sample users in a new store, then open the terminal UI on it.
+# The daemon keeps running afterwards; `userctl status` shows its pid and socket.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build --product userlistd
 swift build --product userctl
-DEMO_DIR=${DEMO_DIR:-${XDG_RUNTIME_DIR:-/tmp}/userlistd-demo}
-mkdir -p "$DEMO_DIR"
-sock="$DEMO_DIR/userlistd.sock"
-if ! .build/debug/userctl --socket "$sock" --no-spawn status >/dev/null 2>&1; then
-  .build/debug/userlistd --socket "$sock" --database "$DEMO_DIR/users.sqlite3" \
-    --state-directory "$DEMO_DIR/state" --sample-data 5000 2>"$DEMO_DIR/userlistd.log" &
-  echo $! >"$DEMO_DIR/userlistd.pid"
-  for _ in $(seq 50); do [[ -S $sock ]] && break; sleep 0.1; done
-  echo "demo: userlistd (pid $(cat "$DEMO_DIR/userlistd.pid")) on $sock with 5,000 sample users" >&2
-fi
-exec .build/debug/userctl --socket "$sock" tui
+userctl=$PWD/.build/debug/userctl
+# No --socket: the same discovery as a second terminal's plain `userctl` (system socket if it
+# answers, else the per-user socket, started here when nothing answers).
+USERLISTD_SAMPLE_DATA=5000 "$userctl" status
+cat >&2 <<MSG
+
+demo: to attach a second terminal to this daemon, run in it:
+
+    $userctl
+
+demo: (stop the daemon with: kill <pid above>)
+MSG
+sleep 2
+exec "$userctl" tui

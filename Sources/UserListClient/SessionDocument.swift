@@ -37,7 +37,9 @@ public struct UserRow: Sendable, Equatable {
 public struct ListScreen: Sendable, Equatable {
     public enum Loading: String, Sendable { case none, fullScreen = "full_screen", nextPage = "next_page" }
 
-    public var users: [UserRow]
+    /// The rows as they arrived, decoded only when read: a view that shows 30 of 50,000 users
+    /// reads `rowCount` and `user(at:)` and does not decode every row on every change.
+    public var rows: [JSONValue]
     public var loading: Loading
     public var errorMessage: String?
     public var hasMore: Bool
@@ -46,13 +48,22 @@ public struct ListScreen: Sendable, Equatable {
     public var isStale: Bool
 
     public init(_ state: JSONValue) {
-        users = state["users"]?.arrayValue?.compactMap { UserRow($0) } ?? []
+        rows = state["users"]?.arrayValue ?? []
         loading = state["loading"]?.stringValue.flatMap(Loading.init(rawValue:)) ?? .none
         errorMessage = state["error_message"]?.stringValue
         hasMore = state["has_more"]?.boolValue ?? false
         totalCount = state["total_count"]?.int64Value.map { Int($0) }
         search = state["search"]?.stringValue
         isStale = state["is_stale"]?.boolValue ?? false
+    }
+
+    /// Every row, decoded (O(rows): prefer `rowCount` and `user(at:)` in a loop).
+    public var users: [UserRow] { rows.compactMap { UserRow($0) } }
+
+    public var rowCount: Int { rows.count }
+
+    public func user(at index: Int) -> UserRow? {
+        rows.indices.contains(index) ? UserRow(rows[index]) : nil
     }
 }
 

@@ -30,9 +30,26 @@ struct UnixStream: Sendable {
         guard result == 0 else {
             let code = errno
             Glibc.close(fd)
-            throw ClientError(.unreachable, "cannot connect to \(path): \(String(cString: strerror(code)))")
+            throw ClientError(.unreachable, "cannot connect to \(path): \(notASocket(path) ?? String(cString: strerror(code)))")
         }
         return UnixStream(fd: fd)
+    }
+
+    /// "it is a regular file, not a socket" when something other than a socket is at `path`
+    /// (connect(2) says only "Connection refused" for a file), else `nil`.
+    static func notASocket(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        let kind: String
+        switch info.st_mode & S_IFMT {
+        case S_IFSOCK: return nil
+        case S_IFREG: kind = "a regular file"
+        case S_IFDIR: kind = "a directory"
+        case S_IFLNK: kind = "a symbolic link"
+        case S_IFIFO: kind = "a named pipe"
+        default: kind = "a device or other special file"
+        }
+        return "it is \(kind), not a socket"
     }
 
     /// Sets (or with `nil` clears) the receive timeout, used while waiting for the handshake.

@@ -17,6 +17,8 @@ struct OptionSpec: Sendable {
 struct CommandSpec: Sendable {
     let name: String
     let positionals: [String]
+    /// Positionals that may be left out (after the required ones), e.g. `help [COMMAND]`.
+    var optionalPositionals: [String] = []
     let options: [OptionSpec]
     let summary: String
     let details: String
@@ -25,6 +27,7 @@ struct CommandSpec: Sendable {
         var parts = ["userctl", name]
         parts += options.map { "[--\($0.name)\($0.value.map { " " + $0 } ?? "")]" }
         parts += positionals
+        parts += optionalPositionals.map { "[\($0)]" }
         return parts.joined(separator: " ")
     }
 }
@@ -35,6 +38,7 @@ struct Invocation: Equatable {
     var flags: Set<String> = []
     var positionals: [String] = []
     var help = false
+    var version = false
 
     var json: Bool { flags.contains("json") }
 }
@@ -45,7 +49,9 @@ enum Arguments {
         OptionSpec(name: "session", value: "KEY", help: "attach to session KEY (two terminals with the same key mirror each other)"),
         OptionSpec(name: "json", value: nil, help: "machine-readable output"),
         OptionSpec(name: "no-spawn", value: nil, help: "do not start a per-user userlistd when none answers"),
-        OptionSpec(name: "help", value: nil, help: "show help"),
+        OptionSpec(name: "no-mouse", value: nil, help: "the interactive screen leaves the mouse to the terminal"),
+        OptionSpec(name: "help", value: nil, help: "show help (also: userctl help [COMMAND])"),
+        OptionSpec(name: "version", value: nil, help: "print userctl's version"),
     ]
 
     static func parse(_ arguments: [String], commands: [CommandSpec]) throws(UsageError) -> Invocation {
@@ -65,9 +71,16 @@ enum Arguments {
                     inlineValue = String(name[name.index(after: equals)...])
                     name = String(name[..<equals])
                 }
-                guard let option = (globals + (spec?.options ?? [])).first(where: { $0.name == name }) else {
-                    let scope = spec.map { "for 'userctl \($0.name)'" } ?? "(before a command only global options are known)"
-                    throw UsageError(message: "unknown option '--\(name)' \(scope)", command: spec?.name)
+                let known = globals + (spec?.options ?? [])
+                guard let option = known.first(where: { $0.name == name }) else {
+                    let scope = spec.map { " for 'userctl \($0.name)'" } ?? ""
+                    var message = "unknown option '--\(name)'\(scope)"
+                    if let guess = Suggestions.closest(to: name, among: known.map(\.name)) {
+                        message += "; did you mean '--\(guess)'?"
+                    } else if spec == nil, let other = commands.first(where: { $0.options.contains { $0.name == name } }) {
+                        message += "; it is an option of 'userctl \(other.name)', after the command"
+                    }
+                    throw UsageError(message: message, command: spec?.name)
                 }
                 if let placeholder = option.value {
                     let value: String
@@ -85,7 +98,11 @@ enum Arguments {
                     guard inlineValue == nil else {
                         throw UsageError(message: "option '--\(name)' takes no value", command: spec?.name)
                     }
-                    if name == "help" { invocation.help = true } else { invocation.flags.insert(name) }
+                    switch name {
+                    case "help": invocation.help = true
+                    case "version": invocation.version = true
+                    default: invocation.flags.insert(name)
+                    }
                 }
                 continue
             }
@@ -94,7 +111,10 @@ enum Arguments {
             }
             if spec == nil {
                 guard let found = commands.first(where: { $0.name == argument }) else {
-                    throw UsageError(message: "unknown command '\(argument)'; commands: \(commands.map(\.name).joined(separator: ", "))", command: nil)
+                    let names = commands.map(\.name)
+                    let guess = Suggestions.closest(to: argument, among: names).map { "; did you mean '\($0)'?" }
+                        ?? "; commands: \(names.joined(separator: ", "))"
+                    throw UsageError(message: "unknown command '\(argument)'\(guess)", command: nil)
                 }
                 spec = found
                 invocation.command = found.name
@@ -107,8 +127,9 @@ enum Arguments {
                 let missing = spec.positionals[invocation.positionals.count...].joined(separator: " ")
                 throw UsageError(message: "'userctl \(spec.name)' needs \(missing)", command: spec.name)
             }
-            if invocation.positionals.count > spec.positionals.count {
-                throw UsageError(message: "'userctl \(spec.name)' takes \(spec.positionals.isEmpty ? "no arguments" : spec.positionals.joined(separator: " ")); unexpected '\(invocation.positionals[spec.positionals.count])'", command: spec.name)
+            let allowed = spec.positionals + spec.optionalPositionals
+            if invocation.positionals.count > allowed.count {
+                throw UsageError(message: "'userctl \(spec.name)' takes \(allowed.isEmpty ? "no arguments" : allowed.joined(separator: " ")); unexpected '\(invocation.positionals[allowed.count])'", command: spec.name)
             }
         }
         return invocation

@@ -12,7 +12,8 @@ struct CommandContext {
     var json: Bool { invocation.json }
 }
 
-/// Bold and dim only when stdout is a terminal and NO_COLOR is unset.
+/// Bold and dim only when stdout is a terminal and NO_COLOR is unset. The styles are markers
+/// that `Console` turns into SGR sequences after escaping the text (see `Console`).
 struct Style {
     let enabled: Bool
 
@@ -20,10 +21,18 @@ struct Style {
         Style(enabled: !json && isatty(1) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
     }
 
-    func bold(_ text: String) -> String { enabled ? "\u{1B}[1m\(text)\u{1B}[0m" : text }
-    func dim(_ text: String) -> String { enabled ? "\u{1B}[2m\(text)\u{1B}[0m" : text }
-    func green(_ text: String) -> String { enabled ? "\u{1B}[32m\(text)\u{1B}[0m" : text }
-    func red(_ text: String) -> String { enabled ? "\u{1B}[31m\(text)\u{1B}[0m" : text }
+    private func styled(_ code: UInt32, _ text: String) -> String {
+        guard enabled else { return text }
+        var marker = String.UnicodeScalarView()
+        marker.append(Console.styleStart)
+        marker.append(Unicode.Scalar(0xF800 + code)!)
+        return String(marker) + text + String(Character(Console.styleEnd))
+    }
+
+    func bold(_ text: String) -> String { styled(1, text) }
+    func dim(_ text: String) -> String { styled(2, text) }
+    func green(_ text: String) -> String { styled(32, text) }
+    func red(_ text: String) -> String { styled(31, text) }
 }
 
 enum Commands {
@@ -63,10 +72,10 @@ enum Commands {
             try await client.send(screen: "list", action: "search", args: ["text": .string(search)])
         }
         var list = SessionDocument(client.document).list
-        while let current = list, current.hasMore, all || limit.map({ current.users.count < $0 }) ?? false, !current.users.isEmpty {
-            try await client.send(screen: "list", action: "did_display_row", args: ["index": .int(Int64(current.users.count - 1))])
+        while let current = list, current.hasMore, all || limit.map({ current.rowCount < $0 }) ?? false, current.rowCount > 0 {
+            try await client.send(screen: "list", action: "did_display_row", args: ["index": .int(Int64(current.rowCount - 1))])
             let next = SessionDocument(client.document).list
-            if next?.users.count ?? 0 <= current.users.count && next?.hasMore == true && next?.loading == ListScreen.Loading.none {
+            if next?.rowCount ?? 0 <= current.rowCount && next?.hasMore == true && next?.loading == ListScreen.Loading.none {
                 break  // no progress: do not spin
             }
             list = next
@@ -91,26 +100,32 @@ enum Commands {
     }
 
     static func printTable(_ users: [UserRow], style: Style) {
+        print(tableText(users, style: style))
+    }
+
+    /// The users as aligned NAME EMAIL ID columns, names and emails escaped (`TerminalText`).
+    static func tableText(_ users: [UserRow], style: Style) -> String {
         let nameWidth = min(32, max(4, users.map { DisplayWidth.of(DisplayWidth.sanitized($0.name)) }.max() ?? 4))
         let emailWidth = min(36, max(5, users.map { DisplayWidth.of(DisplayWidth.sanitized($0.email)) }.max() ?? 5))
-        print(style.bold(DisplayWidth.pad("NAME", to: nameWidth) + "  " + DisplayWidth.pad("EMAIL", to: emailWidth) + "  ID"))
+        var lines = [style.bold(DisplayWidth.pad("NAME", to: nameWidth) + "  " + DisplayWidth.pad("EMAIL", to: emailWidth) + "  ID")]
         for user in users {
-            print(DisplayWidth.pad(DisplayWidth.sanitized(user.name), to: nameWidth) + "  "
-                  + DisplayWidth.pad(DisplayWidth.sanitized(user.email), to: emailWidth) + "  " + user.id)
+            lines.append(DisplayWidth.pad(DisplayWidth.sanitized(user.name), to: nameWidth) + "  "
+                         + DisplayWidth.pad(DisplayWidth.sanitized(user.email), to: emailWidth) + "  " + user.id)
         }
+        return lines.joined(separator: "\n")
     }
 
     static func printUser(_ user: UserRow, _ context: CommandContext) {
-        if context.json {
-            print(user.json.description)
-            return
-        }
-        let s = context.style
-        print("\(s.bold("name:"))    \(DisplayWidth.sanitized(user.name))")
-        print("\(s.bold("email:"))   \(DisplayWidth.sanitized(user.email))")
-        print("\(s.bold("avatar:"))  \(user.avatarURL.map(DisplayWidth.sanitized) ?? "-")")
-        print("\(s.bold("id:"))      \(user.id)")
-        print("\(s.bold("version:")) \(user.version)")
+        print(context.json ? user.json.description : userText(user, style: context.style))
+    }
+
+    /// One user as `field: value` lines, values escaped (`TerminalText`).
+    static func userText(_ user: UserRow, style s: Style) -> String {
+        ["\(s.bold("name:"))    \(DisplayWidth.sanitized(user.name))",
+         "\(s.bold("email:"))   \(DisplayWidth.sanitized(user.email))",
+         "\(s.bold("avatar:"))  \(user.avatarURL.map(DisplayWidth.sanitized) ?? "-")",
+         "\(s.bold("id:"))      \(user.id)",
+         "\(s.bold("version:")) \(user.version)"].joined(separator: "\n")
     }
 
     static func printJSONArray(_ values: [JSONValue]) {
@@ -124,7 +139,13 @@ enum Commands {
 
     /// Opens the detail screen for `id`, returning the loaded user.
     static func openUser(_ client: UserListClient, _ id: String) async throws -> UserRow {
-        let result = try await client.send(screen: "session", action: "open_user", args: ["id": .string(id)])
+        let result: JSONValue?
+        do {
+            result = try await client.send(screen: "session", action: "open_user", args: ["id": .string(id)])
+        } catch let error as ClientError where error.serverCode == .notFound {
+            // The daemon cannot tell a removed user from one that never was; neither can we.
+            throw CommandFailure(.dataError, "no user with id \(id)")
+        }
         guard let user = UserRow(result) ?? SessionDocument(client.document).detail?.user else {
             throw CommandFailure(.dataError, "no user with id \(id)")
         }
@@ -194,40 +215,51 @@ enum Commands {
             print(result.description)
             return
         }
-        printPlain(result, indent: "", style: context.style)
-    }
-
-    /// JSON for people: objects as "key: value" lines, arrays of objects as indented blocks.
-    static func printPlain(_ value: JSONValue, indent: String, style: Style) {
-        switch value {
-        case .object(let object):
-            for key in object.keys.sorted() {
-                let member = object[key]!
-                switch member {
-                case .object, .array:
-                    print("\(indent)\(style.bold(key + ":"))")
-                    printPlain(member, indent: indent + "  ", style: style)
-                default:
-                    print("\(indent)\(style.bold(key + ":")) \(scalarText(member))")
-                }
-            }
-        case .array(let items):
-            for (index, item) in items.enumerated() {
-                if case .object = item {
-                    print("\(indent)- [\(index)]")
-                    printPlain(item, indent: indent + "  ", style: style)
-                } else {
-                    print("\(indent)- \(scalarText(item))")
-                }
-            }
+        switch action {
+        case "sessions": print(sessionsTable(result).render(style: context.style))
         default:
-            print(indent + scalarText(value))
+            var table = statusTable(result)
+            table.rows.insert(["socket", context.client.configuration.socketPath], at: 0)
+            print(table.render(style: context.style))
         }
     }
 
-    static func scalarText(_ value: JSONValue) -> String {
-        if case .string(let s) = value { return DisplayWidth.sanitized(s) }
-        return value.description
+    /// One row per session, the columns people scan first on the left.
+    static func sessionsTable(_ result: JSONValue) -> Table {
+        let sessions = result.arrayValue ?? result["sessions"]?.arrayValue ?? []
+        let known = ["key", "uid", "clients", "screens", "idle_seconds", "read_only", "id"]
+        var table = Table(headers: ["KEY", "UID", "CLIENTS", "SCREENS", "IDLE", "ACCESS", "ID"], rows: [], numeric: [1, 2, 3, 4])
+        for session in sessions {
+            let idle = session["idle_seconds"].map(Table.cell).map { $0 == "-" ? $0 : $0 + " s" } ?? "-"
+            let access = session["read_only"]?.boolValue.map { $0 ? "read-only" : "read-write" } ?? "-"
+            table.rows.append([Table.cell(session["key"]), Table.cell(session["uid"]), Table.cell(session["clients"]),
+                               Table.cell(session["screens"]), idle, access, Table.cell(session["id"])])
+        }
+        // Fields a newer daemon adds are not lost: they follow as extra columns.
+        let extra = Set(sessions.flatMap { $0.objectValue.map { Array($0.keys) } ?? [] }).subtracting(known).sorted()
+        for key in extra {
+            table.headers.append(key.uppercased())
+            for (index, session) in sessions.enumerated() { table.rows[index].append(Table.cell(session[key])) }
+        }
+        return table
+    }
+
+    /// The daemon's status as FIELD VALUE lines, nested objects flattened with dots.
+    static func statusTable(_ result: JSONValue) -> Table {
+        var rows: [[String]] = []
+        func add(_ prefix: String, _ value: JSONValue) {
+            if let object = value.objectValue {
+                for key in object.keys.sorted() { add(prefix.isEmpty ? key : prefix + "." + key, object[key]!) }
+            } else if let array = value.arrayValue, array.contains(where: { $0.objectValue != nil }) {
+                for (index, item) in array.enumerated() { add("\(prefix)[\(index + 1)]", item) }
+            } else if let array = value.arrayValue {
+                rows.append([prefix, array.map { Table.cell($0) }.joined(separator: ", ")])
+            } else {
+                rows.append([prefix, Table.cell(value)])
+            }
+        }
+        add("", result)
+        return Table(headers: ["FIELD", "VALUE"], rows: rows)
     }
 
     // MARK: watch
@@ -243,7 +275,7 @@ enum Commands {
         }
         defer { interrupts.forEach { $0.cancel() } }
         if !context.json {
-            FileHandle.standardError.write(Data("userctl: watching for changes (Ctrl-C to stop)\n".utf8))
+            Console.err("userctl: watching for changes (Ctrl-C to stop)")
         }
         for await update in client.updates {
             switch update {
@@ -258,10 +290,10 @@ enum Commands {
                 if context.json {
                     print(JSONValue.object(["connection": .string(connectionWord(state))]).description)
                 } else if case .closed(let reason) = state, reason != "closed by the client" {
-                    FileHandle.standardError.write(Data("userctl: \(reason)\n".utf8))
+                    Console.err("userctl: \(reason)")
                 } else if case .closed = state {
                 } else {
-                    FileHandle.standardError.write(Data("userctl: \(connectionWord(state))\n".utf8))
+                    Console.err("userctl: \(connectionWord(state))")
                 }
                 fflush(nil)
             case .state, .serverError:
@@ -334,16 +366,16 @@ enum ImportFile {
         var users: [JSONValue] = []
         for (index, item) in items.enumerated() {
             guard case .object(let object) = item else {
-                throw CommandFailure(.dataError, "\(source): item \(index) is not an object")
+                throw CommandFailure(.dataError, "\(source): user \(index + 1) is not an object")
             }
             guard let id = object["id"].flatMap({ $0.stringValue ?? $0.int64Value.map { String($0) } }) else {
-                throw CommandFailure(.dataError, "\(source): item \(index) has no \"id\"")
+                throw CommandFailure(.dataError, "\(source): user \(index + 1) has no \"id\"")
             }
             guard let name = (object["name"] ?? object["full_name"] ?? object["fullName"])?.stringValue else {
-                throw CommandFailure(.dataError, "\(source): item \(index) has no \"name\" or \"full_name\"")
+                throw CommandFailure(.dataError, "\(source): user \(index + 1) has no \"name\" or \"full_name\"")
             }
             guard let email = object["email"]?.stringValue else {
-                throw CommandFailure(.dataError, "\(source): item \(index) has no \"email\"")
+                throw CommandFailure(.dataError, "\(source): user \(index + 1) has no \"email\"")
             }
             let avatar = (object["avatar_url"] ?? object["avatarUrl"] ?? object["avatar"])?.stringValue
             var user: [String: JSONValue] = ["id": .string(id), "name": .string(name), "email": .string(email),

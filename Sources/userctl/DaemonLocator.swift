@@ -3,26 +3,52 @@ import Glibc
 
 /// Finds the daemon to talk to, starting a per-user one when none answers.
 ///
-/// Order: `--socket PATH`, then `$USERLISTD_SOCKET` (both used as given: nothing is started for
-/// them), then the system socket `/run/userlistd/userlistd.sock` if it answers, then the per-user
-/// socket where `userlistd` run by this user would listen (the same rule as the daemon's
-/// `DaemonConfig.defaults`: `$XDG_RUNTIME_DIR/userlistd.sock`, else `/tmp/userlistd-$UID/`).
-/// When that does not answer either, a per-user `userlistd` is started in the background.
+/// The order, the same for root and for other users (and the same text in `--help`, the README
+/// and `userctl(1)`, all from `DaemonLocator.discoveryText`):
+/// 1. `--socket PATH`, 2. `$USERLISTD_SOCKET` (both used as given: nothing is started for them),
+/// 3. the system socket `/run/userlistd/userlistd.sock` if a daemon answers there,
+/// 4. the per-user socket `$XDG_RUNTIME_DIR/userlistd.sock`, else `/tmp/userlistd-$UID/userlistd.sock`
+///    (that directory checked first, see `RuntimeDirectory`). When nothing answers, a per-user
+///    `userlistd` is started there in the background with its store in
+///    `$XDG_DATA_HOME/userlistd` (else `~/.local/share/userlistd`), never under /var/lib or /run.
 struct DaemonLocator {
     static let systemSocket = "/run/userlistd/userlistd.sock"
+
+    /// The discovery order as `--help`, the README and the man page print it.
+    static let discoveryText = """
+    1. --socket PATH
+    2. $USERLISTD_SOCKET
+    3. /run/userlistd/userlistd.sock (the system daemon), if it answers
+    4. $XDG_RUNTIME_DIR/userlistd.sock, or /tmp/userlistd-$UID/userlistd.sock when
+       XDG_RUNTIME_DIR is unset (a directory that must be yours and mode 700)
+    When nothing answers at 3 or 4, userctl starts userlistd on the socket of 4, with its store in
+    $XDG_DATA_HOME/userlistd (~/.local/share/userlistd); an empty store gets $USERLISTD_SAMPLE_DATA
+    (default 1,000) sample users. Not with --no-spawn.
+    The same for root: root's own daemon never uses /run or /var/lib unless systemd starts it.
+    """
 
     var environment: [String: String] = ProcessInfo.processInfo.environment
     var uid: uid_t = getuid()
 
-    /// Where this user's own daemon listens, and its state directory (for the log file).
+    /// Sample users for an empty store of a daemon started here (`make demo` asks for 5,000).
+    var sampleData: String { environment["USERLISTD_SAMPLE_DATA"].flatMap { Int($0) }.map(String.init) ?? "1000" }
+
+    var runtimeDirectory: RuntimeDirectory { .forUser(environment: environment, uid: uid) }
+
+    /// Where this user's own daemon listens, and its state directory (database, sessions, log).
     var perUserPaths: (socket: String, stateDirectory: String) {
-        let home = environment["HOME"] ?? "/tmp"
-        if uid == 0 {
-            return (Self.systemSocket, environment["STATE_DIRECTORY"] ?? "/var/lib/userlistd")
-        }
-        let runtime = environment["XDG_RUNTIME_DIR"] ?? "/tmp/userlistd-\(uid)"
-        let state = environment["STATE_DIRECTORY"] ?? (environment["XDG_DATA_HOME"] ?? "\(home)/.local/share") + "/userlistd"
-        return ("\(runtime)/userlistd.sock", state)
+        // Never a guessable shared directory: without HOME, the home directory from passwd.
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.homeDirectory(uid) ?? "/nonexistent"
+        let state = (environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(home)/.local/share") + "/userlistd"
+        return ("\(runtimeDirectory.path)/userlistd.sock", state)
+    }
+
+    static func homeDirectory(_ uid: uid_t) -> String? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, let result, let dir = result.pointee.pw_dir else { return nil }
+        return String(cString: dir)
     }
 
     func locate(explicit: String?, spawn: Bool) throws(CommandFailure) -> String {
@@ -30,10 +56,14 @@ struct DaemonLocator {
         if let fromEnvironment = environment["USERLISTD_SOCKET"], !fromEnvironment.isEmpty { return fromEnvironment }
         if answers(Self.systemSocket) { return Self.systemSocket }
         let (socket, stateDirectory) = perUserPaths
+        // Checked before connecting: a socket in someone else's directory could be theirs.
+        try runtimeDirectory.check(uid: uid)
         if answers(socket) { return socket }
         guard spawn else {
-            throw CommandFailure(.unavailable, "no userlistd answers at \(Self.systemSocket) or \(socket) (and --no-spawn was given)")
+            let tried = [Self.systemSocket, socket].reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+            throw CommandFailure(.unavailable, "no userlistd answers at \(tried.joined(separator: " or ")) (and --no-spawn was given)")
         }
+        try runtimeDirectory.prepare(uid: uid, create: true)
         try start(socket: socket, stateDirectory: stateDirectory)
         return socket
     }
@@ -46,16 +76,15 @@ struct DaemonLocator {
         guard let executable = findDaemonExecutable() else {
             throw CommandFailure(.unavailable, "no userlistd answers at \(socket), and no userlistd executable was found next to userctl or on PATH to start one")
         }
-        let socketDirectory = (socket as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(atPath: socketDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try? FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let log = "\(stateDirectory)/userlistd.log"
-        let arguments = [executable, "--socket", socket, "--sample-data", "1000"]
+        let arguments = [executable, "--socket", socket, "--database", "\(stateDirectory)/users.sqlite3",
+                         "--state-directory", stateDirectory, "--sample-data", sampleData]
         let pid = try Spawner.spawnDetached(arguments, stdinPath: "/dev/null", stdoutPath: "/dev/null", stderrPath: log)
         let deadline = ContinuousClock.now + .seconds(5)
         while ContinuousClock.now < deadline {
             if answers(socket) {
-                FileHandle.standardError.write(Data("userctl: started userlistd (pid \(pid)) on \(socket)\n".utf8))
+                Console.err("userctl: started userlistd (pid \(pid)) on \(socket)")
                 return
             }
             var status: Int32 = 0
@@ -111,7 +140,7 @@ enum Spawner {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, stdinPath, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0o600)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

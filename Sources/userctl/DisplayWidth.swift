@@ -82,13 +82,6 @@ enum DisplayWidth {
         return cut + String(repeating: " ", count: max(0, width - of(cut)))
     }
 
-    /// Replaces control characters (a name could hold an escape sequence) with U+FFFD.
-    static func sanitized(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || ($0.value >= 0x7F && $0.value < 0xA0) }) else { return text }
-        var out = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            out.append(scalar.value < 0x20 || (scalar.value >= 0x7F && scalar.value < 0xA0) ? "\u{FFFD}" : scalar)
-        }
-        return String(out)
-    }
+    /// Unsafe characters shown as visible escapes (see `TerminalText`, the one place that decides).
+    static func sanitized(_ text: String) -> String { TerminalText.visible(text) }
 }

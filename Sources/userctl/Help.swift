@@ -26,8 +26,30 @@ enum Help {
         CommandSpec(name: "status", positionals: [], options: [], summary: "show the daemon's status", details: "Asks the daemon about itself (session.status)."),
         CommandSpec(name: "sessions", positionals: [], options: [], summary: "list the daemon's sessions", details: "Asks the daemon for its sessions (session.sessions)."),
         CommandSpec(name: "tui", positionals: [], options: [], summary: "the interactive screen (the default)",
-                    details: "Keys: j/k or arrows move, PgUp/PgDn, g/G first/last, Enter opens, r refresh, / search,\nx or Esc dismisses an error, q quits. In the detail: type to edit the name, Backspace deletes,\nEnter or Ctrl-S saves, Esc goes back."),
+                    details: """
+                    List keys: j/k or arrows move, PgDn/Space and PgUp a screen, g/Home the first user, G/End the
+                    last user of the whole list (pages load until the end; any key stops), Enter opens, / searches
+                    (Esc clears the search), r refreshes, x or Esc dismisses a message, ? or F1 help, q quits.
+                    User screen: every key that types goes into the name (pastes too, whole); Backspace, Ctrl-W
+                    (word) and Ctrl-U (all) delete; Enter or Ctrl-S saves; Esc dismisses a message or goes back,
+                    asking first when there are unsaved changes (s save, d discard, k keep editing); F1 help.
+                    The mouse wheel scrolls and a click selects, unless --no-mouse.
+                    """),
+        CommandSpec(name: "help", positionals: [], optionalPositionals: ["COMMAND"], options: [],
+                    summary: "describe userctl or one command", details: "The same text as 'userctl --help' and 'userctl COMMAND --help'."),
+        CommandSpec(name: "completion", positionals: ["SHELL"], options: [], summary: "print a shell completion script",
+                    details: """
+                    SHELL is bash, zsh or fish. To use it:
+                      bash:  source <(userctl completion bash)      (or save it in ~/.local/share/bash-completion/completions/userctl)
+                      zsh:   userctl completion zsh > "${fpath[1]}/_userctl"
+                      fish:  userctl completion fish > ~/.config/fish/completions/userctl.fish
+                    """),
     ]
+
+    /// Commands that need no daemon.
+    static let offline: Set<String> = ["help", "completion"]
+
+    static let version = "0.1.0"
 
     static var main: String {
         var text = """
@@ -40,16 +62,18 @@ enum Help {
 
         """
         for command in commands {
-            text += "  " + command.name.padding(toLength: 10, withPad: " ", startingAt: 0) + command.summary + "\n"
+            text += "  " + command.name.padding(toLength: 12, withPad: " ", startingAt: 0) + command.summary + "\n"
         }
         text += "\nglobal options:\n"
         text += options(Arguments.globals)
         text += """
 
-        finding the daemon: --socket PATH, then $USERLISTD_SOCKET, then /run/userlistd/userlistd.sock
-        if it answers, then the per-user socket $XDG_RUNTIME_DIR/userlistd.sock
-        (/tmp/userlistd-$UID/userlistd.sock without XDG_RUNTIME_DIR). When nothing answers there,
-        userctl starts a per-user userlistd in the background (unless --no-spawn).
+        finding the daemon (the first that applies):
+
+        """
+        text += DaemonLocator.discoveryText.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n")
+        text += """
+
 
         sessions: in a terminal the default key is per terminal ($TMUX_PANE, else the tty name), so
         userctl returns to the same screens and drafts; without a terminal each run gets a fresh
@@ -66,8 +90,9 @@ enum Help {
           75  temporary failure (conflict: someone saved first; timeout) - try again
           77  permission denied (read-only session, forbidden)
 
-        Colour is used only when stdout is a terminal and NO_COLOR is unset.
-        'userctl COMMAND --help' describes one command.
+        Colour is used only when stdout is a terminal and NO_COLOR is unset. Control and bidi
+        characters in names are shown as escapes (\\x1b, \\u202e); with --json as \\u001b, \\u202e.
+        'userctl help COMMAND' (or 'userctl COMMAND --help') describes one command; man userctl.
 
         """
         return text

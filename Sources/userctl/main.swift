@@ -7,7 +7,7 @@ import UserListClient
 signal(SIGPIPE, SIG_IGN)
 
 func fail(_ code: ExitCode, _ message: String) -> Never {
-    FileHandle.standardError.write(Data("userctl: \(message)\n".utf8))
+    Console.err("userctl: \(message)")
     exit(code.rawValue)
 }
 
@@ -19,12 +19,34 @@ do {
     fail(.usage, "\(error.message)\n(see '\(hint)')")
 }
 
-if invocation.help {
-    if let name = invocation.command, let spec = Help.commands.first(where: { $0.name == name }) {
+Console.jsonOutput = invocation.json
+
+if invocation.version {
+    print("userctl \(Help.version)")
+    exit(ExitCode.ok.rawValue)
+}
+
+// Help and completion need no daemon.
+if invocation.help || invocation.command == "help" {
+    // `userctl help rename`, `userctl rename --help` and `userctl help --help` all work.
+    let topic = invocation.command == "help" ? invocation.positionals.first : invocation.command
+    if let topic {
+        guard let spec = Help.commands.first(where: { $0.name == topic }) else {
+            let guess = Suggestions.closest(to: topic, among: Help.commands.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
+            fail(.usage, "no help for '\(topic)': it is not a command\(guess)\n(see 'userctl --help')")
+        }
         print(Help.command(spec), terminator: "")
     } else {
         print(Help.main, terminator: "")
     }
+    exit(ExitCode.ok.rawValue)
+}
+if invocation.command == "completion" {
+    let shell = invocation.positionals[0]
+    guard let script = Completion.script(for: shell) else {
+        fail(.usage, "no completion for '\(shell)'; shells: \(Completion.shells.joined(separator: ", "))")
+    }
+    print(script, terminator: "")
     exit(ExitCode.ok.rawValue)
 }
 
@@ -53,7 +75,7 @@ do {
 }
 
 if command == "tui" {
-    let status = await TUI(client: client).run()
+    let status = await TUI(client: client, mouse: !invocation.flags.contains("no-mouse")).run()
     client.close()
     exit(status.rawValue)
 }

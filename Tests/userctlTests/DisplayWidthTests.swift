@@ -43,7 +43,7 @@ import UserListWire
     }
 
     @Test func controlCharactersAreNeutralised() {
-        #expect(DisplayWidth.sanitized("a\u{1B}[31mb") == "a\u{FFFD}[31mb")
+        #expect(DisplayWidth.sanitized("a\u{1B}[31mb") == #"a\x1b[31mb"#, "shown as a visible escape")
     }
 }
 
@@ -85,12 +85,18 @@ import UserListWire
         }
     }
 
-    @Test func unknownCommandListsTheKnownOnes() {
+    @Test func unknownCommandSuggestsOrListsTheKnownOnes() {
         do {
             _ = try parse(["lsit"])
             Issue.record("parsed")
         } catch {
-            #expect(error.message.hasPrefix("unknown command 'lsit'; commands: list, show"))
+            #expect(error.message == "unknown command 'lsit'; did you mean 'list'?")
+        }
+        do {
+            _ = try parse(["frobnicate"])
+            Issue.record("parsed")
+        } catch {
+            #expect(error.message.hasPrefix("unknown command 'frobnicate'; commands: list, show"))
         }
     }
 

@@ -62,7 +62,8 @@ public final class Logger: Sendable {
         case .memory:
             captured.withLock { $0.append(Entry(level: level, message: text, fields: fields)) }
         case .stderr(let prefixed):
-            var out = prefixed ? "<\(level.priority)>" : ""
+            // systemd stamps prefixed lines itself; a terminal or a log file needs the time here.
+            var out = prefixed ? "<\(level.priority)>" : Self.timestamp() + " " + level.rawValue + ": "
             out += text
             for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
                 out += " \(key.lowercased().replacingOccurrences(of: "userlistd_", with: ""))=\(value)"
@@ -103,6 +104,17 @@ public final class Logger: Sendable {
     public func error(_ message: @autoclosure () -> String, _ fields: [String: String] = [:],
                       file: String = #fileID, line: Int = #line, function: String = #function) {
         log(.error, message(), fields, file: file, line: line, function: function)
+    }
+
+    /// Local time to the millisecond, `2026-12-01 05:30:12.345`, as people read it on a terminal.
+    static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        return String(format: "%04d-%02d-%02d %02d:%02d:%02d.%03d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+                      Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(now.tv_nsec / 1_000_000))
     }
 
     /// sd_journal_sendv: one iovec per `FIELD=value` (the variadic sd_journal_send is not callable from Swift).

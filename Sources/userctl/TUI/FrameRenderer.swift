@@ -5,10 +5,13 @@ struct Line: Equatable {
 
     var text: String
     var look: Look = .plain
+    /// Character ranges of `text` drawn highlighted (search matches).
+    var marks: [Range<Int>] = []
 
-    init(_ text: String, _ look: Look = .plain) {
+    init(_ text: String, _ look: Look = .plain, marks: [Range<Int>] = []) {
         self.text = text
         self.look = look
+        self.marks = marks
     }
 }
 
@@ -50,6 +53,24 @@ struct FrameRenderer {
         case .boldReverse: start = "\u{1B}[1;7m"
         case .error: start = "\u{1B}[1;37;41m"
         }
+        if !line.marks.isEmpty { return drawMarked(text, start: start, marks: line.marks) }
         return start.isEmpty ? text : start + text + "\u{1B}[0m"
+    }
+
+    /// Search matches: underlined yellow, the rest in the line's own look.
+    static let markStart = "\u{1B}[4;33m"
+
+    private static func drawMarked(_ text: String, start: String, marks: [Range<Int>]) -> String {
+        var out = start
+        var inMark = false
+        for (offset, character) in text.enumerated() {
+            let marked = marks.contains { $0.contains(offset) }
+            if marked != inMark {
+                out += marked ? markStart : "\u{1B}[0m" + start
+                inMark = marked
+            }
+            out.append(character)
+        }
+        return out + "\u{1B}[0m"
     }
 }

@@ -8,41 +8,67 @@ import UserListWire
 ///
 /// Everything arrives as one stream of `Input`s (keys, state and connection updates, replies
 /// that failed, ticks, resizes) handled on the main task, so the view state needs no locks.
-/// The server owns the screens; this view owns only the cursor, scrolling, the search being
-/// typed and the draft keystrokes not yet echoed back.
+/// The server owns the screens; this view owns the cursor, scrolling, the search being typed,
+/// the help overlay and prompts, and the draft being typed until the server has it.
+///
+/// Typed and pasted text is never lost: edits change a local draft, which is sent whole
+/// (`set_draft_name`) at most every `draftInterval` and always right before a save, so a paste
+/// of any length is one intent, and a draft the rate limit refused is sent again.
 final class TUI {
     enum Input: Sendable {
         case keys([Key])
         case update(ClientUpdate)
         case intentFailed(String)
         case draftSent
+        /// A draft was refused because the client sent too much: send the latest again.
+        case draftRefused
+        case flushDraft
         case tick
         case resized
         case endOfInput
         /// A refresh or search was answered: its first page is in the client's mirror.
         case listReloaded
+        /// A save asked for by the "unsaved changes" prompt succeeded: leave the screen.
+        case savedThenBack
     }
 
-    private let client: UserListClient
+    /// The question asked when leaving a detail screen with unsaved changes.
+    enum Prompt { case unsaved }
+
+    static let draftInterval: Duration = .milliseconds(50)
+
+    let client: UserListClient
+    let mouse: Bool
     private let inputs: AsyncStream<Input>
-    private let feed: AsyncStream<Input>.Continuation
+    let feed: AsyncStream<Input>.Continuation
 
-    private var document = SessionDocument(nil)
-    private var connection: ConnectionState = .connecting
-    private var size = Terminal.size()
-    private var renderer = FrameRenderer()
-    private var cursor = 0
-    private var scroll = 0
-    private var searching: String?
-    private var banner: String?
-    private var draft: String?
-    private var draftsInFlight = 0
-    private var highlights: [String: ContinuousClock.Instant] = [:]
-    private var spinner = 0
-    private var lastDisplayedRow = -1
+    var document = SessionDocument(nil)
+    var connection: ConnectionState = .connecting
+    var size = Terminal.size()
+    var renderer = FrameRenderer()
+    var cursor = 0
+    var scroll = 0
+    var searching: String?
+    var banner: String?
+    var highlights: [String: ContinuousClock.Instant] = [:]
+    var spinner = 0
+    var lastDisplayedRow = -1
+    var showingHelp = false
+    var prompt: Prompt?
+    /// A row to move the cursor to once it is loaded (PgDn past the loaded rows); `Int.max` for
+    /// `G`, the true end: pages are asked for until the list has no more.
+    var seekTarget: Int?
 
-    init(client: UserListClient) {
+    // The draft as typed, and how far the server has it.
+    var draft: String?
+    var draftUnsent = false
+    var draftsInFlight = 0
+    var lastDraftSent = ContinuousClock.now - .seconds(1)
+    var flushScheduled = false
+
+    init(client: UserListClient, mouse: Bool) {
         self.client = client
+        self.mouse = mouse
         (inputs, feed) = AsyncStream.makeStream(of: Input.self)
         document = SessionDocument(client.document)
         connection = client.connectionState
@@ -50,11 +76,11 @@ final class TUI {
 
     func run() async -> ExitCode {
         guard isatty(0) == 1, isatty(1) == 1 else {
-            FileHandle.standardError.write(Data("userctl: the interactive screen needs a terminal; try 'userctl list' or 'userctl --help'\n".utf8))
+            Console.err("userctl: the interactive screen needs a terminal; try 'userctl list' or 'userctl --help'")
             return .usage
         }
-        guard Terminal.enter() else {
-            FileHandle.standardError.write(Data("userctl: cannot put the terminal in raw mode\n".utf8))
+        guard Terminal.enter(mouse: mouse) else {
+            Console.err("userctl: cannot put the terminal in raw mode")
             return .software
         }
         let sources = installSignalHandlers()
@@ -97,12 +123,14 @@ final class TUI {
     private func startProducers() {
         let feed = self.feed
         let reader = Thread {
-            var buffer = [UInt8](repeating: 0, count: 1024)
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            var decoder = KeyDecoder()
             while true {
                 let n = read(0, &buffer, buffer.count)
                 if n < 0 && errno == EINTR { continue }
                 if n <= 0 { feed.yield(.endOfInput); return }
-                feed.yield(.keys(KeyDecoder.decode(Array(buffer[0..<n]))))
+                let keys = decoder.decode(Array(buffer[0..<n]))
+                if !keys.isEmpty { feed.yield(.keys(keys)) }
             }
         }
         reader.start()
@@ -133,7 +161,8 @@ final class TUI {
                 document = SessionDocument(client.document)
                 let now = ContinuousClock.now
                 for id in change.editedUserIDs { highlights[id] = now }
-                if draftsInFlight == 0 { draft = document.detail?.draftName }
+                syncDraft()
+                followSeek()
                 clampCursor()
             case .event(let event):
                 if event.screen == "session", event.name == "changed", let id = event.payload["id"]?.stringValue {
@@ -142,7 +171,12 @@ final class TUI {
             case .connection(let state):
                 connection = state
             case .serverError(let error):
-                banner = error.message
+                if error.code == .rateLimited, draftUnsent || draftsInFlight > 0 {
+                    draftUnsent = true
+                    scheduleDraftFlush()
+                } else {
+                    banner = error.message
+                }
             }
         case .intentFailed(let message):
             banner = message
@@ -152,8 +186,14 @@ final class TUI {
                 // The server sends an intent's patches before its reply, so the mirror already
                 // holds the last draft; the `.update` carrying it may not have arrived here yet.
                 document = SessionDocument(client.document)
-                draft = document.detail?.draftName
+                syncDraft()
             }
+        case .draftRefused:
+            draftUnsent = true
+            scheduleDraftFlush()
+        case .flushDraft:
+            flushScheduled = false
+            flushDraft()
         case .tick:
             spinner += 1
             let cutoff = ContinuousClock.now - .milliseconds(1500)
@@ -166,14 +206,34 @@ final class TUI {
             document = SessionDocument(client.document)
             clampCursor()
             lastDisplayedRow = -1  // the same row index may now be the end of a shorter list
+        case .savedThenBack:
+            // The reply follows the save's patches, which the mirror already holds.
+            document = SessionDocument(client.document)
+            syncDraft()
+            if document.showsDetail, !hasUnsavedChanges { leaveDetail() }
         case .endOfInput:
             return false
         }
         return true
     }
 
+    /// Takes the server's draft once every local edit has reached it.
+    private func syncDraft() {
+        guard !draftUnsent, draftsInFlight == 0 else { return }
+        draft = document.showsDetail ? document.detail?.draftName : nil
+    }
+
     private func handle(_ key: Key) -> Bool {
         if key == .control("c") { return false }
+        if showingHelp {
+            showingHelp = false  // any key closes the overlay
+            return true
+        }
+        if key == .f1 { showingHelp = true; return true }
+        if seekTarget != nil, !document.showsDetail {
+            seekTarget = nil  // any key stops a walk to the end, and then does its own job
+            if key == .character("G") || key == .end || key == .escape { return true }
+        }
         if var text = searching {
             switch key {
             case .enter:
@@ -182,8 +242,11 @@ final class TUI {
                 scroll = 0
                 send("list", "search", ["text": .string(text)], then: .listReloaded)
             case .escape: searching = nil
-            case .backspace: if !text.isEmpty { text.removeLast() }; searching = text
-            case .character(let c): text.append(c); searching = text
+            case .backspace: if !text.isEmpty { text.removeLast() }
+            case .control("u"): text = ""
+            case .control("w"): text = NameRules.deletingLastWord(text)
+            case .character(let c): text.append(c)
+            case .paste(let pasted): text += NameRules.pasted(pasted)
             default: break
             }
             if searching != nil { searching = text }
@@ -193,59 +256,156 @@ final class TUI {
         return handleList(key)
     }
 
-    private var listRows: Int { max(1, size.rows - 4) }
+    var listRows: Int { max(1, size.rows - 4) }
 
     private func handleList(_ key: Key) -> Bool {
-        let count = document.list?.users.count ?? 0
+        let list = document.list
+        let count = list?.rowCount ?? 0
         switch key {
         case .character("q"): return false
+        case .character("?"): showingHelp = true
         case .character("j"), .down: cursor += 1
         case .character("k"), .up: cursor -= 1
-        case .pageDown, .control("f"): cursor += listRows
+        case .pageDown, .control("f"), .character(" "): moveForward(listRows)
         case .pageUp, .control("b"): cursor -= listRows
         case .character("g"), .home: cursor = 0
-        case .character("G"), .end: cursor = count - 1
+        case .character("G"), .end:
+            cursor = count - 1
+            if list?.hasMore == true { seekTarget = Int.max }
         case .enter:
             if count > 0 { send("list", "did_select_row", ["index": .int(Int64(cursor))]) }
         case .character("r"): send("list", "refresh", then: .listReloaded)
-        case .character("/"): searching = document.list?.search ?? ""
-        case .character("x"), .escape: dismissBanner(screen: "list")
+        case .character("/"): searching = list?.search ?? ""
+        case .character("x"): dismissBanner(screen: "list")
+        case .escape:
+            if banner != nil || list?.errorMessage != nil {
+                dismissBanner(screen: "list")
+            } else if let search = list?.search, !search.isEmpty {
+                cursor = 0
+                scroll = 0
+                send("list", "search", ["text": .string("")], then: .listReloaded)
+            }
+        case .mouse(let event):
+            switch event {
+            case .wheelUp: cursor -= 3
+            case .wheelDown: moveForward(3)
+            case .click(let row, _):
+                let index = scroll + row - 2
+                if row >= 2, row < 2 + listRows, index < count { cursor = index }
+            }
         default: break
         }
         clampCursor()
         return true
     }
 
+    /// Moves the cursor `rows` down; past the loaded rows it waits at the last one and goes on
+    /// once the next page is in, so PgDn always moves a full screen.
+    private func moveForward(_ rows: Int) {
+        let count = document.list?.rowCount ?? 0
+        let target = cursor + rows
+        if target > count - 1, document.list?.hasMore == true { seekTarget = target }
+        cursor = target
+    }
+
+    /// After a list update: move on towards the row a PgDn or `G` is waiting for.
+    private func followSeek() {
+        guard let target = seekTarget, let list = document.list, !document.showsDetail else { return }
+        cursor = min(target, list.rowCount - 1)
+        if !list.hasMore || list.rowCount - 1 >= target { seekTarget = nil }
+    }
+
     private func handleDetail(_ key: Key) -> Bool {
+        if prompt == .unsaved {
+            switch key {
+            case .character("s"), .character("S"), .control("s"), .enter:
+                prompt = nil
+                save(then: .savedThenBack)
+            case .character("d"), .character("D"):
+                prompt = nil
+                leaveDetail()
+            case .character("k"), .character("K"), .escape:
+                prompt = nil
+            default: break
+            }
+            return true
+        }
         var text = draft ?? document.detail?.draftName ?? ""
         switch key {
         case .escape:
             if banner != nil || document.detail?.errorMessage != nil {
                 dismissBanner(screen: "detail")
+            } else if hasUnsavedChanges {
+                prompt = .unsaved
             } else {
-                draft = nil
-                send("detail", "back")
+                leaveDetail()
             }
         case .enter, .control("s"):
-            send("detail", "save")
+            save(then: nil)
         case .backspace:
             guard !text.isEmpty else { return true }
             text.removeLast()
             setDraft(text)
+        case .control("u"): setDraft("")
+        case .control("w"): setDraft(NameRules.deletingLastWord(text))
         case .character(let c):
             text.append(c)
             setDraft(text)
+        case .paste(let pasted):
+            setDraft(text + NameRules.pasted(pasted))
         default: break
         }
         return true
     }
 
+    /// Whether leaving now would lose an edit: the server's draft differs from the user, or a
+    /// local edit has not reached it yet.
+    var hasUnsavedChanges: Bool {
+        guard let detail = document.detail, let user = detail.user else { return false }
+        return detail.isDirty || (draft.map { $0 != user.name } ?? false)
+    }
+
+    private func leaveDetail() {
+        draft = nil
+        draftUnsent = false
+        send("detail", "back")
+    }
+
+    private func save(then: Input?) {
+        flushDraft()  // written before the save, so the save sees the whole draft
+        send("detail", "save", then: then)
+    }
+
     private func setDraft(_ text: String) {
         draft = text
+        draftUnsent = true
+        scheduleDraftFlush()
+    }
+
+    /// Sends the latest draft after at most `draftInterval` since the last one was sent.
+    private func scheduleDraftFlush() {
+        guard !flushScheduled else { return }
+        let wait = Self.draftInterval - (ContinuousClock.now - lastDraftSent)
+        guard wait > .zero else { return flushDraft() }
+        flushScheduled = true
+        let feed = self.feed
+        Task {
+            try? await Task.sleep(for: wait)
+            feed.yield(.flushDraft)
+        }
+    }
+
+    /// Sends the whole draft now, if the server does not have it yet.
+    private func flushDraft() {
+        guard draftUnsent, let text = draft, document.showsDetail else { return }
+        draftUnsent = false
         draftsInFlight += 1
+        lastDraftSent = .now
         let feed = self.feed
         client.enqueue(screen: "detail", action: "set_draft_name", args: ["name": .string(text)]) { result in
-            if case .failure(let error) = result { feed.yield(.intentFailed(error.message)) }
+            if case .failure(let error) = result {
+                feed.yield(error.serverCode == .rateLimited ? .draftRefused : .intentFailed(error.message))
+            }
             feed.yield(.draftSent)
         }
     }
@@ -256,7 +416,7 @@ final class TUI {
     }
 
     /// Sends an intent; `then` is fed back once it succeeded.
-    private func send(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil, then: Input? = nil) {
+    func send(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil, then: Input? = nil) {
         let feed = self.feed
         // Written now, in key order; the reply comes back through the input stream.
         client.enqueue(screen: screen, action: action, args: args) { result in
@@ -273,8 +433,8 @@ final class TUI {
         }
     }
 
-    private func clampCursor() {
-        let count = document.list?.users.count ?? 0
+    func clampCursor() {
+        let count = document.list?.rowCount ?? 0
         cursor = max(0, min(cursor, count - 1))
         if cursor < scroll { scroll = cursor }
         if cursor >= scroll + listRows { scroll = cursor - listRows + 1 }
@@ -284,7 +444,8 @@ final class TUI {
     // MARK: drawing
 
     private func draw() {
-        let lines = document.showsDetail ? detailLines() : listLines()
+        var lines = document.showsDetail ? detailLines() : listLines()
+        if showingHelp { lines = helpLines() }
         Terminal.draw(renderer.render(lines, width: size.columns))
         if !document.showsDetail { reportLastVisibleRow() }
     }
@@ -296,108 +457,13 @@ final class TUI {
     /// visible row has the same index (the cursor on the last row of the first page), which
     /// must still fetch the next page.
     private func reportLastVisibleRow() {
-        guard let list = document.list, !list.users.isEmpty, list.loading == ListScreen.Loading.none else {
+        guard let list = document.list, list.rowCount > 0, list.loading == ListScreen.Loading.none else {
             lastDisplayedRow = -1
             return
         }
-        let last = min(list.users.count, scroll + listRows) - 1
+        let last = min(list.rowCount, scroll + listRows) - 1
         guard last != lastDisplayedRow else { return }
         lastDisplayedRow = last
         if list.hasMore { send("list", "did_display_row", ["index": .int(Int64(last))]) }
-    }
-
-    private func header(_ title: String) -> Line {
-        Line(" userctl · " + title, .boldReverse)
-    }
-
-    private func bannerLine(_ screenError: String?) -> Line {
-        if let message = banner ?? screenError { return Line(" ⚠ \(message)  (x/Esc to dismiss)", .error) }
-        return Line("")
-    }
-
-    private func statusLine() -> Line {
-        let state: String
-        switch connection {
-        case .connected(let welcome): state = "● connected" + (welcome.access == .readOnly ? " (read-only)" : "")
-        case .connecting: state = "○ connecting…"
-        case .reconnecting(let attempt): state = "○ reconnecting… (attempt \(attempt))"
-        case .closed(let reason): state = "✕ disconnected: \(reason)"
-        }
-        return Line(" \(state)   session \(client.configuration.sessionKey)", .reverse)
-    }
-
-    private static let spinnerFrames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
-
-    private func listLines() -> [Line] {
-        let rows = size.rows
-        let list = document.list
-        let users = list?.users ?? []
-        var title = "Users"
-        if let total = list?.totalCount { title += " (\(users.count) of \(total))" } else { title += " (\(users.count))" }
-        if let search = list?.search { title += "  search: \(search)" }
-        if list?.isStale == true { title += "  [stale]" }
-        var lines = [header(title), bannerLine(list?.errorMessage)]
-        let nameWidth = max(10, min(40, (size.columns - 4) / 2))
-        let emailWidth = max(0, size.columns - nameWidth - 6)
-        if list?.loading == .fullScreen && users.isEmpty {
-            for index in 0..<listRows {
-                lines.append(index == listRows / 2
-                             ? Line(String(repeating: " ", count: max(0, size.columns / 2 - 6)) + Self.spinnerFrames[spinner % 10] + " loading…")
-                             : Line(""))
-            }
-        } else {
-            let now = ContinuousClock.now
-            for row in 0..<listRows {
-                let index = scroll + row
-                guard index < users.count else { lines.append(Line(index == 0 ? "  (no users)" : "", .dim)); continue }
-                let user = users[index]
-                let text = (index == cursor ? "▸ " : "  ") + DisplayWidth.pad(user.name, to: nameWidth) + "  " + DisplayWidth.truncate(user.email, to: emailWidth)
-                let highlighted = highlights[user.id].map { now - $0 < .milliseconds(1500) } ?? false
-                lines.append(Line(text, highlighted ? .reverse : index == cursor ? .bold : .plain))
-            }
-        }
-        if let search = searching {
-            lines.append(Line("/" + search + "▏  (Enter applies, Esc cancels)", .bold))
-        } else if list?.loading == .nextPage {
-            lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) loading more…", .dim))
-        } else if list?.loading == .fullScreen {
-            lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) loading…", .dim))
-        } else {
-            lines.append(Line("  j/k move · Enter open · r refresh · / search · q quit", .dim))
-        }
-        lines.append(statusLine())
-        return Array(lines.prefix(rows)) + Array(repeating: Line(""), count: max(0, rows - lines.count))
-    }
-
-    private func detailLines() -> [Line] {
-        let rows = size.rows
-        let detail = document.detail
-        let shownDraft = draftsInFlight > 0 ? (draft ?? "") : (detail?.draftName ?? "")
-        var lines = [header("User" + (detail?.user.map { ": \($0.name)" } ?? "")), bannerLine(detail?.errorMessage)]
-        if let user = detail?.user {
-            lines.append(Line(""))
-            lines.append(Line("  Name:     " + shownDraft + "▏", .bold))
-            lines.append(Line("  Email:    " + user.email))
-            lines.append(Line("  Avatar:   " + (user.avatarURL ?? "-")))
-            lines.append(Line("  ID:       " + user.id, .dim))
-            lines.append(Line("  Version:  \(user.version)", .dim))
-            lines.append(Line(""))
-            if detail?.isSaving == true {
-                lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) saving…"))
-            } else if detail?.isDirty == true {
-                lines.append(Line(detail?.canSave == true ? "  modified: Enter or Ctrl-S saves" : "  modified (cannot be saved as is)"))
-            }
-            if let conflict = detail?.conflict {
-                lines.append(Line("  Someone else saved first: now \"\(conflict.name)\" (version \(conflict.version)).", .bold))
-            }
-        } else {
-            lines.append(Line(""))
-            lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) loading…"))
-        }
-        while lines.count < rows - 2 { lines.append(Line("")) }
-        lines = Array(lines.prefix(max(0, rows - 2)))
-        lines.append(Line("  type to edit the name · Backspace deletes · Enter/Ctrl-S save · Esc back", .dim))
-        lines.append(statusLine())
-        return Array(lines.prefix(rows))
     }
 }

@@ -1,0 +1,64 @@
+import Foundation
+import Glibc
+
+/// Everything userctl writes for a person or a script goes through here, so that
+/// `TerminalText` is applied to every line: stdout as human text or JSON, stderr always human.
+///
+/// Styling (bold, dim, colours) is carried by private-use markers that `Style` puts around
+/// already-escaped text and that `Console` turns into SGR sequences after escaping; a marker
+/// smuggled in through data can at worst switch bold or colour, never move the cursor or
+/// retitle the terminal.
+enum Console {
+    /// Set once at start: with `--json`, stdout carries JSON and unsafe characters become `\uXXXX`.
+    nonisolated(unsafe) static var jsonOutput = false
+
+    static let styleStart: Unicode.Scalar = "\u{F8F0}"
+    static let styleEnd: Unicode.Scalar = "\u{F8F1}"
+
+    /// One line (or several) for stdout.
+    static func out(_ text: String, terminator: String = "\n") {
+        write(1, (jsonOutput ? TerminalText.jsonSafe(text) : render(text)) + terminator)
+    }
+
+    /// One message for stderr, always human text.
+    static func err(_ text: String) {
+        write(2, render(text) + "\n")
+    }
+
+    /// Escapes unsafe characters, then turns style markers into SGR sequences.
+    /// Line breaks are kept (help and tables span lines); data printed inside a line is escaped
+    /// by its caller with `TerminalText.visible`, which also shows a newline as `\x0a`.
+    static func render(_ text: String) -> String {
+        let safe = text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { TerminalText.visible(String($0)) }.joined(separator: "\n")
+        guard safe.unicodeScalars.contains(where: { $0 == styleStart || $0 == styleEnd }) else { return safe }
+        var out = ""
+        var scalars = safe.unicodeScalars.makeIterator()
+        while let scalar = scalars.next() {
+            if scalar == styleStart, let code = scalars.next() {
+                out += "\u{1B}[\(code.value - 0xF800)m"
+            } else if scalar == styleEnd {
+                out += "\u{1B}[0m"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    private static func write(_ fd: Int32, _ text: String) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 { if errno == EINTR { continue }; return }
+            offset += n
+        }
+    }
+}
+
+/// Swift's `print`, routed through `Console` for every file of userctl: a line printed anywhere
+/// in this module is made harmless without each call site having to remember.
+func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+    Console.out(items.map { "\($0)" }.joined(separator: separator), terminator: terminator)
+}

@@ -1,0 +1,187 @@
+import Foundation
+import UserListClient
+import UserListWire
+
+/// What the TUI draws: the list, the detail, the help overlay, and the hint bar.
+extension TUI {
+    static let spinnerFrames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+
+    /// Every key of each screen, for the help overlay (and, shortest first, the hint bar).
+    static let listKeys: [(keys: String, does: String)] = [
+        ("j k ↑ ↓", "move"), ("PgDn Space / PgUp", "a screen down / up (Ctrl-F / Ctrl-B)"),
+        ("g Home / G End", "first user / last user of the whole list (any key stops)"),
+        ("Enter", "open the user"), ("/", "search (Enter applies, Esc cancels, Ctrl-U clears, Ctrl-W deletes a word)"),
+        ("Esc", "clear the search, or dismiss a message"), ("x", "dismiss a message"), ("r", "refresh"),
+        ("wheel / click", "scroll / select (off with --no-mouse)"), ("? F1", "this help"), ("q Ctrl-C", "quit"),
+    ]
+
+    static let detailKeys: [(keys: String, does: String)] = [
+        ("any text", "edits the name (every key that types goes into the field, pastes too)"),
+        ("Backspace", "delete a character"), ("Ctrl-W", "delete a word"), ("Ctrl-U", "clear the name"),
+        ("Enter Ctrl-S", "save"), ("Esc", "dismiss a message, else back (asks first if there are unsaved changes)"),
+        ("F1", "this help"), ("Ctrl-C", "quit"),
+    ]
+
+    func header(_ title: String) -> Line { Line(" userctl · " + title, .boldReverse) }
+
+    func bannerLine(_ screenError: String?) -> Line {
+        if let message = banner ?? screenError {
+            return Line(" ⚠ \(message)  (Esc dismisses)", .error)
+        }
+        return Line("")
+    }
+
+    func statusLine() -> Line {
+        let state: String
+        switch connection {
+        case .connected(let welcome): state = "● connected" + (welcome.access == .readOnly ? " (read-only)" : "")
+        case .connecting: state = "○ connecting…"
+        case .reconnecting(let attempt): state = "○ reconnecting… (attempt \(attempt))"
+        case .closed(let reason): state = "✕ disconnected: \(reason)"
+        }
+        return Line(" \(state)   session \(client.configuration.sessionKey)", .reverse)
+    }
+
+    /// As many hints as fit the width, in the order given; the help key always shows.
+    func hintBar(_ hints: [String], help: String) -> Line {
+        var text = "  " + help
+        for hint in hints {
+            let candidate = text + " · " + hint
+            if DisplayWidth.of(candidate) > size.columns { break }
+            text = candidate
+        }
+        return Line(text, .dim)
+    }
+
+    func listLines() -> [Line] {
+        let rows = size.rows
+        let list = document.list
+        let loaded = list?.rowCount ?? 0
+        var title = "Users"
+        if let total = list?.totalCount { title += " (\(loaded) of \(total))" } else { title += " (\(loaded))" }
+        if let search = list?.search, !search.isEmpty { title += "  search: \(search)" }
+        if list?.isStale == true { title += "  [stale]" }
+        var lines = [header(title), bannerLine(list?.errorMessage)]
+        let nameWidth = max(10, min(40, (size.columns - 4) / 2))
+        let emailWidth = max(0, size.columns - nameWidth - 6)
+        let search = list?.search ?? ""
+        if list?.loading == .fullScreen && loaded == 0 {
+            for index in 0..<listRows {
+                lines.append(index == listRows / 2
+                             ? Line(String(repeating: " ", count: max(0, size.columns / 2 - 6)) + Self.spinnerFrames[spinner % 10] + " loading…")
+                             : Line(""))
+            }
+        } else {
+            let now = ContinuousClock.now
+            for row in 0..<listRows {
+                let index = scroll + row
+                guard index < loaded, let user = list?.user(at: index) else { lines.append(Line(index == 0 ? "  (no users)" : "", .dim)); continue }
+                let name = DisplayWidth.pad(DisplayWidth.sanitized(user.name), to: nameWidth)
+                let email = DisplayWidth.truncate(DisplayWidth.sanitized(user.email), to: emailWidth)
+                let text = (index == cursor ? "▸ " : "  ") + name + "  " + email
+                var marks: [Range<Int>] = []
+                if !search.isEmpty {
+                    if let match = Self.match(search, in: name) { marks.append((2 + match.lowerBound)..<(2 + match.upperBound)) }
+                    if let match = Self.match(search, in: email) {
+                        let offset = 2 + name.count + 2
+                        marks.append((offset + match.lowerBound)..<(offset + match.upperBound))
+                    }
+                }
+                let highlighted = highlights[user.id].map { now - $0 < .milliseconds(1500) } ?? false
+                lines.append(Line(text, highlighted ? .reverse : index == cursor ? .bold : .plain, marks: marks))
+            }
+        }
+        if let search = searching {
+            lines.append(Line("/" + search + "▏  (Enter applies, Esc cancels, Ctrl-U clears)", .bold))
+        } else if seekTarget == Int.max, let list {
+            let total = list.totalCount.map { " of \($0)" } ?? ""
+            lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) going to the end: \(loaded)\(total) loaded (any key stops)", .dim))
+        } else if list?.loading == .nextPage {
+            lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) loading more…", .dim))
+        } else if list?.loading == .fullScreen {
+            lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) loading…", .dim))
+        } else {
+            var hints = ["j/k move", "Enter open", "/ search"]
+            if let search = list?.search, !search.isEmpty { hints.append("Esc clears search") }
+            hints += ["g/G first/last", "PgUp/PgDn", "r refresh", "q quit"]
+            lines.append(hintBar(hints, help: "? help"))
+        }
+        lines.append(statusLine())
+        return Array(lines.prefix(rows)) + Array(repeating: Line(""), count: max(0, rows - lines.count))
+    }
+
+    /// Where `search` first occurs in `text`, in characters, ignoring case and accents (as the
+    /// daemon's search does), so the highlight marks what matched.
+    static func match(_ search: String, in text: String) -> Range<Int>? {
+        let characters = text.map(folded)
+        let needle = search.map(folded)
+        guard !needle.isEmpty, characters.count >= needle.count else { return nil }
+        for start in 0...(characters.count - needle.count) where Array(characters[start..<(start + needle.count)]) == needle {
+            return start..<(start + needle.count)
+        }
+        return nil
+    }
+
+    /// One character without case or accents ("É" → "e"); kept as is when folding would change
+    /// the number of characters.
+    static func folded(_ character: Character) -> Character {
+        let folded = String(character).folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+        return folded.count == 1 ? folded.first! : Character(String(character).lowercased().count == 1 ? String(character).lowercased() : String(character))
+    }
+
+    func detailLines() -> [Line] {
+        let rows = size.rows
+        let detail = document.detail
+        let shownDraft = draft ?? detail?.draftName ?? ""
+        var lines = [header("User" + (detail?.user.map { ": \($0.name)" } ?? "")), bannerLine(detail?.errorMessage)]
+        if let user = detail?.user {
+            lines.append(Line(""))
+            lines.append(Line("  Name:     " + DisplayWidth.sanitized(shownDraft) + "▏", .bold))
+            lines.append(Line("  Email:    " + user.email))
+            lines.append(Line("  Avatar:   " + (user.avatarURL ?? "-")))
+            lines.append(Line("  ID:       " + user.id, .dim))
+            lines.append(Line("  Version:  \(user.version)", .dim))
+            lines.append(Line(""))
+            let edited = hasUnsavedChanges
+            if detail?.isSaving == true {
+                lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) saving…"))
+            } else if edited, let problem = NameRules.problem(shownDraft) {
+                lines.append(Line("  ✕ cannot be saved: \(problem)", .bold))
+            } else if edited {
+                lines.append(Line(detail?.canSave == false && !draftUnsent && draftsInFlight == 0
+                                  ? "  modified (the daemon cannot save it now)" : "  modified: Enter or Ctrl-S saves"))
+            }
+            if let conflict = detail?.conflict {
+                lines.append(Line("  Someone else saved first: now \"\(conflict.name)\" (version \(conflict.version)).", .bold))
+            }
+            if prompt == .unsaved {
+                lines.append(Line(""))
+                lines.append(Line("  Unsaved changes. s save and go back · d discard them · k or Esc keep editing", .error))
+            }
+        } else {
+            lines.append(Line(""))
+            lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) loading…"))
+        }
+        while lines.count < rows - 2 { lines.append(Line("")) }
+        lines = Array(lines.prefix(max(0, rows - 2)))
+        lines.append(hintBar(["type to edit", "Enter/Ctrl-S save", "Esc back", "Ctrl-U clear", "Ctrl-W word", "Ctrl-C quit"], help: "F1 help"))
+        lines.append(statusLine())
+        return Array(lines.prefix(rows))
+    }
+
+    /// Every key of the current screen; any key closes it.
+    func helpLines() -> [Line] {
+        let keys = document.showsDetail ? Self.detailKeys : Self.listKeys
+        var lines = [header("Help: " + (document.showsDetail ? "user screen" : "user list")), Line("")]
+        let width = (keys.map { DisplayWidth.of($0.keys) }.max() ?? 0) + 2
+        for entry in keys {
+            lines.append(Line("  " + DisplayWidth.pad(entry.keys, to: width) + entry.does))
+        }
+        lines.append(Line(""))
+        lines.append(Line("  Press any key to close this help.", .dim))
+        while lines.count < size.rows - 1 { lines.append(Line("")) }
+        lines = Array(lines.prefix(max(0, size.rows - 1)))
+        lines.append(statusLine())
+        return lines
+    }
+}
