@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import Glibc
 
 /// One libpq connection (`PGconn`), reconnected on demand, with its prepared statements.
 ///
@@ -118,15 +119,21 @@ final class PGConnection {
 
     // MARK: notifications
 
-    /// Waits up to `timeout` for the socket to be readable, then returns the channels notified
-    /// since the last call. Throws when the connection broke.
-    func waitForNotifications(timeout: Duration) throws(PGError) -> [String] {
+    /// Waits up to `timeout` for the socket (or `wake`, a pipe's read end, drained here) to be
+    /// readable, then returns the channels notified since the last call. Throws when the
+    /// connection broke.
+    func waitForNotifications(timeout: Duration, wake: Int32) throws(PGError) -> [String] {
         guard let conn else { throw PGError(sqlState: nil, detail: "not connected", server: server, operation: "listening") }
         var channels = drainNotifications(conn)
         if !channels.isEmpty { return channels }
-        var descriptor = pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0)
+        var descriptors = [pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
         let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        _ = poll(&descriptor, 1, milliseconds)
+        _ = poll(&descriptors, 2, milliseconds)
+        if descriptors[1].revents != 0 {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            while Glibc.read(wake, &buffer, buffer.count) > 0 {}
+        }
         if PQconsumeInput(conn) == 0 || PQstatus(conn) != CONNECTION_OK {
             let detail = Self.message(PQerrorMessage(conn))
             disconnect()
