@@ -57,7 +57,7 @@ let package = Package(
         // Helpers several test targets share (a real daemon child process, a seeded PRNG).
         .target(name: "UserListTestSupport", path: "Tests/UserListTestSupport"),
         .testTarget(name: "UserListDomainTests", dependencies: ["UserListDomain"]),
-        .testTarget(name: "UserListDataTests", dependencies: ["UserListData", "UserListDomain"]),
+        .testTarget(name: "UserListDataTests", dependencies: ["UserListData", "UserListDomain", "UserListTestSupport"]),
         .testTarget(
             name: "UserListPresentationTests",
             dependencies: ["UserListPresentation", "UserListDomain"]),

@@ -47,7 +47,7 @@ enum PostgresSchema {
             at         timestamptz NOT NULL DEFAULT now()
         );
         CREATE TABLE store_state (
-            only           boolean PRIMARY KEY DEFAULT true CHECK (only),
+            singleton      boolean PRIMARY KEY DEFAULT true CHECK (singleton),
             user_count     bigint NOT NULL DEFAULT 0,
             pruned_through bigint NOT NULL DEFAULT 0
         );
