@@ -248,7 +248,7 @@ public final class PostgresUserRepository: UserRepository {
     // MARK: bulk
 
     /// Rows per import statement (sent as one JSON parameter).
-    static let importBatch = 2_000
+    package static let importBatch = 2_000
 
     /// Writes `users` as they are (id, fields and version), inserting new ids and overwriting
     /// stored ones, in one transaction: all or nothing. Rows already identical are left alone
