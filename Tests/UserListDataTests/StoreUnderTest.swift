@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import UserListData
 import UserListDomain
 import UserListTestSupport
@@ -24,11 +25,10 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     }
 }
 
-import Testing
 
 /// One store's storage; `open()` gives another repository instance on it (as a second process
 /// or a restart would have).
-final class StoreFixture: Sendable {
+final class StoreFixture {
     let kind: StoreKind
     /// The SQLite path or the PostgreSQL conninfo.
     let location: String
@@ -47,5 +47,3 @@ final class StoreFixture: Sendable {
         }
     }
 }
-
-extension TemporaryDirectory: @unchecked Sendable {}  // Immutable after init; removed in deinit.

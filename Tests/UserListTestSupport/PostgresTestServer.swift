@@ -34,7 +34,7 @@ package final class PostgresTestServer: Sendable {
         }
     }
 
-    nonisolated(unsafe) private static var instance: PostgresTestServer?
+    nonisolated(unsafe) private static var instance: PostgresTestServer?  // Guarded by `lock`.
     private static let lock = NSLock()
 
     /// The directory holding `data/` and the socket.

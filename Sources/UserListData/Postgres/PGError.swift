@@ -23,7 +23,7 @@ struct PGError: Error, CustomStringConvertible {
 
     var description: String {
         if isConnectionLost {
-            return "PostgreSQL at \(server) cannot be reached (\(operation): \(detail)); nothing was written by this request"
+            return "PostgreSQL at \(server) cannot be reached (\(operation): \(detail)); the request was not confirmed, try again"
         }
         return "PostgreSQL at \(server) refused the request (\(operation), SQLSTATE \(sqlState ?? "-"): \(detail))"
     }

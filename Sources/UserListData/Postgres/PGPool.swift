@@ -8,8 +8,7 @@ final class PGPool: Sendable {
     private let workers: [Worker]
     let server: String
 
-    private final class Worker: @unchecked Sendable {
-        // Invariant that makes it Sendable: `connection` is touched only on `queue`.
+    private final class Worker: @unchecked Sendable {  // Invariant: `connection` (a PGconn) is touched only on `queue`.
         let queue: DispatchQueue
         let connection: PGConnection
         let pending = Atomic<Int>(0)
@@ -47,7 +46,9 @@ final class PGPool: Sendable {
         return try result.get()
     }
 
+    /// Closes every connection once its queued jobs are done. Never waits: the last
+    /// reference may be dropped on a worker's own queue.
     func close() {
-        for worker in workers { worker.queue.sync { worker.connection.disconnect() } }
+        for worker in workers { worker.queue.async { worker.connection.disconnect() } }
     }
 }

@@ -60,10 +60,7 @@ public final class PostgresChangeFeed: UserChangeFeed, Sendable {
 }
 
 extension PostgresChangeFeed {
-    final class Core: @unchecked Sendable {
-        // Invariant that makes it Sendable: `listener` is touched only on the feed thread (and
-        // in `init`, before `self` is shared); everything else is in `state` (a Mutex), atomics,
-        // or immutable.
+    final class Core: @unchecked Sendable {  // Invariant: `listener` (a PGconn) only on the feed thread or in init; the rest is Mutex, atomics or lets.
         private let listener: PGConnection
         let state: Mutex<State>
         private let stopped = Atomic<Bool>(false)
@@ -149,7 +146,8 @@ extension PostgresChangeFeed {
         /// A commit of this process's repository (any thread).
         func committedHere(_ commit: PostgresCommit) {
             let delivered = state.withLock { state -> Bool in
-                guard let change = commit.change, commit.seq == state.lastSeq + 1 else { return commit.seq <= state.lastSeq }
+                guard let change = commit.change else { return false }  // an import: read the log
+                guard commit.seq == state.lastSeq + 1 else { return commit.seq <= state.lastSeq }
                 state.lastSeq = commit.seq
                 for continuation in state.subscribers.values { continuation.yield(change) }
                 return true

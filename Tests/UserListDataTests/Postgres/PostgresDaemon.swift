@@ -4,8 +4,7 @@ import UserListTestSupport
 
 /// A real `userlistd` child process whose store is a PostgreSQL database, on its own temporary
 /// directory and socket; and `userctl` runs against it.
-final class PostgresDaemon: @unchecked Sendable {
-    // Invariant: used from one test's task at a time; `process` changes only in start/stop.
+final class PostgresDaemon: @unchecked Sendable {  // Invariant: used by one test's task at a time.
     let directory: String
     let socketPath: String
     let database: String
@@ -41,6 +40,13 @@ final class PostgresDaemon: @unchecked Sendable {
     }
 
     var isRunning: Bool { process?.isRunning ?? false }
+
+    /// SIGKILL, as a crash would: no goodbye, no clean disconnect from PostgreSQL.
+    func kill9() {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
 
     func log() -> String { (try? String(contentsOfFile: directory + "/daemon.log", encoding: .utf8)) ?? "" }
 
@@ -81,8 +87,7 @@ final class PostgresDaemon: @unchecked Sendable {
     /// `userctl watch --json` in the background, its output going to a file `output()` reads.
     func watch() throws -> Watch { try Watch(self) }
 
-    final class Watch: @unchecked Sendable {
-        // Invariant: `process` is set in init and only stopped in `stop`.
+    final class Watch: @unchecked Sendable {  // Invariant: `process` is set in init, then only read.
         private let process: Process
         private let path: String
 

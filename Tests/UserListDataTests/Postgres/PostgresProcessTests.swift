@@ -3,8 +3,9 @@ import Testing
 import UserListTestSupport
 
 /// Several real `userlistd` processes sharing one real PostgreSQL, as on several hosts: a change
-/// through one reaches a watcher on the other, migrations happen once, and a PostgreSQL restart
-/// in the middle of renames loses none that was acknowledged.
+/// through one reaches a watcher on the other, migrations happen once, kill -9 of one leaves the
+/// other working, and a PostgreSQL restart in the middle of renames loses none that was
+/// acknowledged.
 @Suite(.serialized,
        .enabled(if: PostgresTestServer.isAvailable,
                 "PostgreSQL 15 is missing (/usr/lib/postgresql/15/bin, or no 'postgres' user to run it as root): run scripts/setup.sh"),
@@ -40,6 +41,13 @@ struct PostgresProcessTests {
         // And B's own listing shows it.
         let shown = try b.userctl(["show", id, "--json"])
         #expect(shown.stdout.contains(name))
+
+        // A crashing does not disturb B: its saves and its watcher carry on.
+        a.kill9()
+        let after = "Renamed On Host B \(UUID().uuidString.prefix(6))"
+        let renameOnB = try b.userctl(["rename", id, after])
+        #expect(renameOnB.status == 0, "\(renameOnB.stderr)")
+        #expect(await watch.wait { $0.contains(after) })
     }
 
     @Test func aPostgreSQLRestartDuringRenamesLosesNoAcknowledgedOne() async throws {
