@@ -171,7 +171,7 @@ extension PostgresChangeFeed {
                         connected = true
                         backoff = .milliseconds(100)
                         emit(.reconnected)
-                        try catchUp(checkPruned: true)
+                        try catchUp()
                     } catch {
                         listener.disconnect()
                         connected = false
@@ -183,7 +183,7 @@ extension PostgresChangeFeed {
                 do {
                     let channels = try listener.waitForNotifications(timeout: .seconds(1), wake: wakeRead)
                     if nudged.exchange(false, ordering: .sequentiallyConsistent) || !channels.isEmpty {
-                        try catchUp(checkPruned: false)
+                        try catchUp()
                     }
                 } catch {
                     listener.disconnect()
@@ -202,35 +202,36 @@ extension PostgresChangeFeed {
             while read(wakeRead, &buffer, buffer.count) > 0 {}
         }
 
-        /// Reads and delivers every logged change after the last delivered one.
-        private func catchUp(checkPruned: Bool) throws(PGError) {
-            if checkPruned {
-                let pruned = Int(try listener.query("SELECT pruned_through FROM store_state", [], "reading the change log")
-                    .first?[0] ?? "0") ?? 0
-                let behind = state.withLock { $0.lastSeq < pruned }
-                if behind {
-                    let newest = Int(try listener.query("SELECT COALESCE(MAX(seq), 0) FROM changes", [], "reading the change log")
-                        .first?[0] ?? "0") ?? 0
+        /// Reads and delivers every logged change after the last delivered one; when the log
+        /// was pruned past that point (this daemon was away too long), skips to the newest
+        /// change and reports `.resync` instead. The pruning mark comes in the same round trip.
+        private func catchUp() throws(PGError) {
+            while true {
+                let after = state.withLock { $0.lastSeq }
+                let rows = try listener.query("""
+                    SELECT s.pruned_through, c.seq, c.kind, c.user_id, c.name, c.email, c.avatar_url, c.version
+                    FROM store_state s LEFT JOIN LATERAL (
+                        SELECT * FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2
+                    ) c ON true
+                    """, [String(after), String(Self.batchSize)], "reading the change log").rows
+                let pruned = Int(rows.first?[0] ?? "0") ?? 0
+                if pruned > after {
+                    let newest = Int(try listener.query("SELECT GREATEST(COALESCE(MAX(seq), 0), $1) FROM changes", [String(pruned)],
+                                                        "reading the change log").first?[0] ?? "0") ?? pruned
                     state.withLock { $0.lastSeq = max($0.lastSeq, newest) }
                     emit(.resync)
                     return
                 }
-            }
-            while true {
-                let after = state.withLock { $0.lastSeq }
-                let rows = try listener.query("""
-                    SELECT seq, kind, user_id, name, email, avatar_url, version FROM changes
-                    WHERE seq > $1 ORDER BY seq LIMIT $2
-                    """, [String(after), String(Self.batchSize)], "reading the change log").rows
+                let changes = rows.filter { $0[1] != nil }
                 state.withLock { state in
-                    for row in rows {
-                        guard let seq = Int(row[0] ?? ""), seq > state.lastSeq else { continue }
+                    for row in changes {
+                        guard let seq = Int(row[1] ?? ""), seq > state.lastSeq else { continue }
                         state.lastSeq = seq
-                        guard let change = Self.change(row) else { continue }
+                        guard let change = Self.change(Array(row.dropFirst())) else { continue }
                         for continuation in state.subscribers.values { continuation.yield(change) }
                     }
                 }
-                if rows.count < Self.batchSize { return }
+                if changes.count < Self.batchSize { return }
             }
         }
 

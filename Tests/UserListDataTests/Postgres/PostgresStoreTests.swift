@@ -120,22 +120,26 @@ struct PostgresStoreTests {
         #expect(changes == [.added(ada), .saved(saved)])
     }
 
-    @Test func aFeedBehindAPrunedLogAsksForAResync() async throws {
-        let server = try PostgresTestServer.makePrivate()
-        defer { server.tearDown() }
-        let database = try server.makeDatabase()
-        let connection = try PGConnectionString(server.conninfo(database))
-        let here = try PostgresUserRepository(connection: connection)
+    @Test func aFeedBehindAPrunedLogAsksForAResyncAndCarriesOnAfterIt() async throws {
+        let (server, connection) = try freshDatabase()
+        let database = connection.value.split(separator: "=").last.map(String.init) ?? ""
+        let store = try PostgresUserRepository(connection: connection)
         let feed = try PostgresChangeFeed(connection: connection)
         let events = EventCollector(feed.events())
-        server.stop()
-        try server.start()
-        // While the feed was away, the log moved on and was pruned past it.
-        let elsewhere = try PostgresUserRepository(connection: connection)
-        _ = try await elsewhere.add(NewUser(name: "Ada", email: "ada@example.com"))
-        try server.psql(database, "UPDATE store_state SET pruned_through = (SELECT MAX(seq) FROM changes); DELETE FROM changes")
-        _ = here
+        let collector = ChangeCollector(feed.subscribe())
+        // Changes this feed never read, pruned in the same commit (as after a long absence).
+        try server.psql(database, """
+            BEGIN;
+            INSERT INTO changes (kind, user_id) VALUES ('removed', gen_random_uuid()), ('removed', gen_random_uuid());
+            UPDATE store_state SET pruned_through = (SELECT MAX(seq) FROM changes);
+            DELETE FROM changes;
+            SELECT pg_notify('userlist_changes', '');
+            COMMIT;
+            """)
         #expect(await events.wait { $0.contains(.resync) })
+        // Later changes flow as before.
+        let ada = try await store.add(NewUser(name: "Ada", email: "ada@example.com"))
+        #expect(await collector.wait(for: 1, timeout: .seconds(20)) == [.added(ada)])
     }
 }
 
