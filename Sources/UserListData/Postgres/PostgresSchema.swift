@@ -1,3 +1,5 @@
+import Foundation
+
 /// The PostgreSQL store's schema, versioned in `userlist_schema` and migrated forward step by
 /// step, each step in its own transaction, all under a session advisory lock: two daemons that
 /// start together take turns, and the second finds the work done.
@@ -7,7 +9,8 @@
 ///   collation gives), a btree `(name_key, id)` for keyset pages and prefix search, a unique
 ///   btree on `email_key` (emails are unique case-insensitively, and it serves email prefixes),
 ///   `pg_trgm` GIN indexes on both keys for substring search; the `changes` log behind
-///   `PostgresChangeFeed` and `store_state` (row count, how far the log was pruned).
+///   `PostgresChangeFeed` and `store_state` (row count, how far the log was pruned, and which
+///   `UserKey.fold` computed the keys: see `rekeyIfFoldChanged`).
 enum PostgresSchema {
     static let currentVersion = 1
     /// `pg_advisory_lock` key for migrations ("ulsm").
@@ -49,7 +52,8 @@ enum PostgresSchema {
         CREATE TABLE store_state (
             singleton      boolean PRIMARY KEY DEFAULT true CHECK (singleton),
             user_count     bigint NOT NULL DEFAULT 0,
-            pruned_through bigint NOT NULL DEFAULT 0
+            pruned_through bigint NOT NULL DEFAULT 0,
+            key_fold       text NOT NULL DEFAULT ''
         );
         INSERT INTO store_state DEFAULT VALUES;
         """
@@ -75,6 +79,40 @@ enum PostgresSchema {
                 try connection.execute(steps[version - 1], "migrating to schema version \(version)")
                 try connection.query("INSERT INTO userlist_schema (version) VALUES ($1)", [String(version)], "recording the schema version")
             }
+        }
+        try rekeyIfFoldChanged(connection)
+    }
+
+    /// What `UserKey.fold` makes of a few telling characters: when a release changes the fold
+    /// (accents, special cases), this changes and the stored keys must be recomputed.
+    static var foldFingerprint: String { UserKey.fold("AÀÉÎõüẞİΣﬁ Ǆ Ω") }
+
+    /// Keys are computed in Swift (so both stores agree), so SQL cannot recompute them: when the
+    /// fold differs from the one recorded, every row is re-keyed here, in batches by id, in one
+    /// transaction (under the caller's migration lock). Two emails that the new fold makes equal
+    /// fail this with the unique index named.
+    static func rekeyIfFoldChanged(_ connection: PGConnection) throws(PGError) {
+        let operation = "recomputing the sort and search keys"
+        let recorded = try connection.query("SELECT key_fold FROM store_state", [], operation).first?[0] ?? ""
+        let current = foldFingerprint
+        guard recorded != current else { return }
+        try connection.transaction(operation) { () throws(PGError) in
+            var after = "00000000-0000-0000-0000-000000000000"
+            while true {
+                let rows = try connection.query("SELECT id, name, email FROM users WHERE id > $1 ORDER BY id LIMIT 5000",
+                                                [after], operation).rows
+                guard let last = rows.last?[0] else { break }
+                after = last ?? after
+                struct Key: Encodable { let id: String, name_key: String, email_key: String }
+                let keys = rows.map { Key(id: $0[0] ?? "", name_key: UserKey.fold($0[1] ?? ""), email_key: UserKey.fold($0[2] ?? "")) }
+                let json = String(decoding: (try? JSONEncoder().encode(keys)) ?? Data("[]".utf8), as: UTF8.self)
+                try connection.query("""
+                    UPDATE users u SET name_key = k.name_key, email_key = k.email_key
+                    FROM json_to_recordset($1::json) AS k(id uuid, name_key text, email_key text)
+                    WHERE u.id = k.id AND (u.name_key, u.email_key) IS DISTINCT FROM (k.name_key, k.email_key)
+                    """, [json], operation)
+            }
+            try connection.query("UPDATE store_state SET key_fold = $1", [current], operation)
         }
     }
 

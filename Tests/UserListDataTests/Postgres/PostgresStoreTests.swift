@@ -165,3 +165,23 @@ final class EventCollector: Sendable {
         return condition(received.events.withLock { $0 })
     }
 }
+
+extension PostgresStoreTests {
+    @Test func keysMadeByAnotherFoldAreRecomputedOnOpen() async throws {
+        let (server, connection) = try freshDatabase()
+        let database = connection.value.split(separator: "=").last.map(String.init) ?? ""
+        let users = SampleUsers.generate(count: 120, seed: 11)
+        _ = try await PostgresUserRepository(connection: connection).importUsers(users)
+        // As if an older release with another fold had written the keys.
+        try server.psql(database, "UPDATE users SET name_key = 'zzz' || name_key, email_key = 'zzz' || email_key; "
+                        + "UPDATE store_state SET key_fold = 'an older fold'")
+        let reopened = try PostgresUserRepository(connection: connection)
+        let (walked, _) = try await walk(reopened, PageRequest(limit: 50))
+        #expect(walked == listOrder(users))
+        let prefix = String(users[0].name.prefix(3))
+        let expected = listOrder(users.filter {
+            UserKey.fold($0.name).hasPrefix(UserKey.fold(prefix)) || UserKey.fold($0.email).hasPrefix(UserKey.fold(prefix))
+        })
+        #expect(try await walk(reopened, PageRequest(limit: 7, search: prefix)).users == expected)
+    }
+}
