@@ -68,28 +68,47 @@ public final class PostgresUserRepository: UserRepository {
         }
         let keyset = after
         return try await read { connection throws(PGError) -> UserPage in
-            var conditions: [String] = []
+            // Search: one ordered index range per key, merged (an OR of both ranges tempts the
+            // planner into walking the whole name index and filtering).
             var parameters: [String?] = []
             var searchCondition = ""
+            var ranges: [String] = []
             if let search {
                 parameters.append(search.lower)
                 if let upper = search.upper {
                     parameters.append(upper)
-                    searchCondition = "((name_key >= $1 AND name_key < $2) OR (email_key >= $1 AND email_key < $2))"
+                    ranges = ["name_key >= $1 AND name_key < $2", "email_key >= $1 AND email_key < $2"]
                 } else {
-                    searchCondition = "(name_key >= $1 OR email_key >= $1)"
+                    ranges = ["name_key >= $1", "email_key >= $1"]
                 }
-                conditions.append(searchCondition)
+                searchCondition = ranges.map { "(\($0))" }.joined(separator: " OR ")
             }
+            var keysetCondition = ""
             if let keyset {
-                conditions.append("(name_key, id) > ($\(parameters.count + 1), $\(parameters.count + 2)::uuid)")
+                keysetCondition = "(name_key, id) > ($\(parameters.count + 1), $\(parameters.count + 2)::uuid)"
                 parameters += [keyset.nameKey, keyset.id]
             }
             parameters.append(String(limit + 1))
-            let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-            let rows = try connection.query(
-                "SELECT \(Self.columns), name_key FROM users \(whereClause) ORDER BY name_key, id LIMIT $\(parameters.count)",
-                parameters, "reading a page of users").rows
+            let limitParameter = "$\(parameters.count)"
+            let sql: String
+            if ranges.isEmpty {
+                let whereClause = keysetCondition.isEmpty ? "" : "WHERE " + keysetCondition
+                sql = "SELECT \(Self.columns), name_key FROM users \(whereClause) ORDER BY name_key, id LIMIT \(limitParameter)"
+            } else {
+                // The email branch is fenced (OFFSET 0): otherwise the planner walks the name index
+                // in order hoping to meet matching emails early, which costs a full scan when emails
+                // follow names (they do: most are made from the name). Fenced, it reads the email
+                // range from its index and sorts those matches.
+                let branches = ranges.enumerated().map { index, range in
+                    let conditions = [range, keysetCondition].filter { !$0.isEmpty }.joined(separator: " AND ")
+                    let source = index == 0
+                        ? "users WHERE \(conditions)"
+                        : "(SELECT \(Self.columns), name_key FROM users WHERE \(conditions) OFFSET 0) AS by_email"
+                    return "(SELECT \(Self.columns), name_key FROM \(source) ORDER BY name_key, id LIMIT \(limitParameter))"
+                }
+                sql = "SELECT * FROM (\(branches.joined(separator: " UNION "))) AS matches ORDER BY name_key, id LIMIT \(limitParameter)"
+            }
+            let rows = try connection.query(sql, parameters, "reading a page of users").rows
             let more = rows.count > limit
             let users = rows.prefix(limit).map { Self.user($0) }
             let total: Int
@@ -249,6 +268,8 @@ public final class PostgresUserRepository: UserRepository {
 
     /// Rows per import statement (sent as one JSON parameter).
     package static let importBatch = 2_000
+    /// Imports at least this large refresh the planner's statistics.
+    static let analyzeAfter = 10_000
 
     /// Writes `users` as they are (id, fields and version), inserting new ids and overwriting
     /// stored ones, in one transaction: all or nothing. Rows already identical are left alone
@@ -290,6 +311,9 @@ public final class PostgresUserRepository: UserRepository {
             }
             if inserted > 0 {
                 try connection.query("UPDATE store_state SET user_count = user_count + $1", [String(inserted)], operation)
+            }
+            if written >= Self.analyzeAfter {
+                try connection.execute("ANALYZE users", operation)  // the planner's row estimates, now, not at autovacuum's leisure
             }
             if written > 0 {
                 try connection.query("SELECT pg_notify($1, '')", [PostgresSchema.channel], operation)
