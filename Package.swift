@@ -2,7 +2,7 @@
 // The target graph is the architecture: an import that breaks the dependency rule does not compile.
 //
 //   UserListDomain        <- nothing
-//   UserListData          <- Domain, CSQLite
+//   UserListData          <- Domain, CSQLite, CLibPQ
 //   UserListPresentation  <- Domain
 //   UserListWire          <- nothing of ours (the wire protocol)
 //   UserListServer        <- Domain, Presentation, Wire, CSystemd
@@ -25,6 +25,9 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CLibPQ", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]),
 
         // Linux calls the Glibc module leaves out (epoll, eventfd, SO_PEERCRED).
         .target(name: "CLinuxIO"),
@@ -33,7 +36,7 @@ let package = Package(
 
         // MARK: layers
         .target(name: "UserListDomain"),
-        .target(name: "UserListData", dependencies: ["UserListDomain", "CSQLite"], exclude: ["DURABILITY.md", "REST.md"]),
+        .target(name: "UserListData", dependencies: ["UserListDomain", "CSQLite", "CLibPQ"], exclude: ["DURABILITY.md", "REST.md"]),
         .target(name: "UserListPresentation", dependencies: ["UserListDomain"]),
         // libm: the wire target uses rounding functions but imports neither Foundation nor Glibc.
         .target(name: "UserListWire", linkerSettings: [.linkedLibrary("m")]),
@@ -54,7 +57,7 @@ let package = Package(
         // Helpers several test targets share (a real daemon child process, a seeded PRNG).
         .target(name: "UserListTestSupport", path: "Tests/UserListTestSupport"),
         .testTarget(name: "UserListDomainTests", dependencies: ["UserListDomain"]),
-        .testTarget(name: "UserListDataTests", dependencies: ["UserListData", "UserListDomain"]),
+        .testTarget(name: "UserListDataTests", dependencies: ["UserListData", "UserListDomain", "UserListTestSupport"]),
         .testTarget(
             name: "UserListPresentationTests",
             dependencies: ["UserListPresentation", "UserListDomain"]),

@@ -7,6 +7,8 @@
 // page fetches (50 users, through the public async `fetchPage`) at several store sizes: the
 // first page and a deep page (cursor at 90% of the list), medians over 200 fetches taken in
 // interleaved rounds. A benchmark, not a test: it prints a table and asserts nothing.
+//
+// With `--postgres CONNINFO` (an empty scratch database), the same for the PostgreSQL store.
 import Foundation
 import UserListData
 import UserListDomain
@@ -137,4 +139,8 @@ for size in sizes {
     } catch {
         fail(error)
     }
+}
+
+if let flag = CommandLine.arguments.firstIndex(of: "--postgres"), flag + 1 < CommandLine.arguments.count {
+    await runPostgresSection(CommandLine.arguments[flag + 1], count: importCount)
 }

@@ -63,8 +63,55 @@ case .run(let config):
 }
 
 /// The embedded SQLite store, filled with sample users when asked and empty; or, with
-/// `upstream`, the REST service with the SQLite file as its cache.
+/// `upstream`, the REST service with the SQLite file as its cache; or, when `database` is a
+/// PostgreSQL URI or conninfo, the database several daemons share.
 func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -> Daemon.Store {
+    if PGConnectionString.isPostgres(config.databasePath) {
+        // The password comes from libpq's own sources (PGPASSFILE, ~/.pgpass, PG* variables) or
+        // the systemd credential `pgpass` (LoadCredential=pgpass:...), never from the string.
+        if getenv("PGPASSFILE") == nil, let credentials = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"],
+           FileManager.default.fileExists(atPath: credentials + "/pgpass") {
+            setenv("PGPASSFILE", credentials + "/pgpass", 1)
+        }
+        let connection: PGConnectionString
+        do throws(PGConnectionStringError) {
+            connection = try PGConnectionString(config.databasePath)
+        } catch {
+            throw .unavailable(reason: error.description)
+        }
+        if config.upstreamURL != nil {
+            throw .unavailable(reason: "upstream caching works with the SQLite store only; drop upstream or the PostgreSQL database")
+        }
+        logger.info("Opening the PostgreSQL store at \(connection.redacted)")
+        let database = try PostgresUserRepository(connection: connection)
+        if config.sampleData > 0, try await database.fetchPage(PageRequest(limit: 1)).users.isEmpty {
+            let imported = try await database.importUsers(SampleUsers.generate(count: config.sampleData))
+            logger.info("Filled the empty store with \(imported) sample users")
+        }
+        // Observing the repository: our own commits reach our sessions without the NOTIFY round trip.
+        let feed = try PostgresChangeFeed(observing: database)
+        let repository = SharedPageRepository(base: database)
+        let invalidations = feed.subscribe()
+        Task.detached { for await _ in invalidations { repository.invalidate() } }
+        let events = feed.events()
+        Task.detached {
+            for await event in events {
+                repository.invalidate()
+                switch event {
+                case .disconnected(let reason):
+                    logger.warning("Lost the PostgreSQL change feed; reconnecting with backoff: \(reason)")
+                case .reconnected:
+                    logger.notice("The PostgreSQL change feed is back; changes made meanwhile are being delivered")
+                case .resync:
+                    logger.warning("The PostgreSQL change log was pruned past what this daemon had seen; cached pages dropped, screens show fresh data on their next load")
+                }
+            }
+        }
+        return Daemon.Store(repository: repository, feed: feed, description: "postgresql:\(connection.redacted)", close: {
+            _ = feed
+            _ = database
+        })
+    }
     let directory = (config.databasePath as NSString).deletingLastPathComponent
     if !directory.isEmpty {
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

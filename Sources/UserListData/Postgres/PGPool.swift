@@ -1,0 +1,54 @@
+import Dispatch
+import Synchronization
+
+/// A few `PGConnection`s, each owned by its own serial Dispatch queue, so libpq's blocking calls
+/// never run on a Swift-concurrency pool thread (two threads here: blocking one on the network
+/// would stall every session). A job goes to the worker with the fewest jobs waiting.
+final class PGPool: Sendable {
+    private let workers: [Worker]
+    let server: String
+
+    private final class Worker: @unchecked Sendable {  // Invariant: `connection` (a PGconn) is touched only on `queue`.
+        let queue: DispatchQueue
+        let connection: PGConnection
+        let pending = Atomic<Int>(0)
+
+        init(index: Int, conninfo: String, server: String) {
+            queue = DispatchQueue(label: "userlistd.postgres.\(index)")
+            connection = PGConnection(conninfo: conninfo, server: server)
+        }
+    }
+
+    init(conninfo: String, server: String, size: Int) {
+        self.server = server
+        workers = (0..<max(1, size)).map { Worker(index: $0, conninfo: conninfo, server: server) }
+    }
+
+    /// Runs `body` on a worker's queue with its connection and returns the result to the
+    /// awaiting task.
+    func perform<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws(PGError) -> T) async throws(PGError) -> T {
+        let worker = workers.min { $0.pending.load(ordering: .relaxed) < $1.pending.load(ordering: .relaxed) }!
+        worker.pending.add(1, ordering: .relaxed)
+        let result: Result<T, PGError> = await withCheckedContinuation { continuation in
+            worker.queue.async {
+                let result = Result { () throws(PGError) -> T in try body(worker.connection) }
+                worker.pending.subtract(1, ordering: .relaxed)
+                continuation.resume(returning: result)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Runs `body` on the first worker and waits: for opening and tools, never from a session.
+    func performAndWait<T>(_ body: (PGConnection) throws(PGError) -> T) throws(PGError) -> T {
+        let worker = workers[0]
+        let result: Result<T, PGError> = worker.queue.sync { Result { () throws(PGError) -> T in try body(worker.connection) } }
+        return try result.get()
+    }
+
+    /// Closes every connection once its queued jobs are done. Never waits: the last
+    /// reference may be dropped on a worker's own queue.
+    func close() {
+        for worker in workers { worker.queue.async { worker.connection.disconnect() } }
+    }
+}

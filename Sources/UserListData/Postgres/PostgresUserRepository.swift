@@ -1,0 +1,428 @@
+import Foundation
+import Synchronization
+import UserListDomain
+
+/// The users in a PostgreSQL database that several daemons (on several hosts) share.
+///
+/// - Contract: the same as `SQLiteUserRepository`: keyset pages ordered by the folded name
+///   (`UserKey.fold`, computed in Swift so both stores agree) then id; search by prefix of the
+///   folded name or email; optimistic concurrency by `version`; emails unique case-insensitively
+///   (a clash is `.conflict` carrying the user who has that email); all-or-nothing imports.
+/// - Concurrency: a `PGPool` of a few connections, each confined to its own serial queue;
+///   sessions await, never block.
+/// - Changes: every write logs its change in `changes` and `NOTIFY`s in its own transaction,
+///   under a transaction advisory lock so `seq` order is commit order (see `PostgresSchema`).
+/// - Errors: a server that is down or restarting surfaces as `.unavailable` naming the server
+///   (password removed); the next call reconnects.
+public final class PostgresUserRepository: UserRepository {
+    public let connection: PGConnectionString
+    let pool: PGPool
+    private let commitObservers = Mutex<[@Sendable (PostgresCommit) -> Void]>([])
+    private let writesSincePrune = Atomic<Int>(0)
+
+    /// Connects (failing with `.unavailable` when the server cannot be reached) and migrates the
+    /// schema under the migration advisory lock.
+    public init(connection: PGConnectionString, poolSize: Int = 3) throws(UserError) {
+        self.connection = connection
+        pool = PGPool(conninfo: connection.value, server: connection.redacted, size: poolSize)
+        do {
+            try pool.performAndWait { connection throws(PGError) in
+                try PostgresSchema.checkEncoding(connection)
+                try PostgresSchema.migrate(connection)
+            }
+        } catch {
+            throw error.userError
+        }
+    }
+
+    deinit { pool.close() }
+
+    static let columns = "id, name, email, avatar_url, version"
+
+    static func user(_ row: [String?], at first: Int = 0) -> User {
+        User(id: UUID(uuidString: row[first] ?? "") ?? UUID(), name: row[first + 1] ?? "", email: row[first + 2] ?? "",
+             avatarURL: row[first + 3], version: Int(row[first + 4] ?? "") ?? 0)
+    }
+
+    private func read<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws(PGError) -> T) async throws(UserError) -> T {
+        do {
+            return try await pool.perform { connection throws(PGError) -> T in
+                try connection.read { () throws(PGError) -> T in try body(connection) }
+            }
+        } catch {
+            throw error.userError
+        }
+    }
+
+    // MARK: reading
+
+    public func fetchPage(_ request: PageRequest) async throws(UserError) -> UserPage {
+        let limit = max(1, request.limit)
+        let search = request.search.flatMap(PostgresPrefixRange.init)
+        var after: KeysetCursor?
+        if let cursor = request.after {
+            guard let decoded = KeysetCursor(cursor) else {
+                throw .unavailable(reason: "the page cursor is not one this store made (was the source changed?)")
+            }
+            after = decoded
+        }
+        let keyset = after
+        return try await read { connection throws(PGError) -> UserPage in
+            // Search: one ordered index range per key, merged (an OR of both ranges tempts the
+            // planner into walking the whole name index and filtering).
+            var parameters: [String?] = []
+            var searchCondition = ""
+            var ranges: [String] = []
+            if let search {
+                parameters.append(search.lower)
+                if let upper = search.upper {
+                    parameters.append(upper)
+                    ranges = ["name_key >= $1 AND name_key < $2", "email_key >= $1 AND email_key < $2"]
+                } else {
+                    ranges = ["name_key >= $1", "email_key >= $1"]
+                }
+                searchCondition = ranges.map { "(\($0))" }.joined(separator: " OR ")
+            }
+            var keysetCondition = ""
+            if let keyset {
+                keysetCondition = "(name_key, id) > ($\(parameters.count + 1), $\(parameters.count + 2)::uuid)"
+                parameters += [keyset.nameKey, keyset.id]
+            }
+            parameters.append(String(limit + 1))
+            let limitParameter = "$\(parameters.count)"
+            let sql: String
+            if ranges.isEmpty {
+                let whereClause = keysetCondition.isEmpty ? "" : "WHERE " + keysetCondition
+                sql = "SELECT \(Self.columns), name_key FROM users \(whereClause) ORDER BY name_key, id LIMIT \(limitParameter)"
+            } else {
+                // The email branch is fenced (OFFSET 0): otherwise the planner walks the name index
+                // in order hoping to meet matching emails early, which costs a full scan when emails
+                // follow names (they do: most are made from the name). Fenced, it reads the email
+                // range from its index and sorts those matches.
+                let branches = ranges.enumerated().map { index, range in
+                    let conditions = [range, keysetCondition].filter { !$0.isEmpty }.joined(separator: " AND ")
+                    let source = index == 0
+                        ? "users WHERE \(conditions)"
+                        : "(SELECT \(Self.columns), name_key FROM users WHERE \(conditions) OFFSET 0) AS by_email"
+                    return "(SELECT \(Self.columns), name_key FROM \(source) ORDER BY name_key, id LIMIT \(limitParameter))"
+                }
+                sql = "SELECT * FROM (\(branches.joined(separator: " UNION "))) AS matches ORDER BY name_key, id LIMIT \(limitParameter)"
+            }
+            let rows = try connection.query(sql, parameters, "reading a page of users").rows
+            let more = rows.count > limit
+            let users = rows.prefix(limit).map { Self.user($0) }
+            let total: Int
+            if search != nil, let carried = keyset?.total {
+                total = carried
+            } else if let search {
+                var countParameters: [String?] = [search.lower]
+                if let upper = search.upper { countParameters.append(upper) }
+                total = Int(try connection.query("SELECT COUNT(*) FROM users WHERE \(searchCondition)", countParameters,
+                                                 "counting users").first?[0] ?? "0") ?? 0
+            } else {
+                total = Int(try connection.query("SELECT user_count FROM store_state", [], "counting users").first?[0] ?? "0") ?? 0
+            }
+            let next = more
+                ? KeysetCursor(nameKey: rows[limit - 1][5] ?? "", id: users[limit - 1].id.uuidString, total: total).pageCursor
+                : nil
+            return UserPage(users: users, next: next, totalCount: total)
+        }
+    }
+
+    public func fetchUser(id: UUID) async throws(UserError) -> User {
+        let found = try await read { connection throws(PGError) -> User? in try Self.stored(id: id, connection) }
+        guard let found else { throw .notFound(id: id) }
+        return found
+    }
+
+    static func stored(id: UUID, _ connection: PGConnection) throws(PGError) -> User? {
+        try connection.query("SELECT \(columns) FROM users WHERE id = $1", [id.uuidString], "reading a user").first.map { user($0) }
+    }
+
+    static func owner(ofEmail email: String, _ connection: PGConnection) throws(PGError) -> User? {
+        try connection.query("SELECT \(columns) FROM users WHERE email_key = $1", [UserKey.fold(email)], "reading a user")
+            .first.map { user($0) }
+    }
+
+    // MARK: writing
+
+    private enum Outcome: Sendable {
+        case done(User, seq: Int)
+        case conflict(User)
+        case notFound
+        case emailTaken(String)
+    }
+
+    /// Runs `body` in a transaction that first takes the change-log lock, on a pool connection.
+    /// A clash on the unique email index comes back as `.emailTaken` (the transaction is rolled
+    /// back first), so the caller can look up who has it.
+    private func write(_ operation: String, _ body: @escaping @Sendable (PGConnection) throws(PGError) -> Outcome,
+                       email: String?) async throws(UserError) -> Outcome {
+        do {
+            return try await pool.perform { connection throws(PGError) -> Outcome in
+                let outcome: Outcome
+                do throws(PGError) {
+                    outcome = try connection.transaction(operation) { () throws(PGError) -> Outcome in
+                        try connection.query("SELECT pg_advisory_xact_lock($1)", [String(PostgresSchema.changeLogLock)], operation)
+                        return try body(connection)
+                    }
+                } catch where error.isUniqueViolation && error.constraint == "users_email_key_unique" {
+                    return .emailTaken(email ?? "")
+                }
+                if self.writesSincePrune.add(1, ordering: .relaxed).newValue >= Self.pruneEvery {
+                    self.writesSincePrune.store(0, ordering: .relaxed)
+                    try? Self.prune(connection)
+                }
+                return outcome
+            }
+        } catch {
+            throw error.userError
+        }
+    }
+
+    /// The user who already has `email`, as the conflict to report.
+    private func emailConflict(_ email: String, id: UUID) async throws(UserError) -> UserError {
+        let owner = try await read { connection throws(PGError) -> User? in try Self.owner(ofEmail: email, connection) }
+        if let owner, owner.id != id { return .conflict(stored: owner) }
+        return .unavailable(reason: "the email \(email) was taken by someone else while saving; try again")
+    }
+
+    static func logChange(_ kind: String, id: UUID, user: User?, _ connection: PGConnection, _ operation: String) throws(PGError) -> Int {
+        let seq = try connection.query("""
+            INSERT INTO changes (kind, user_id, name, email, avatar_url, version) VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq
+            """, [kind, id.uuidString, user?.name, user?.email, user?.avatarURL, user.map { String($0.version) }], operation)
+        try connection.query("SELECT pg_notify($1, '')", [PostgresSchema.channel], operation)
+        return Int(seq.first?[0] ?? "0") ?? 0
+    }
+
+    public func update(_ user: User) async throws(UserError) -> User {
+        let outcome = try await write("saving a user", { connection throws(PGError) -> Outcome in
+            let operation = "saving a user"
+            let updated = try connection.query("""
+                UPDATE users SET name = $1, email = $2, avatar_url = $3, name_key = $4, email_key = $5, version = version + 1
+                WHERE id = $6 AND version = $7
+                """, [user.name, user.email, user.avatarURL, UserKey.fold(user.name), UserKey.fold(user.email),
+                      user.id.uuidString, String(user.version)], operation)
+            guard updated.affected == 1 else {
+                return try Self.stored(id: user.id, connection).map(Outcome.conflict) ?? .notFound
+            }
+            var saved = user
+            saved.version += 1
+            let seq = try Self.logChange("saved", id: user.id, user: saved, connection, operation)
+            return .done(saved, seq: seq)
+        }, email: user.email)
+        switch outcome {
+        case .done(let saved, let seq):
+            notifyCommitted(PostgresCommit(seq: seq, change: .saved(saved)))
+            return saved
+        case .conflict(let stored): throw .conflict(stored: stored)
+        case .notFound: throw .notFound(id: user.id)
+        case .emailTaken(let email): throw try await emailConflict(email, id: user.id)
+        }
+    }
+
+    /// A user whose id is already stored is refused as `.conflict(stored:)`, like SQLite; so is
+    /// an email another user has (case-insensitively), carrying that other user.
+    public func add(_ new: NewUser) async throws(UserError) -> User {
+        let user = User(id: new.id, name: new.name, email: new.email, avatarURL: new.avatarURL, version: 1)
+        let outcome = try await write("adding a user", { connection throws(PGError) -> Outcome in
+            let operation = "adding a user"
+            let inserted = try connection.query("""
+                INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key)
+                VALUES ($1, $2, $3, $4, 1, $5, $6) ON CONFLICT (id) DO NOTHING
+                """, [user.id.uuidString, user.name, user.email, user.avatarURL, UserKey.fold(user.name), UserKey.fold(user.email)],
+                operation)
+            guard inserted.affected == 1 else {
+                return try Self.stored(id: user.id, connection).map(Outcome.conflict) ?? .notFound
+            }
+            try connection.query("UPDATE store_state SET user_count = user_count + 1", [], operation)
+            let seq = try Self.logChange("added", id: user.id, user: user, connection, operation)
+            return .done(user, seq: seq)
+        }, email: user.email)
+        switch outcome {
+        case .done(let saved, let seq):
+            notifyCommitted(PostgresCommit(seq: seq, change: .added(saved)))
+            return saved
+        case .conflict(let stored): throw .conflict(stored: stored)
+        case .notFound: throw .unavailable(reason: "\(connection.redacted): the new user was neither added nor found")
+        case .emailTaken(let email): throw try await emailConflict(email, id: user.id)
+        }
+    }
+
+    public func remove(id: UUID) async throws(UserError) {
+        let outcome = try await write("removing a user", { connection throws(PGError) -> Outcome in
+            let operation = "removing a user"
+            let deleted = try connection.query("DELETE FROM users WHERE id = $1", [id.uuidString], operation)
+            guard deleted.affected == 1 else { return .notFound }
+            try connection.query("UPDATE store_state SET user_count = user_count - 1", [], operation)
+            let seq = try Self.logChange("removed", id: id, user: nil, connection, operation)
+            return .done(User(id: id, name: "", email: ""), seq: seq)
+        }, email: nil)
+        switch outcome {
+        case .done(_, let seq): notifyCommitted(PostgresCommit(seq: seq, change: .removed(id: id)))
+        default: throw .notFound(id: id)
+        }
+    }
+
+    // MARK: bulk
+
+    /// Rows per import statement (sent as one JSON parameter).
+    package static let importBatch = 2_000
+    /// Imports at least this large refresh the planner's statistics.
+    static let analyzeAfter = 10_000
+
+    /// Writes `users` as they are (id, fields and version), inserting new ids and overwriting
+    /// stored ones, in one transaction: all or nothing. Rows already identical are left alone
+    /// (and announce nothing). Each inserted or changed row gets a change-log row with its
+    /// snapshot. Returns how many rows were inserted or changed. A later entry with the same id
+    /// wins, as if applied in order.
+    public func importUsers(_ users: [User]) async throws(UserError) -> Int {
+        var lastIndex: [UUID: Int] = [:]
+        for (index, user) in users.enumerated() { lastIndex[user.id] = index }
+        let unique = users.enumerated().filter { lastIndex[$0.element.id] == $0.offset }.map(\.element)
+        let outcome = try await write("importing users", { connection throws(PGError) -> Outcome in
+            let operation = "importing users"
+            var written = 0, inserted = 0
+            var start = 0
+            while start < unique.count {
+                let batch = unique[start..<min(unique.count, start + Self.importBatch)]
+                start += batch.count
+                let row = try connection.query("""
+                    WITH input AS (
+                        SELECT * FROM json_to_recordset($1::json)
+                            AS t(id uuid, name text, email text, avatar_url text, version integer, name_key text, email_key text)
+                    ), up AS (
+                        INSERT INTO users AS u (id, name, email, avatar_url, version, name_key, email_key)
+                        SELECT id, name, email, avatar_url, version, name_key, email_key FROM input
+                        ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, email = EXCLUDED.email,
+                            avatar_url = EXCLUDED.avatar_url, version = EXCLUDED.version,
+                            name_key = EXCLUDED.name_key, email_key = EXCLUDED.email_key
+                        WHERE (u.name, u.email, u.avatar_url, u.version)
+                              IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.email, EXCLUDED.avatar_url, EXCLUDED.version)
+                        RETURNING u.id, u.name, u.email, u.avatar_url, u.version, (xmax = 0) AS inserted
+                    ), logged AS (
+                        INSERT INTO changes (kind, user_id, name, email, avatar_url, version)
+                        SELECT CASE WHEN inserted THEN 'added' ELSE 'saved' END, id, name, email, avatar_url, version FROM up
+                    )
+                    SELECT COUNT(*), COUNT(*) FILTER (WHERE inserted) FROM up
+                    """, [Self.json(batch)], operation).first
+                written += Int(row?[0] ?? "0") ?? 0
+                inserted += Int(row?[1] ?? "0") ?? 0
+            }
+            if inserted > 0 {
+                try connection.query("UPDATE store_state SET user_count = user_count + $1", [String(inserted)], operation)
+            }
+            if written >= Self.analyzeAfter {
+                try connection.execute("ANALYZE users", operation)  // the planner's row estimates, now, not at autovacuum's leisure
+            }
+            if written > 0 {
+                try connection.query("SELECT pg_notify($1, '')", [PostgresSchema.channel], operation)
+            }
+            return .done(User(id: UUID(), name: "", email: "", version: written), seq: 0)
+        }, email: nil)
+        switch outcome {
+        case .done(let summary, _):
+            if summary.version > 0 { notifyCommitted(PostgresCommit(seq: 0, change: nil)) }
+            return summary.version
+        case .emailTaken:
+            throw .validation(field: .email, message: "The import gives one email to two users (emails are unique, whatever their case).")
+        default:
+            throw .unavailable(reason: "\(connection.redacted): the import did not complete")
+        }
+    }
+
+    private struct ImportRow: Encodable {
+        let id: String, name: String, email: String
+        let avatar_url: String?
+        let version: Int
+        let name_key: String, email_key: String
+    }
+
+    private static func json(_ users: ArraySlice<User>) -> String {
+        let rows = users.map {
+            ImportRow(id: $0.id.uuidString, name: $0.name, email: $0.email, avatar_url: $0.avatarURL, version: $0.version,
+                      name_key: UserKey.fold($0.name), email_key: UserKey.fold($0.email))
+        }
+        return String(decoding: (try? JSONEncoder().encode(rows)) ?? Data("[]".utf8), as: UTF8.self)
+    }
+
+    /// Every user in list order, read in keyset batches (never one huge result in memory).
+    public func exportUsers() async throws(UserError) -> [User] {
+        var users: [User] = []
+        var request = PageRequest(limit: 5_000)
+        while true {
+            let page = try await fetchPage(request)
+            users += page.users
+            guard let next = page.next else { return users }
+            request.after = next
+        }
+    }
+
+    /// Imports a JSON array of `UserDTO` (the REST shape), validated like the SQLite import.
+    public func importJSON(_ data: Data) async throws(UserError) -> Int {
+        let dtos: [UserDTO]
+        do {
+            dtos = try JSONDecoder().decode([UserDTO].self, from: data)
+        } catch {
+            throw .unavailable(reason: "the import is not a JSON array of users {id, full_name, email, avatar_url, version}: \(error)")
+        }
+        return try await importUsers(try SQLiteUserRepository.validated(dtos))
+    }
+
+    // MARK: commits and the change log
+
+    /// Called after every successful write of this instance, off the connection's queue: the
+    /// change feed delivers our own commits at once, without the NOTIFY round trip.
+    func onCommit(_ observer: @escaping @Sendable (PostgresCommit) -> Void) {
+        commitObservers.withLock { $0.append(observer) }
+    }
+
+    private func notifyCommitted(_ commit: PostgresCommit) {
+        for observer in commitObservers.withLock({ $0 }) { observer(commit) }
+    }
+
+    static let pruneEvery = 500
+    /// The change log keeps at least this many rows...
+    static let changesKept = 10_000
+    /// ...and every row younger than this, so a daemon cut off for a while still resumes.
+    static let changesMinimumAgeSeconds = 600
+
+    /// Deletes old change rows and records how far, so a feed behind that point resyncs.
+    static func prune(_ connection: PGConnection) throws(PGError) {
+        try connection.query("""
+            WITH gone AS (
+                DELETE FROM changes
+                WHERE seq <= (SELECT MAX(seq) FROM changes) - $1 AND at < now() - make_interval(secs => $2)
+                RETURNING seq
+            )
+            UPDATE store_state SET pruned_through = GREATEST(pruned_through, (SELECT MAX(seq) FROM gone))
+            WHERE EXISTS (SELECT 1 FROM gone)
+            """, [String(changesKept), String(changesMinimumAgeSeconds)], "pruning the change log")
+    }
+
+    // MARK: for the benchmark and tests
+
+    /// The cursor after the `index`-th user (0-based) in list order, found with OFFSET once:
+    /// for setting up benchmarks, never for serving pages.
+    package func cursor(afterIndex index: Int) async throws(UserError) -> PageCursor? {
+        try await read { connection throws(PGError) -> PageCursor? in
+            guard let row = try connection.query("SELECT name_key, id FROM users ORDER BY name_key, id LIMIT 1 OFFSET $1",
+                                                 [String(index)], "positioning a cursor").first else { return nil }
+            return KeysetCursor(nameKey: row[0] ?? "", id: (row[1] ?? "").uppercased(), total: nil).pageCursor
+        }
+    }
+
+    /// PostgreSQL's plan for a statement, for tests that pin index use.
+    package func queryPlan(_ sql: String) async throws(UserError) -> [String] {
+        try await read { connection throws(PGError) -> [String] in
+            try connection.query("EXPLAIN " + sql, [], "explaining a query").rows.map { $0[0] ?? "" }
+        }
+    }
+}
+
+/// One commit of a `PostgresUserRepository` in this process: its change-log `seq` and the
+/// change (`nil` for an import: the feed reads those from the log).
+struct PostgresCommit: Sendable {
+    let seq: Int
+    let change: UserChange?
+}

@@ -1,0 +1,124 @@
+import Foundation
+import Glibc
+import UserListTestSupport
+
+/// A real `userlistd` child process whose store is a PostgreSQL database, on its own temporary
+/// directory and socket; and `userctl` runs against it.
+final class PostgresDaemon: @unchecked Sendable {  // Invariant: used by one test's task at a time.
+    let directory: String
+    let socketPath: String
+    let database: String
+    private var process: Process?
+
+    /// Starts the process without waiting for it (see `waitUntilAnswering`).
+    init(database: String, sampleData: Int = 0) throws {
+        directory = "/tmp/ulpgd-" + String(UUID().uuidString.prefix(8))
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        socketPath = directory + "/sock"
+        self.database = database
+        guard let products = RealDaemon.productsDirectory else { throw RealDaemon.Failure("userlistd is not built") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: products + "/userlistd")
+        process.arguments = ["--socket", socketPath, "--database", database, "--state-directory", directory + "/state",
+                             "--sample-data", String(sampleData), "--log-level", "debug"]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        _ = FileManager.default.createFile(atPath: directory + "/daemon.log", contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: directory + "/daemon.log")
+        try process.run()
+        self.process = process
+    }
+
+    func waitUntilAnswering(timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if RealDaemon.answers(socketPath) { return }
+            if process?.isRunning != true { throw RealDaemon.Failure("userlistd exited: \(log())") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw RealDaemon.Failure("userlistd did not answer on \(socketPath) within \(timeout): \(log())")
+    }
+
+    var isRunning: Bool { process?.isRunning ?? false }
+
+    /// SIGKILL, as a crash would: no goodbye, no clean disconnect from PostgreSQL.
+    func kill9() {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func log() -> String { (try? String(contentsOfFile: directory + "/daemon.log", encoding: .utf8)) ?? "" }
+
+    /// SIGTERM, wait, remove the directory. Call at the end of every test (`defer`).
+    func tearDown() {
+        if let process {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+        }
+        process = nil
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    struct Run {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    /// Runs `userctl --socket <this daemon> --no-spawn <arguments>` to completion.
+    func userctl(_ arguments: [String]) throws -> Run {
+        guard let products = RealDaemon.productsDirectory else { throw RealDaemon.Failure("userctl is not built") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: products + "/userctl")
+        process.arguments = ["--socket", socketPath, "--no-spawn"] + arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                   stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// `userctl watch --json` in the background, its output going to a file `output()` reads.
+    func watch() throws -> Watch { try Watch(self) }
+
+    final class Watch: @unchecked Sendable {  // Invariant: `process` is set in init, then only read.
+        private let process: Process
+        private let path: String
+
+        init(_ daemon: PostgresDaemon) throws {
+            guard let products = RealDaemon.productsDirectory else { throw RealDaemon.Failure("userctl is not built") }
+            path = daemon.directory + "/watch-\(UUID().uuidString.prefix(6)).out"
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
+            process = Process()
+            process.executableURL = URL(fileURLWithPath: products + "/userctl")
+            process.arguments = ["--socket", daemon.socketPath, "--no-spawn", "watch", "--json"]
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = FileHandle(forWritingAtPath: path)
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+        }
+
+        func output() -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+
+        /// Polls the output until `condition` holds or `timeout` passes.
+        func wait(timeout: Duration = .seconds(30), until condition: (String) -> Bool) async -> Bool {
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                if condition(output()) { return true }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return condition(output())
+        }
+
+        func stop() {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+        }
+    }
+}

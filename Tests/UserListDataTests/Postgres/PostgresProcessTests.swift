@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+import UserListTestSupport
+
+/// Several real `userlistd` processes sharing one real PostgreSQL, as on several hosts: a change
+/// through one reaches a watcher on the other, migrations happen once, kill -9 of one leaves the
+/// other working, and a PostgreSQL restart in the middle of renames loses none that was
+/// acknowledged.
+@Suite(.serialized,
+       .enabled(if: PostgresTestServer.isAvailable,
+                "PostgreSQL 15 is missing (/usr/lib/postgresql/15/bin, or no 'postgres' user to run it as root): run scripts/setup.sh"),
+       .enabled(if: RealDaemon.skipReason == nil, "userlistd is not built: run 'swift build' before 'swift test'"))
+struct PostgresProcessTests {
+    /// Ids of the first `count` users in the database, in list order.
+    func userIDs(_ server: PostgresTestServer, _ database: String, count: Int) throws -> [String] {
+        try server.psql(database, "SELECT id FROM users ORDER BY name_key, id LIMIT \(count)")
+            .split(separator: "\n").map(String.init)
+    }
+
+    @Test func twoDaemonsStartingTogetherMigrateOnceAndARenameThroughOneReachesAWatchOnTheOther() async throws {
+        let server = try PostgresTestServer.shared()
+        let database = try server.makeDatabase()
+        // Both start at once on an empty database: one migrates, the other waits for the lock.
+        let a = try PostgresDaemon(database: server.uri(database), sampleData: 50)
+        defer { a.tearDown() }
+        let b = try PostgresDaemon(database: server.conninfo(database), sampleData: 50)
+        defer { b.tearDown() }
+        try await a.waitUntilAnswering()
+        try await b.waitUntilAnswering()
+        #expect(try server.psql(database, "SELECT COUNT(*) FROM userlist_schema").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        #expect(try server.psql(database, "SELECT COUNT(*) FROM users").trimmingCharacters(in: .whitespacesAndNewlines) == "50")
+
+        let watch = try b.watch()
+        defer { watch.stop() }
+        #expect(await watch.wait { $0.contains("\"connected\"") })
+        let id = try #require(try userIDs(server, database, count: 1).first)
+        let name = "Renamed On Host A \(UUID().uuidString.prefix(6))"
+        let rename = try a.userctl(["rename", id, name])
+        #expect(rename.status == 0, "\(rename.stderr)")
+        #expect(await watch.wait { $0.contains(name) }, "the watch on B printed: \(watch.output())\nB's log: \(b.log())")
+        // And B's own listing shows it.
+        let shown = try b.userctl(["show", id, "--json"])
+        #expect(shown.stdout.contains(name))
+
+        // A crashing does not disturb B: its saves and its watcher carry on.
+        a.kill9()
+        let after = "Renamed On Host B \(UUID().uuidString.prefix(6))"
+        let renameOnB = try b.userctl(["rename", id, after])
+        #expect(renameOnB.status == 0, "\(renameOnB.stderr)")
+        #expect(await watch.wait { $0.contains(after) })
+    }
+
+    @Test func aPostgreSQLRestartDuringRenamesLosesNoAcknowledgedOne() async throws {
+        let server = try PostgresTestServer.makePrivate()
+        defer { server.tearDown() }
+        let database = try server.makeDatabase()
+        let a = try PostgresDaemon(database: server.conninfo(database), sampleData: 60)
+        defer { a.tearDown() }
+        try await a.waitUntilAnswering()
+        let b = try PostgresDaemon(database: server.conninfo(database))
+        defer { b.tearDown() }
+        try await b.waitUntilAnswering()
+        let watch = try b.watch()
+        defer { watch.stop() }
+        #expect(await watch.wait { $0.contains("\"connected\"") })
+        let ids = try userIDs(server, database, count: 40)
+        #expect(ids.count == 40)
+
+        var acknowledged: [(id: String, name: String)] = []
+        var refused: [String] = []
+        for (index, id) in ids.enumerated() {
+            if index == 12 { server.stop() }
+            if index == 20 { try server.start() }
+            let name = "Durable \(index) \(UUID().uuidString.prefix(4))"
+            let rename = try a.userctl(["rename", id, name])
+            if rename.status == 0 {
+                acknowledged.append((id, name))
+            } else {
+                refused.append(rename.stderr)
+            }
+        }
+        // While PostgreSQL was down, renames were refused with a clear reason (exit 69).
+        #expect(!refused.isEmpty)
+        #expect(refused.allSatisfy { $0.contains("unavailable") || $0.contains("cannot be reached") }, "\(refused)")
+        #expect(acknowledged.count >= 12 + 10, "\(refused)")
+        // Every acknowledged rename is in the database...
+        for (id, name) in acknowledged {
+            #expect(try server.psql(database, "SELECT name FROM users WHERE id = '\(id)'")
+                .trimmingCharacters(in: .whitespacesAndNewlines) == name)
+        }
+        // ...both daemons survived, and B's watcher saw the renames made after the restart.
+        #expect(a.isRunning && b.isRunning)
+        let last = try #require(acknowledged.last)
+        #expect(await watch.wait { $0.contains(last.name) }, "B's log: \(b.log())")
+    }
+}
