@@ -46,7 +46,8 @@ import UserListServer
         let (daemon, _) = try secondDaemon(on: path, directory: directory)
         let running = Task { await daemon.run() }
         var answering = false
-        for _ in 0..<200 where !answering {
+        let deadline = ContinuousClock.now + .seconds(WireTestClient.generousDeadline)
+        while !answering, ContinuousClock.now < deadline {
             answering = UnixSocket.isAnswering(path)
             if !answering { try await Task.sleep(for: .milliseconds(10)) }
         }

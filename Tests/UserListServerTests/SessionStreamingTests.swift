@@ -62,7 +62,7 @@ import UserListWire
             return
         }
         #expect(result?.objectValue?["version"] == .int((target["version"]?.int64Value ?? 0) + 1))
-        try await watcher.waitForState("the rename in the other session", timeout: 5) { _ in
+        try await watcher.waitForState("the rename in the other session") { _ in
             watcher.rows.contains { $0["id"] == .string(id) && $0["name"] == .string("Aaron Renamed") }
         }
         await daemon.stop()
@@ -132,7 +132,7 @@ import UserListWire
         try await before.intent("list", "did_select_row", ["index": 2])
         try await before.intent("detail", "set_draft_name", ["name": "Survives Restarts"])
         #expect(await daemon.stop() == 0)
-        let goodbye = try? await before.next(where: "goodbye", timeout: 2) { message -> Bool? in
+        let goodbye = try? await before.next(where: "goodbye") { message -> Bool? in
             if case .goodbye = message { true } else { nil }
         }
         #expect(goodbye == true, "a client is told the daemon is stopping")

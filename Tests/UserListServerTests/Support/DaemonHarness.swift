@@ -36,7 +36,8 @@ final class DaemonHarness: @unchecked Sendable {
                             notifier: SystemdNotifier(environment: [:]), store: store, reloadConfig: { nil })
         self.daemon = daemon
         task = Task { await daemon.run() }
-        for _ in 0..<200 {
+        let deadline = ContinuousClock.now + .seconds(WireTestClient.generousDeadline)
+        while ContinuousClock.now < deadline {
             if UnixSocket.isAnswering(socketPath) { return }
             try await Task.sleep(for: .milliseconds(10))
         }
