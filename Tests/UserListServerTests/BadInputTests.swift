@@ -5,7 +5,7 @@ import UserListWire
 
 /// Bad input gets an error frame with a code from the spec; the connection closes only when the
 /// stream is unusable; other clients carry on.
-@Suite(.serialized) struct BadInputTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct BadInputTests {
     @Test func eachBadInputGetsItsErrorCodeAndOthersCarryOn() async throws {
         let daemon = try await DaemonHarness()
         let bystander = try daemon.client()

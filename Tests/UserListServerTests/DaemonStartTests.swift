@@ -5,7 +5,7 @@ import UserListData
 import UserListServer
 
 /// Starting where another daemon already answers is refused; a socket file left by a crash is not.
-@Suite(.serialized) struct DaemonStartTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct DaemonStartTests {
     private func secondDaemon(on socketPath: String, directory: String) throws -> (Daemon, Logger) {
         let repository = try SQLiteUserRepository(path: directory + "/second.sqlite3")
         let feed = try SQLiteChangeFeed(observing: repository)

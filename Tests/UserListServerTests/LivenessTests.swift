@@ -4,7 +4,7 @@ import UserListServer
 import UserListWire
 
 /// Idle clients are pinged; one that answers stays, one that stays silent is closed as idle.
-@Suite(.serialized) struct LivenessTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct LivenessTests {
     @Test func aSilentClientIsPingedThenClosedAsIdle() async throws {
         let daemon = try await DaemonHarness { $0.pingIntervalSeconds = 0.5 }
         let silent = try daemon.client()

@@ -4,7 +4,7 @@ import UserListServer
 import UserListWire
 
 /// The daemon over a real Unix socket: snapshots, patches, replies, mirroring, cross-session updates.
-@Suite(.serialized) struct SessionStreamingTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct SessionStreamingTests {
     @Test func aClientGetsTheFirstPageThenTheNextPageAsPatches() async throws {
         let daemon = try await DaemonHarness(sampleUsers: 120)
         let client = try daemon.client()

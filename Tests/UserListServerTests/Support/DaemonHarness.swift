@@ -55,5 +55,9 @@ final class DaemonHarness: @unchecked Sendable {
 
     func client() throws -> WireTestClient { try WireTestClient(path: socketPath) }
 
-    deinit { try? FileManager.default.removeItem(atPath: directory) }
+    /// A test that failed before its `stop()` still stops its daemon (and its socket) here.
+    deinit {
+        daemon?.requestStop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
 }
