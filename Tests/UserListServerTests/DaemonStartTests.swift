@@ -5,7 +5,7 @@ import UserListData
 import UserListServer
 
 /// Starting where another daemon already answers is refused; a socket file left by a crash is not.
-@Suite(.serialized) struct DaemonStartTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct DaemonStartTests {
     private func secondDaemon(on socketPath: String, directory: String) throws -> (Daemon, Logger) {
         let repository = try SQLiteUserRepository(path: directory + "/second.sqlite3")
         let feed = try SQLiteChangeFeed(observing: repository)
@@ -46,7 +46,8 @@ import UserListServer
         let (daemon, _) = try secondDaemon(on: path, directory: directory)
         let running = Task { await daemon.run() }
         var answering = false
-        for _ in 0..<200 where !answering {
+        let deadline = ContinuousClock.now + .seconds(WireTestClient.generousDeadline)
+        while !answering, ContinuousClock.now < deadline {
             answering = UnixSocket.isAnswering(path)
             if !answering { try await Task.sleep(for: .milliseconds(10)) }
         }

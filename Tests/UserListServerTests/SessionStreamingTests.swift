@@ -5,7 +5,7 @@ import UserListServer
 import UserListWire
 
 /// The daemon over a real Unix socket: snapshots, patches, replies, mirroring, cross-session updates.
-@Suite(.serialized) struct SessionStreamingTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct SessionStreamingTests {
     @Test func aClientGetsTheFirstPageThenTheNextPageAsPatches() async throws {
         let daemon = try await DaemonHarness(sampleUsers: 120)
         let client = try daemon.client()
@@ -63,7 +63,7 @@ import UserListWire
             return
         }
         #expect(result?.objectValue?["version"] == .int((target["version"]?.int64Value ?? 0) + 1))
-        try await watcher.waitForState("the rename in the other session", timeout: 5) { _ in
+        try await watcher.waitForState("the rename in the other session") { _ in
             watcher.rows.contains { $0["id"] == .string(id) && $0["name"] == .string("Aaron Renamed") }
         }
         await daemon.stop()
@@ -133,7 +133,7 @@ import UserListWire
         try await before.intent("list", "did_select_row", ["index": 2])
         try await before.intent("detail", "set_draft_name", ["name": "Survives Restarts"])
         #expect(await daemon.stop() == 0)
-        let goodbye = try? await before.next(where: "goodbye", timeout: 2) { message -> Bool? in
+        let goodbye = try? await before.next(where: "goodbye") { message -> Bool? in
             if case .goodbye = message { true } else { nil }
         }
         #expect(goodbye == true, "a client is told the daemon is stopping")

@@ -28,8 +28,12 @@ package final class RealDaemon: @unchecked Sendable {
     }
 
     package init(sampleData: Int = 200) throws {
-        directory = "/tmp/ulc-" + String(UUID().uuidString.prefix(8))
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // mkdtemp: a fresh private directory per daemon, never one another test could share.
+        var template = Array("/tmp/ulc-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw Failure("mkdtemp failed: errno \(errno)")
+        }
+        directory = String(cString: made)
         socketPath = directory + "/sock"
         self.sampleData = sampleData
         try start()
@@ -47,14 +51,19 @@ package final class RealDaemon: @unchecked Sendable {
         process.standardError = FileHandle(forWritingAtPath: directory + "/daemon.log")
         try process.run()
         self.process = process
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(Int(generousDeadline))
         while ContinuousClock.now < deadline {
             if Self.answers(socketPath) { return }
             if !process.isRunning { throw Failure("userlistd exited: \(log())") }
             usleep(20_000)
         }
-        throw Failure("userlistd did not answer on \(socketPath) within 10 s: \(log())")
+        process.terminate()  // never leave a daemon behind a failed start
+        process.waitUntilExit()
+        self.process = nil
+        throw Failure("userlistd did not answer on \(socketPath) within \(Int(generousDeadline)) s: \(log())")
     }
+
+    deinit { tearDown() }
 
     package func log() -> String { (try? String(contentsOfFile: directory + "/daemon.log", encoding: .utf8)) ?? "" }
 
@@ -62,6 +71,11 @@ package final class RealDaemon: @unchecked Sendable {
     package func stop() {
         guard let process else { return }
         if process.isRunning { process.terminate() }
+        // SIGTERM first; a daemon that does not exit within the deadline is killed, so that a
+        // hung daemon fails its test instead of hanging the whole run.
+        let deadline = Date().addingTimeInterval(generousDeadline)
+        while process.isRunning, Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         self.process = nil
     }
@@ -96,7 +110,7 @@ package final class RealDaemon: @unchecked Sendable {
 }
 
 /// Polls `condition` until true or the timeout passes.
-package func eventually(_ timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+package func eventually(_ timeout: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if condition() { return true }

@@ -17,7 +17,10 @@ import UserListWire
     @Test func renameInThousandRowsIsOneReplace() throws {
         var rows = F.users(count: 1000)
         let a = F.state(F.listScreen(users: rows))
-        guard case .object(var row) = rows[417] else { return }
+        guard case .object(var row) = rows[417] else {
+            Issue.record("row 417 of the fixture is not an object: \(rows[417])")
+            return
+        }
         row["name"] = "Renamed Person"
         rows[417] = .object(row)
         let ops = try roundTrip(a, F.state(F.listScreen(users: rows)))

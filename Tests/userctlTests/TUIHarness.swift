@@ -96,7 +96,7 @@ final class TUIHarness: @unchecked Sendable {
 
     /// Polls the screen until `condition` holds; returns the last screen either way, so the
     /// caller's `#expect` shows what was there.
-    func waitFor(_ timeout: Duration = .seconds(5), _ condition: ([String]) -> Bool) async throws -> [String] {
+    func waitFor(_ timeout: Duration = .seconds(Int(generousDeadline)), _ condition: ([String]) -> Bool) async throws -> [String] {
         let deadline = ContinuousClock.now + timeout
         var lines = try screen()
         while !condition(lines), ContinuousClock.now < deadline {

@@ -75,13 +75,15 @@ final class ChildDaemon: @unchecked Sendable {
         stateDirectory = directory + "/state"
         logPath = directory + "/daemon.log"
         configPath = directory + "/empty.conf"
-        extraArguments = ["--sample-data", String(sampleData), "--log-level", "warning"] + extra
+        // No idle pings: these tests' clients do not answer them, and a wait under load must not
+        // turn into an idle_timeout close (LivenessTests cover pings). `extra` comes last and wins.
+        extraArguments = ["--sample-data", String(sampleData), "--log-level", "warning", "--ping-interval", "0"] + extra
     }
 
     var isRunning: Bool { pid > 0 && exitStatus == nil }
 
     /// Spawns the daemon and waits (up to `timeout`) until its socket accepts connections.
-    func start(timeout: Double = 10) throws {
+    func start(timeout: Double = generousDeadline) throws {
         precondition(!isRunning, "already running")
         guard access(Repo.daemonBinary, X_OK) == 0 else {
             throw FaultFailure("\(Repo.daemonBinary) is missing: run `swift build` first")

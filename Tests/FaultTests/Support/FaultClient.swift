@@ -1,4 +1,5 @@
 import Foundation
+import UserListTestSupport
 import Glibc
 import UserListWire
 
@@ -77,7 +78,7 @@ final class FaultClient: @unchecked Sendable {
     private var nextID = 1
     private var open = true
 
-    init(path: String, timeout: Double = 5) throws {
+    init(path: String, timeout: Double = generousDeadline) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             do {
@@ -110,7 +111,7 @@ final class FaultClient: @unchecked Sendable {
 
     /// Says hello and waits for `welcome` and its snapshot.
     @discardableResult
-    func hello(key: String, timeout: Double = 5) throws -> ServerMessage.Welcome {
+    func hello(key: String, timeout: Double = generousDeadline) throws -> ServerMessage.Welcome {
         send(helloMessage(key: key))
         let welcome = try next(where: "welcome", timeout: timeout) { message -> ServerMessage.Welcome? in
             if case .welcome(let w) = message { return w }
@@ -138,7 +139,7 @@ final class FaultClient: @unchecked Sendable {
     /// Sends an intent and waits for its reply.
     @discardableResult
     func intent(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil,
-                timeout: Double = 10) throws -> ServerMessage.Reply {
+                timeout: Double = generousDeadline) throws -> ServerMessage.Reply {
         let id = sendIntent(screen, action, args)
         return try next(where: "reply \(id) (\(screen)/\(action))", timeout: timeout) { message -> ServerMessage.Reply? in
             if case .reply(let reply) = message, reply.id == id { return reply }
@@ -175,7 +176,7 @@ final class FaultClient: @unchecked Sendable {
     }
 
     /// Reads until `match` returns non-nil.
-    func next<T>(where what: String, timeout: Double = 10, _ match: (ServerMessage) -> T?) throws -> T {
+    func next<T>(where what: String, timeout: Double = generousDeadline, _ match: (ServerMessage) -> T?) throws -> T {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             let remaining = deadline.timeIntervalSinceNow
@@ -202,6 +203,21 @@ final class FaultClient: @unchecked Sendable {
             }
         }
         return isClosed
+    }
+
+    /// Reads what arrives until `condition` holds (true) or `timeout` passes or the server
+    /// closes (false): waits for an outcome, never for a quiet spell of a guessed length.
+    func readUntil(timeout: Double = generousDeadline, _ condition: (FaultClient) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition(self) {
+            guard deadline.timeIntervalSinceNow > 0, !isClosed else { return false }
+            do {
+                if try readMessage(timeout: min(1, deadline.timeIntervalSinceNow)) == nil { return condition(self) }
+            } catch {
+                continue  // nothing this second: look at the condition and the deadline again
+            }
+        }
+        return true
     }
 
     /// Reads whatever arrives until the line is quiet for `quiet` seconds.

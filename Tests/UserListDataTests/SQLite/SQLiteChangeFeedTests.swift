@@ -24,12 +24,14 @@ final class ChangeCollector: Sendable {
 
     /// Waits until at least `count` changes arrived (or `timeout`), then `settle` more to catch
     /// duplicates, and returns everything received.
-    func wait(for count: Int, timeout: Duration = .seconds(5), settle: Duration = .milliseconds(150)) async -> [UserChange] {
+    func wait(for count: Int, timeout: Duration = .seconds(60), settle: Duration = .milliseconds(150)) async -> [UserChange] {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while changes.count < count, clock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
+        // Not an outcome-deciding sleep: after the awaited changes, a moment for duplicates to
+        // show (a slow machine can only hide a duplicate, never fail a correct feed).
         try? await Task.sleep(for: settle)
         return changes
     }

@@ -49,17 +49,25 @@ func run(_ executable: String, _ arguments: [String]) -> Int32 {
     /// Root ignores permission bits, so `chmod 0444` proves nothing in CI. The immutable
     /// attribute stops root too: SQLite's open for writing fails and it falls back to read-only,
     /// which the store must report instead of failing later on the first save.
-    @Test func anImmutableFileIsReportedAsReadOnly() async throws {
+    /// Whether `chattr +i` works here (it needs root and a file system with the attribute).
+    static let chattrWorks: Bool = {
+        guard let directory = try? TemporaryDirectory() else { return false }
+        let file = directory.file("probe")
+        FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        let works = run("/usr/bin/chattr", ["+i", file]) == 0
+        _ = run("/usr/bin/chattr", ["-i", file])
+        return works
+    }()
+
+    @Test(.enabled(if: SQLiteFailureTests.chattrWorks, "chattr +i is not permitted here (needs root and a file system with the immutable attribute)"))
+    func anImmutableFileIsReportedAsReadOnly() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("users.sqlite")
         do {
             let store = try SQLiteUserRepository(path: path)
             _ = try await store.importUsers(SampleUsers.generate(count: 3))
         }
-        guard run("/usr/bin/chattr", ["+i", path]) == 0 else {
-            // No chattr, or a file system without the attribute: the readOnly test below still runs.
-            return
-        }
+        try #require(run("/usr/bin/chattr", ["+i", path]) == 0, "chattr +i \(path) failed")
         defer { _ = run("/usr/bin/chattr", ["-i", path]) }
         let reason = await unavailableReason { _ = try SQLiteUserRepository(path: path) }
         #expect(reason.contains("\(path) is read-only"), "\(reason)")

@@ -4,7 +4,7 @@ import Testing
 /// records an issue if it still fails after `timeout`. Never a fixed sleep: a test waits exactly
 /// as long as the code under test needs.
 func waitUntil(
-    timeout: Duration = .seconds(5),
+    timeout: Duration = .seconds(60),
     _ condition: () -> Bool,
     isolation: isolated (any Actor) = #isolation,
     sourceLocation: SourceLocation = #_sourceLocation

@@ -36,7 +36,8 @@ final class DaemonHarness: @unchecked Sendable {
                             notifier: SystemdNotifier(environment: [:]), store: store, reloadConfig: { nil })
         self.daemon = daemon
         task = Task { await daemon.run() }
-        for _ in 0..<200 {
+        let deadline = ContinuousClock.now + .seconds(WireTestClient.generousDeadline)
+        while ContinuousClock.now < deadline {
             if UnixSocket.isAnswering(socketPath) { return }
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -54,5 +55,9 @@ final class DaemonHarness: @unchecked Sendable {
 
     func client() throws -> WireTestClient { try WireTestClient(path: socketPath) }
 
-    deinit { try? FileManager.default.removeItem(atPath: directory) }
+    /// A test that failed before its `stop()` still stops its daemon (and its socket) here.
+    deinit {
+        daemon?.requestStop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
 }
