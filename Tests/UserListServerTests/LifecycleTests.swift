@@ -148,12 +148,17 @@ import UserListWire
     func aClosedConnectionStopsCountingAgainstItsUID() async throws {
         let daemon = try await DaemonHarness { $0.maxConnectionsPerUID = 4 }
         let registry = try await Self.registry(daemon)
-        // The harness's start-up probe connection is gone first.
+        // The harness's start-up probe connection is accepted and gone first: a client welcomed
+        // after it proves the probe left the backlog (accepts are in order).
+        do {
+            let first = try daemon.client()
+            _ = try await first.hello(key: "before-the-rounds")
+        }
         #expect(await Self.eventually { registry.connectionCount == 0 })
         for round in 0..<5 {
             var fds: [Int32] = []
             for _ in 0..<4 { fds.append(try Self.rawConnect(daemon.socketPath)) }
-            #expect(await Self.eventually { registry.connectionCount == 4 }, "round \(round)")
+            #expect(await Self.eventually { registry.connectionCount == 4 }, "round \(round): \(registry.connectionCount) counted")
             for fd in fds { close(fd) }
             #expect(await Self.eventually { registry.connectionCount == 0 }, "round \(round)")
         }
