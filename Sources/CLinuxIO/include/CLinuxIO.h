@@ -8,24 +8,7 @@
 #include <sys/un.h>
 #include <stdint.h>
 
-static inline int ulio_epoll_ctl(int epfd, int op, int fd, uint32_t events) {
-    struct epoll_event ev;
-    ev.events = events;
-    ev.data.u64 = 0;
-    ev.data.fd = fd;
-    return epoll_ctl(epfd, op, fd, &ev);
-}
-
-/// Waits and writes up to `max` (fd, events) pairs into the arrays.
-static inline int ulio_epoll_wait(int epfd, int *fds, uint32_t *events, int max, int timeout) {
-    struct epoll_event evs[256];
-    if (max > 256) max = 256;
-    int n = epoll_wait(epfd, evs, max, timeout);
-    for (int i = 0; i < n; i++) { fds[i] = evs[i].data.fd; events[i] = evs[i].events; }
-    return n;
-}
-
-/// Like `ulio_epoll_ctl`, with a 64-bit `token` that comes back with each event for `fd` (the
+/// Adds, modifies or removes `fd` in an epoll set; `token` comes back with each event for `fd` (the
 /// daemon's event loop packs the descriptor and a registration generation into it, so a stale
 /// event never reaches a newer connection that reuses the number).
 static inline int ulio_epoll_ctl_token(int epfd, int op, int fd, uint32_t events, uint64_t token) {
@@ -41,6 +24,19 @@ static inline int ulio_epoll_wait_tokens(int epfd, uint64_t *tokens, uint32_t *e
     if (max > 256) max = 256;
     int n = epoll_wait(epfd, evs, max, timeout);
     for (int i = 0; i < n; i++) { tokens[i] = evs[i].data.u64; events[i] = evs[i].events; }
+    return n;
+}
+
+/// `ulio_epoll_ctl_token` with the descriptor itself as the token (the bench's simple sets).
+static inline int ulio_epoll_ctl(int epfd, int op, int fd, uint32_t events) {
+    return ulio_epoll_ctl_token(epfd, op, fd, events, (uint64_t)(uint32_t)fd);
+}
+
+/// Waits and writes up to `max` (fd, events) pairs into the arrays (sets made by `ulio_epoll_ctl`).
+static inline int ulio_epoll_wait(int epfd, int *fds, uint32_t *events, int max, int timeout) {
+    uint64_t tokens[256];
+    int n = ulio_epoll_wait_tokens(epfd, tokens, events, max, timeout);
+    for (int i = 0; i < n; i++) fds[i] = (int)(uint32_t)tokens[i];
     return n;
 }
 
