@@ -71,11 +71,18 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     // MARK: SessionClient
 
     package func send(_ message: ServerMessage, droppable: Bool) {
-        guard let frame = try? encoder.encode(message) else {
-            context.logger.error("A server message was too large to send", ["USERLISTD_TYPE": message.type])
-            return
+        do throws(FrameError) {
+            connection.send(try encoder.encode(message), droppable: droppable)
+        } catch {
+            // Never dropped silently: logged, and the client is told what it did not get (a reply
+            // keeps its id, so the intent is answered).
+            context.logger.error("A server message could not be sent: \(error)", ["USERLISTD_TYPE": message.type])
+            let id: Int? = if case .reply(let reply) = message { reply.id } else { nil }
+            let text = "userlistd could not send a \(message.type) message (\(error)); it is logged."
+            let notice: ServerMessage = id.map { .reply(.failure(id: $0, code: .internal, message: text)) }
+                ?? .error(.init(code: .internal, message: text, id: nil))
+            if let frame = try? encoder.encode(notice) { connection.send(frame, droppable: false) }
         }
-        connection.send(frame, droppable: droppable)
     }
 
     package func sendFrames(_ frames: [(bytes: [UInt8], droppable: Bool)]) {
