@@ -10,6 +10,8 @@ package final class RealDaemon: @unchecked Sendable {
     package let directory: String
     package let socketPath: String
     package let sampleData: Int
+    /// More flags for the daemon (e.g. `--session-journal-interval 0`).
+    package let extraArguments: [String]
     private var process: Process?
 
     /// The build products directory, or `nil` when userlistd has not been built.
@@ -27,7 +29,8 @@ package final class RealDaemon: @unchecked Sendable {
         productsDirectory == nil ? "userlistd is not built: run 'swift build' before 'swift test'" : nil
     }
 
-    package init(sampleData: Int = 200) throws {
+    package init(sampleData: Int = 200, extraArguments: [String] = []) throws {
+        self.extraArguments = extraArguments
         directory = "/tmp/ulc-" + String(UUID().uuidString.prefix(8))
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/sock"
@@ -40,7 +43,7 @@ package final class RealDaemon: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: products + "/userlistd")
         process.arguments = ["--socket", socketPath, "--database", directory + "/db",
-                             "--state-directory", directory + "/state", "--sample-data", String(sampleData)]
+                             "--state-directory", directory + "/state", "--sample-data", String(sampleData)] + extraArguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         FileManager.default.createFile(atPath: directory + "/daemon.log", contents: nil)
@@ -62,6 +65,14 @@ package final class RealDaemon: @unchecked Sendable {
     package func stop() {
         guard let process else { return }
         if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    /// SIGKILL and wait: a crash, with no chance to save anything.
+    package func kill9() {
+        guard let process else { return }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         self.process = nil
     }

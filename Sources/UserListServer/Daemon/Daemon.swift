@@ -86,14 +86,26 @@ public final class Daemon: Sendable {
         }
 
         let policy = AccessPolicy(adminGroup: config.adminGroup)
+        let journal = config.sessionJournalMilliseconds > 0
+            ? SessionJournal(directory: config.stateDirectory, interval: .milliseconds(config.sessionJournalMilliseconds), logger: logger)
+            : nil
         let registry = SessionRegistry(
             useCases: UserUseCases(repository: store.repository), feed: store.feed, logger: logger,
-            config: config, isWriter: { policy.canWrite(uid: $0) })
-        let savedBefore = SessionStore(directory: config.stateDirectory).load(logger: logger)
+            config: config, isWriter: { policy.canWrite(uid: $0) }, journal: journal)
+        let sessionStore = SessionStore(directory: config.stateDirectory)
+        let savedBefore = sessionStore.load(logger: logger)
         let restored = registry.restore(savedBefore)
         if restored < savedBefore.count {
             logger.info("Did not restore \(savedBefore.count - restored) saved sessions past their retention")
         }
+        // The restored sessions are durable again (in a fresh journal) before the old files go.
+        if let journal {
+            journal.setLiveKeys { Set(registry.allSessions.map(\.key)) }
+            journal.start(with: savedBefore)
+        } else {
+            unlink(config.stateDirectory + "/" + SessionJournal.fileName)
+        }
+        sessionStore.removeSaved()
 
         runningRegistry.withLock { $0 = registry }
         let statusLine: @Sendable () -> String = {
@@ -158,7 +170,9 @@ public final class Daemon: Sendable {
             } ?? wallNow
             saved.append(SavedSession(key: session.key, id: session.id, state: await session.savedState, detachedAt: detachedAt))
         }
-        SessionStore(directory: config.stateDirectory).save(saved, logger: logger)
+        // The journal's last batch, then the whole save; the journal goes once the save is written.
+        journal?.finish()
+        if sessionStore.save(saved, logger: logger) { journal?.remove() }
         // Give clients a moment to read their goodbye before the process ends.
         try? await Task.sleep(for: .milliseconds(50))
         loop.stop()

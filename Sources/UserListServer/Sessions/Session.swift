@@ -60,11 +60,14 @@ package actor Session {
     private var ownWrites: [OwnWrite] = []
     private var ownWriteCount = 0
     private let frameEncoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
+    /// Where each new state goes to survive a crash (nil: saved only at a clean shutdown).
+    private let journal: SessionJournal?
 
     package init(key: SessionKey, id: String = UUID().uuidString.lowercased(),
                  canWrite: @escaping @Sendable () -> Bool,
                  useCases: UserUseCases, changes: ChangeBroadcaster, logger: Logger,
-                 restoring saved: NavigationState? = nil) {
+                 restoring saved: NavigationState? = nil, journal: SessionJournal? = nil) {
+        self.journal = journal
         self.key = key
         self.id = id
         self.canWrite = canWrite
@@ -96,6 +99,7 @@ package actor Session {
             $0.detachedAt = nil
             $0.lastActive = .now
         }
+        journal?.attachmentChanged(key: key, detachedAt: nil)
     }
 
     package func detach(_ client: any SessionClient) {
@@ -104,6 +108,7 @@ package actor Session {
             $0.clients = clients.count
             if clients.isEmpty { $0.detachedAt = .now }
         }
+        if clients.isEmpty { journal?.attachmentChanged(key: key, detachedAt: Date()) }
     }
 
     /// A fresh snapshot for one client: on resync, or after its queue overflowed and drained.
@@ -191,7 +196,10 @@ package actor Session {
         let events = pendingEvents
         pendingEvents.removeAll()
         guard !ops.isEmpty || !events.isEmpty else { return }
-        if !ops.isEmpty { activity.withLock { $0.screens = current.screens.count } }
+        if !ops.isEmpty {
+            activity.withLock { $0.screens = current.screens.count }
+            journal?.record(key: key, id: id, state: current)  // handed over; written off this path
+        }
         let eventFrames = events
         let serializedOps = ops.isEmpty ? [] : FrameEncoder.serializedOperations(ops)
         for (id, var attached) in clients {
@@ -383,6 +391,8 @@ package actor Session {
         case .back:
             navigator.back()
             return .done(nil)
+        case .offerDraft(let id, let name, let baseVersion):
+            return .pending { session in await session.takeOfferedDraft(id: id, name: name, baseVersion: baseVersion) }
         case .importUsers(let users):
             let useCases = useCases
             return .pending { session in
@@ -441,6 +451,32 @@ package actor Session {
                 }
             }
         }
+    }
+
+    /// A draft a client offers back after reattaching (the daemon lost it in a crash): taken,
+    /// on that user's detail screen (opened if need be), only while the stored user is still at
+    /// the version the draft was typed against; otherwise `conflict`, quoting the text.
+    private func takeOfferedDraft(id: UUID, name: String, baseVersion: Int) async -> Result<JSONValue?, IntentError> {
+        let stored: User
+        do throws(UserError) {
+            stored = try await useCases.fetchUser.execute(id: id)
+        } catch {
+            return .failure(IntentError(error))
+        }
+        guard stored.version == baseVersion else {
+            return .failure(IntentError(.conflict, "Your unsaved name \"\(name)\" was typed on version \(baseVersion) of this user, which has changed since (now version \(stored.version), \"\(stored.name)\"); it was not put back. Type it again if you still want it."))
+        }
+        if let open = navigator.topDetail, open.userID != id, open.state.isDirty {
+            return .failure(IntentError(.conflict, "Your unsaved name \"\(name)\" was not put back: this session now has another user's unsaved edit open."))
+        }
+        if navigator.topDetail?.userID != id, case .failure(let error) = await navigator.openUser(id) {
+            return .failure(IntentError(error))
+        }
+        guard let detail = navigator.topDetail, detail.userID == id else {
+            return .failure(IntentError(.conflict, "Your unsaved name \"\(name)\" was not put back: the session moved on while it was offered."))
+        }
+        detail.setDraftName(name)
+        return .success(StateDocument.user(stored))
     }
 
     /// An outcome that waits for a list load.

@@ -65,6 +65,8 @@ final class TUI {
     var draftsInFlight = 0
     var lastDraftSent = ContinuousClock.now - .seconds(1)
     var flushScheduled = false
+    /// The unsaved edit held while reconnecting, offered back once reattached.
+    var heldDraft: DraftOffer?
 
     init(client: UserListClient, mouse: Bool) {
         self.client = client
@@ -169,7 +171,21 @@ final class TUI {
                     highlights[id] = .now
                 }
             case .connection(let state):
+                // A drop: keep the unsaved edit as typed; once reattached, offer it back if the
+                // daemon lost it (killed between two of its journal writes).
+                if case .reconnecting = state, connection.isConnected {
+                    heldDraft = DraftOffer.held(in: document, localDraft: draft)
+                }
                 connection = state
+                if state.isConnected, let offer = heldDraft {
+                    heldDraft = nil
+                    document = SessionDocument(client.document)
+                    if offer.isMissing(from: document) {
+                        draft = nil
+                        draftUnsent = false
+                        send("session", "offer_draft", offer.arguments)
+                    }
+                }
             case .serverError(let error):
                 if error.code == .rateLimited, draftUnsent || draftsInFlight > 0 {
                     draftUnsent = true
