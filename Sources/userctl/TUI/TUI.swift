@@ -67,6 +67,8 @@ final class TUI {
     var flushScheduled = false
     /// The unsaved edit held while reconnecting, offered back once reattached.
     var heldDraft: DraftOffer?
+    /// The last text typed on a detail screen, and whose: ahead of the daemon until it has it.
+    var typedDraft: (userID: String, text: String)?
 
     init(client: UserListClient, mouse: Bool) {
         self.client = client
@@ -174,7 +176,10 @@ final class TUI {
                 // A drop: keep the unsaved edit as typed; once reattached, offer it back if the
                 // daemon lost it (killed between two of its journal writes).
                 if case .reconnecting = state, connection.isConnected {
-                    heldDraft = DraftOffer.held(in: document, localDraft: draft)
+                    // The document as the drop left it (this loop's copy may already be newer).
+                    let before = SessionDocument(client.documentAtLastDrop)
+                    let typed = typedDraft.flatMap { $0.userID == before.detail?.userID ? $0.text : nil }
+                    heldDraft = DraftOffer.held(in: before, localDraft: typed)
                 }
                 connection = state
                 if state.isConnected, let offer = heldDraft {
@@ -183,6 +188,7 @@ final class TUI {
                     if offer.isMissing(from: document) {
                         draft = nil
                         draftUnsent = false
+                        typedDraft = nil
                         send("session", "offer_draft", offer.arguments)
                     }
                 }
@@ -382,6 +388,7 @@ final class TUI {
     }
 
     private func leaveDetail() {
+        typedDraft = nil
         draft = nil
         draftUnsent = false
         send("detail", "back")
@@ -393,6 +400,7 @@ final class TUI {
     }
 
     private func setDraft(_ text: String) {
+        typedDraft = document.detail.map { ($0.userID, text) }
         draft = text
         draftUnsent = true
         scheduleDraftFlush()
