@@ -81,9 +81,11 @@ enum JournalBench {
         let set = many.connections
         let encoder = FrameEncoder(maximumFrameSize: FrameLimits.clientToServer)
         func send(_ index: Int, _ id: Int, _ screen: String, _ action: String, _ args: [String: JSONValue]) throws(BenchError) {
+            let frame: [UInt8]
             do throws(FrameError) {
-                try set.send(index, encoder.encode(ClientMessage.intent(.init(id: id, screen: screen, action: action, args: args))))
+                frame = try encoder.encode(ClientMessage.intent(.init(id: id, screen: screen, action: action, args: args)))
             } catch { throw BenchError("encode: \(error)") }
+            try set.send(index, frame)
         }
         // Every session opens its own user (intent id 2).
         var opened = 0
