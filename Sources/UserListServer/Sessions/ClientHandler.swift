@@ -27,6 +27,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         case error(ErrorCode, String, id: Int?)
         /// An intent answered with a failed reply without running it.
         case refused(id: Int, ErrorCode, String)
+        /// Handed over by the previous process, already attached (see `resumeAttached`).
+        case adopted(Session, epoch: Int, seq: Int, state: NavigationStateBox, awaitingSnapshot: Bool)
     }
 
     /// Past this many unprocessed items the socket is no longer read (backpressure, nothing dropped).
@@ -67,6 +69,14 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     }
 
     deinit { context.liveObjects.handlers.subtract(1, ordering: .relaxed) }
+
+    /// A connection the previous process handed over, attached to `session` at (`epoch`,
+    /// `seq`) holding `state`: no hello is expected; the stream continues. Call before the
+    /// connection starts reading, so the client's next frames find it attached.
+    package func resumeAttached(to session: Session, epoch: Int, seq: Int, holding state: NavigationStateBox, awaitingSnapshot: Bool) {
+        phase.withLock { $0 = .attached(session) }
+        enqueue(.adopted(session, epoch: epoch, seq: seq, state: state, awaitingSnapshot: awaitingSnapshot))
+    }
 
     // MARK: SessionClient
 
@@ -146,6 +156,9 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
             sendError(.inputLimit, "Unfinished frames from uid \(connection.peer.uid) hold more than \(context.config.maxPartialBytesPerUID) bytes; finish or close some connections.")
         }
     }
+
+    /// Whether everything the client sent so far has been handled (a handover waits for it).
+    package var isIdle: Bool { pending.load(ordering: .relaxed) == 0 }
 
     /// Queues work for the ordered task; stops reading the socket while too much is queued.
     private func enqueue(_ item: Inbound) {
@@ -302,6 +315,9 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
             switch item {
             case .hello(let hello):
                 session = await attach(hello)
+            case .adopted(let adopted, let epoch, let seq, let state, let awaitingSnapshot):
+                session = adopted
+                await adopted.adopt(self, epoch: epoch, seq: seq, holding: state.state, awaitingSnapshot: awaitingSnapshot)
             case .duplicateHello:
                 sendError(.alreadyAttached, "This connection already said hello; open a new connection for another session.")
             case .ping(let nonce):

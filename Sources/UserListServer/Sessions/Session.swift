@@ -127,6 +127,53 @@ package actor Session {
         clients[ObjectIdentifier(client)]?.awaitingSnapshot = true
     }
 
+    /// A restart that no client notices (see `Handover`): the state every client holds now,
+    /// and where each client's stream is. Their connections move to the next process.
+    package func handOver() -> (state: NavigationState, streams: [HandedStream]) {
+        flush()
+        return (sent ?? navigator.state, clients.values.map {
+            HandedStream(client: $0.client, epoch: $0.epoch, seq: $0.seq, awaitingSnapshot: $0.awaitingSnapshot)
+        })
+    }
+
+    package struct HandedStream: Sendable {
+        package let client: any SessionClient
+        package let epoch: Int
+        package let seq: Int
+        package let awaitingSnapshot: Bool
+    }
+
+    /// A client the previous process handed over, holding `state` at (`epoch`, `seq`): no
+    /// welcome and no snapshot; its stream goes on in the same epoch. If the session has moved
+    /// on from `state` (restored screens reloading, another client adopted first), the client
+    /// gets the difference as its next patch. One that was owed a snapshot gets it now.
+    package func adopt(_ client: any SessionClient, epoch: Int, seq: Int, holding state: NavigationState, awaitingSnapshot: Bool) {
+        if !started {
+            startIfNeeded()
+            sent = state  // the next patch goes from what the clients hold to the restored screens
+        }
+        flush()
+        var attached = Attached(client: client, epoch: epoch, seq: seq, awaitingSnapshot: awaitingSnapshot)
+        clients[ObjectIdentifier(client)] = attached
+        activity.withLock {
+            $0.clients = clients.count
+            $0.detachedAt = nil
+            $0.lastActive = .now
+        }
+        journal?.attachmentChanged(key: key, detachedAt: nil)
+        guard !awaitingSnapshot else { return resendSnapshot(to: client) }
+        let ops = StateDiff.ops(from: state, to: sent ?? navigator.state)
+        guard !ops.isEmpty else { return }
+        attached.seq += 1
+        do {
+            let frame = try frameEncoder.encodePatch(epoch: epoch, seq: attached.seq, serializedOperations: FrameEncoder.serializedOperations(ops))
+            clients[ObjectIdentifier(client)] = attached
+            client.sendFrames([(frame, true)])
+        } catch {
+            resendSnapshot(to: client)
+        }
+    }
+
     /// Tells every client the daemon is going away.
     package func sayGoodbye(reason: String) {
         for attached in clients.values {

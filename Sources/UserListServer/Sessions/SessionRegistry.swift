@@ -78,6 +78,11 @@ package final class SessionRegistry: Sendable {
         }
     }
 
+    /// Counts a connection handed over by the previous process: it was within the limit there.
+    package func forceConnectionOpened(uid: UInt32) {
+        entries.withLock { $0.connectionsPerUID[uid, default: 0] += 1 }
+    }
+
     package func connectionClosed(uid: UInt32) {
         entries.withLock { entries in
             let remaining = entries.connectionsPerUID[uid, default: 1] - 1
