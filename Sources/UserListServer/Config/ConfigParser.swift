@@ -207,7 +207,10 @@ public enum ConfigParser {
           -h, --help                      print this help and exit
 
         Defaults here: socket \(defaults.socketPath), database \(defaults.databasePath).
-        Signals: SIGHUP reloads the file; SIGTERM and SIGINT stop gracefully, saving sessions.
+        Signals: SIGHUP reloads the file; SIGTERM and SIGINT stop gracefully, saving sessions
+        (with USERLISTD_FDSTORE=1 under systemd, SIGTERM hands every connection to the next
+        start instead); SIGUSR2 re-executes the binary in place (an upgrade), handing every
+        connection over, so attached clients never reconnect.
 
         """
         return text
