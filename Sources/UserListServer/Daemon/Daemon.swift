@@ -185,7 +185,7 @@ public final class Daemon: Sendable {
         let sessions = registry.allSessions
         var handed: [(name: String, fd: Int32)] = []
         if route != nil {
-            let collected = await Handover.collect(sessions: sessions, handlers: context.allHandlers)
+            let collected = await Handover.collect(sessions: sessions, handlers: context.allHandlers, logger: logger)
             if Handover.write(collected.file, directory: config.stateDirectory, logger: logger) {
                 handed = collected.descriptors
                 // The listening socket too, unless a socket unit holds it (then it comes back by itself).
@@ -208,7 +208,8 @@ public final class Daemon: Sendable {
             let detachedAt = session.activity.withLock { activity in
                 activity.clients == 0 ? activity.detachedAt.map { wallNow - Self.seconds(clockNow - $0) } : wallNow
             } ?? wallNow
-            saved.append(SavedSession(key: session.key, id: session.id, state: await session.savedState, detachedAt: detachedAt))
+            // What a restore uses (the list's rows are reloaded): a tenth of the bytes to write and read back.
+            saved.append(SavedSession(key: session.key, id: session.id, state: SessionJournal.reduced(await session.savedState), detachedAt: detachedAt))
         }
         // The journal's last batch, then the whole save; the journal goes once the save is written.
         journal?.finish()

@@ -39,14 +39,38 @@ package enum Handover {
         var unsent: Data
     }
 
+    /// The state a session's clients hold, its list kept apart: sessions showing the same
+    /// page share one copy in `File.lists` (a thousand terminals on the first page write it once).
     struct HeldState: Codable {
         var key: SessionKey
+        var list: Int
+        /// The stack with an empty list in place of `File.lists[list]`.
         var state: NavigationState
     }
 
     struct File: Codable {
         var streams: [Stream] = []
         var states: [HeldState] = []
+        var lists: [UserListState] = []
+
+        mutating func hold(_ state: NavigationState, for key: SessionKey) {
+            guard case .list(let list) = state.screens.first else {
+                return states.append(HeldState(key: key, list: -1, state: state))
+            }
+            // Few distinct pages in practice; past 64 the search is not worth it.
+            let index = lists.count <= 64 ? lists.firstIndex(of: list) : nil
+            if index == nil { lists.append(list) }
+            var rest = state
+            rest.screens[0] = .list(UserListState())
+            states.append(HeldState(key: key, list: index ?? lists.count - 1, state: rest))
+        }
+
+        func held(_ entry: HeldState) -> NavigationState {
+            guard lists.indices.contains(entry.list), !entry.state.screens.isEmpty else { return entry.state }
+            var state = entry.state
+            state.screens[0] = .list(lists[entry.list])
+            return state
+        }
     }
 
     /// How the descriptors travel.
@@ -68,13 +92,18 @@ package enum Handover {
     /// Stops reading every connection, waits (up to 2 s) for what they sent to be handled and
     /// for saves in flight, then takes each attached connection out of the loop. Connections
     /// that never attached are closed (their clients simply connect again).
-    static func collect(sessions: [Session], handlers: [ClientHandler]) async -> Collected {
+    static func collect(sessions: [Session], handlers: [ClientHandler], logger: Logger) async -> Collected {
+        let started = ContinuousClock.now
         for handler in handlers { handler.connection.setReadingPaused(true, because: .handover) }
         let deadline = ContinuousClock.now + .seconds(2)
         while handlers.contains(where: { !$0.isIdle }), ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(2))
         }
+        let idle = ContinuousClock.now
         for session in sessions { await session.finishInFlightWork() }
+        defer {
+            logger.notice("Handover: \(handlers.count) connections idle after \(idle - started), collected after \(ContinuousClock.now - started)")
+        }
         var collected = Collected()
         var handed = Set<ObjectIdentifier>()
         for session in sessions {
@@ -90,7 +119,7 @@ package enum Handover {
                                                      awaitingSnapshot: stream.awaitingSnapshot, unsent: Data(unsent)))
                 any = true
             }
-            if any { collected.file.states.append(HeldState(key: session.key, state: state)) }
+            if any { collected.file.hold(state, for: session.key) }
         }
         for handler in handlers where !handed.contains(ObjectIdentifier(handler)) { handler.connection.close() }
         return collected
@@ -169,7 +198,7 @@ package enum Handover {
                       notifier: SystemdNotifier) -> Int {
         var adopted = 0
         let streams = Dictionary((file?.streams ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        let states = Dictionary((file?.states ?? []).map { ($0.key, $0.state) }, uniquingKeysWith: { first, _ in first })
+        let states = Dictionary((file?.states ?? []).map { ($0.key, file!.held($0)) }, uniquingKeysWith: { first, _ in first })
         for (fd, name) in descriptors {
             notifier.removeStoredFD(name: name)  // ours now; the store's copy would keep the socket open
             guard let stream = streams[name], let peer = UnixSocket.peerCredentials(fd) else {
