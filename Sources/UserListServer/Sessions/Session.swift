@@ -150,9 +150,12 @@ package actor Session {
     package func adopt(_ client: any SessionClient, epoch: Int, seq: Int, holding state: NavigationState, awaitingSnapshot: Bool) {
         if !started {
             startIfNeeded()
-            sent = state  // the next patch goes from what the clients hold to the restored screens
+            // The next patch goes from what the clients hold to the restored screens once they
+            // have reloaded (not through the empty "loading" list in between).
+            sent = state
+        } else {
+            flush()  // `sent` current, and the clients already here up to date
         }
-        flush()
         var attached = Attached(client: client, epoch: epoch, seq: seq, awaitingSnapshot: awaitingSnapshot)
         clients[ObjectIdentifier(client)] = attached
         activity.withLock {
