@@ -120,11 +120,11 @@ public final class Daemon: Sendable {
         // The restored sessions are durable again (in a fresh journal) before the old files go.
         if let journal {
             journal.setLiveKeys { Set(registry.allSessions.map(\.key)) }
-            journal.start(with: savedBefore)
+            journal.start(with: savedBefore, then: { sessionStore.removeSaved() })
         } else {
             unlink(config.stateDirectory + "/" + SessionJournal.fileName)
+            sessionStore.removeSaved()
         }
-        sessionStore.removeSaved()
         let handover = Handover.load(directory: config.stateDirectory, logger: logger)
 
         runningRegistry.withLock { $0 = registry }
@@ -198,18 +198,27 @@ public final class Daemon: Sendable {
             close(listenFD)
             if ownsSocketPath { unlink(config.socketPath) }
         }
-        for session in sessions { await session.sayGoodbye(reason: "shutting_down") }  // to clients not handed over
-        for session in sessions { await session.finishInFlightWork() }
-        var saved: [SavedSession] = []
+        if route == nil {
+            for session in sessions { await session.sayGoodbye(reason: "shutting_down") }
+            for session in sessions { await session.finishInFlightWork() }
+        }  // (a handover finished the work in flight already, and says no goodbye)
         let wallNow = Date()
         let clockNow = ContinuousClock.now
-        for session in sessions {
-            // Clients still attached now are being told goodbye: their retention starts now.
-            let detachedAt = session.activity.withLock { activity in
-                activity.clients == 0 ? activity.detachedAt.map { wallNow - Self.seconds(clockNow - $0) } : wallNow
-            } ?? wallNow
-            // What a restore uses (the list's rows are reloaded): a tenth of the bytes to write and read back.
-            saved.append(SavedSession(key: session.key, id: session.id, state: SessionJournal.reduced(await session.savedState), detachedAt: detachedAt))
+        // Every session at once (each is its own actor).
+        let saved = await withTaskGroup(of: SavedSession.self) { group in
+            for session in sessions {
+                group.addTask {
+                    // Clients still attached now are being told goodbye: their retention starts now.
+                    let detachedAt = session.activity.withLock { activity in
+                        activity.clients == 0 ? activity.detachedAt.map { wallNow - Self.seconds(clockNow - $0) } : wallNow
+                    } ?? wallNow
+                    // What a restore uses (the list's rows are reloaded): a tenth of the bytes to write and read back.
+                    return SavedSession(key: session.key, id: session.id, state: SessionJournal.reduced(await session.savedState), detachedAt: detachedAt)
+                }
+            }
+            var all: [SavedSession] = []
+            for await item in group { all.append(item) }
+            return all
         }
         // The journal's last batch, then the whole save; the journal goes once the save is written.
         journal?.finish()

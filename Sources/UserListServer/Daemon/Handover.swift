@@ -100,18 +100,31 @@ package enum Handover {
             try? await Task.sleep(for: .milliseconds(2))
         }
         let idle = ContinuousClock.now
-        for session in sessions { await session.finishInFlightWork() }
+        // Every session at once (each is its own actor): saves finished, then its streams.
+        let handedSessions = await withTaskGroup(of: (Session, NavigationState, [Session.HandedStream]).self) { group in
+            for session in sessions {
+                group.addTask {
+                    await session.finishInFlightWork()
+                    let (state, streams) = await session.handOver()
+                    return (session, state, streams)
+                }
+            }
+            var all: [(Session, NavigationState, [Session.HandedStream])] = []
+            for await item in group { all.append(item) }
+            return all
+        }
         defer {
             logger.notice("Handover: \(handlers.count) connections idle after \(idle - started), collected after \(ContinuousClock.now - started)")
         }
         var collected = Collected()
         var handed = Set<ObjectIdentifier>()
-        for session in sessions {
-            let (state, streams) = await session.handOver()
+        var anyConnection: Connection?
+        for (session, state, streams) in handedSessions {
             var any = false
             for stream in streams {
                 guard let handler = stream.client as? ClientHandler,
-                      let (fd, unsent) = await handler.connection.handOver() else { continue }
+                      let (fd, unsent) = handler.connection.handOver() else { continue }
+                anyConnection = handler.connection
                 handed.insert(ObjectIdentifier(handler))
                 let name = connectionPrefix + String(collected.descriptors.count)
                 collected.descriptors.append((name, fd))
@@ -122,6 +135,10 @@ package enum Handover {
             if any { collected.file.hold(state, for: session.key) }
         }
         for handler in handlers where !handed.contains(ObjectIdentifier(handler)) { handler.connection.close() }
+        // One wait for the loop thread: once this job has run, every handed descriptor is out of it.
+        if let anyConnection {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in anyConnection.onLoop { done.resume() } }
+        }
         return collected
     }
 

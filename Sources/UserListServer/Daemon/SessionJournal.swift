@@ -99,10 +99,13 @@ package final class SessionJournal: Sendable {
 
     // MARK: start and stop
 
-    /// Starts a fresh journal holding `sessions` (those just restored), written aside and renamed
-    /// into place before this returns, so they are durable again before any client attaches.
-    package func start(with sessions: [SavedSession]) {
-        queue.sync {
+    /// Starts a fresh journal holding `sessions` (those just restored), written aside, synced
+    /// and renamed into place on the writer queue (off the start-up path); `then` runs there
+    /// once it is (the caller removes the files the sessions came from). Changes recorded
+    /// meanwhile are written after it.
+    package func start(with sessions: [SavedSession], then: @escaping @Sendable () -> Void = {}) {
+        queue.async { [self] in
+            defer { then() }
             writer.live = [:]
             for session in sessions {
                 let saved = SavedSession(key: session.key, id: session.id, state: Self.reduced(session.state),

@@ -347,12 +347,14 @@ package final class Connection: EventLoopHandler, Sendable {
     // MARK: handing over (a restart that no client notices)
 
     /// Gives the descriptor away instead of closing it, for the next process of the daemon:
-    /// marks the connection closed (nothing more is read or written here), stops watching the
-    /// descriptor on the loop thread, tells the delegate `connectionClosed` as a close would,
-    /// and returns the descriptor, still open, with the bytes queued but not yet written (the
-    /// next process writes them first, so the stream stays whole). The caller now owns the
-    /// descriptor. Nil when the connection is closed or closing (those are closed as usual).
-    package func handOver() async -> (fd: Int32, unsent: [UInt8])? {
+    /// marks the connection closed (nothing more is read or written here), asks the loop thread
+    /// to stop watching the descriptor and then tell the delegate `connectionClosed` (as a close
+    /// would), and returns the descriptor, still open, with the bytes queued but not yet written
+    /// (the next process writes them first, so the stream stays whole). The caller owns the
+    /// descriptor, but must not pass it on before a job it queues with `onLoop` afterwards has
+    /// run (jobs run in order: the descriptor is then out of the loop). Nil when the connection
+    /// is closed or closing (those are closed as usual).
+    package func handOver() -> (fd: Int32, unsent: [UInt8])? {
         let taken = outbound.withLock { out -> (LoopRegistration?, (any ConnectionDelegate)?, [UInt8])? in
             guard !out.closed, !out.closeWhenDrained else { return nil }
             out.closed = true
@@ -367,13 +369,8 @@ package final class Connection: EventLoopHandler, Sendable {
             return (out.registration, delegate, unsent)
         }
         guard let (registration, delegate, unsent) = taken else { return nil }
-        if let registration {
-            // Jobs run in order on the loop thread: once the second has run, the first has, and
-            // no read of this descriptor can be under way or come later.
-            loop.deregister(registration)
-            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in loop.execute { done.resume() } }
-        }
-        delegate?.connectionClosed(self)
+        if let registration { loop.deregister(registration) }
+        loop.execute { [self] in delegate?.connectionClosed(self) }
         return (fd, unsent)
     }
 

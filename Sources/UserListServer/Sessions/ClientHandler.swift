@@ -43,6 +43,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     nonisolated(unsafe) private var rateWindow: (start: ContinuousClock.Instant, count: Int) = (.now, 0)
     private let inbox: AsyncStream<Inbound>.Continuation
     private let pending = Atomic<Int>(0)
+    /// Intents queued or running whose reply has not been sent (a handover waits for them).
+    private let unanswered = Atomic<Int>(0)
     /// When the client last sent anything, and whether it has been pinged since (liveness).
     private let lastHeard = Atomic<Int64>(MonotonicClock.nanoseconds())
     /// When the unanswered ping went out, or 0.
@@ -81,6 +83,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     // MARK: SessionClient
 
     package func send(_ message: ServerMessage, droppable: Bool) {
+        if case .reply = message { unanswered.subtract(1, ordering: .relaxed) }
         guard let frame = try? encoder.encode(message) else {
             context.logger.error("A server message was too large to send", ["USERLISTD_TYPE": message.type])
             return
@@ -158,7 +161,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     }
 
     /// Whether everything the client sent so far has been handled (a handover waits for it).
-    package var isIdle: Bool { pending.load(ordering: .relaxed) == 0 }
+    package var isIdle: Bool { pending.load(ordering: .relaxed) == 0 && unanswered.load(ordering: .relaxed) <= 0 }
 
     /// Queues work for the ordered task; stops reading the socket while too much is queued.
     private func enqueue(_ item: Inbound) {
@@ -209,6 +212,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         guard allowMessage() else {
             let text = "Too many messages: at most \(context.config.intentsPerSecond) per second per client."
             if case .intent(let intent) = message {
+                unanswered.add(1, ordering: .relaxed)
                 enqueue(.refused(id: intent.id, .rateLimited, text))  // every intent gets its one reply
             } else {
                 enqueue(.error(.rateLimited, text, id: nil))
@@ -217,7 +221,9 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         }
         switch message {
         case .hello: enqueue(.duplicateHello)
-        case .intent(let intent): enqueue(.intent(intent))
+        case .intent(let intent):
+            unanswered.add(1, ordering: .relaxed)
+            enqueue(.intent(intent))
         case .ping(let nonce): enqueue(.ping(nonce: nonce))
         case .resync: enqueue(.resync)
         case .bye: enqueue(.bye)
@@ -330,6 +336,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
                 await session?.clientOverflowed(self)
             case .intent(let intent):
                 guard let session else {
+                    unanswered.subtract(1, ordering: .relaxed)  // answered by this error instead
                     sendError(.notReady, "The handshake did not complete.", id: intent.id)
                     continue
                 }
