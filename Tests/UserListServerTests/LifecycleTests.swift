@@ -153,7 +153,7 @@ import UserListWire
         for round in 0..<5 {
             var fds: [Int32] = []
             for _ in 0..<4 { fds.append(try Self.rawConnect(daemon.socketPath)) }
-            #expect(await Self.eventually { registry.connectionCount == 4 }, "round \(round)")
+            #expect(await Self.eventually { registry.connectionCount == 4 }, "round \(round): \(registry.connectionCount) connections")
             for fd in fds { close(fd) }
             #expect(await Self.eventually { registry.connectionCount == 0 }, "round \(round)")
         }
