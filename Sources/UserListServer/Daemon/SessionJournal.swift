@@ -166,6 +166,20 @@ package final class SessionJournal: Sendable {
         return restored
     }
 
+    /// Whether what a restore uses differs between two states (the stack, the list's search,
+    /// the detail screen): cheap enough for the session's flush, which skips `record` otherwise.
+    static func restoreChanged(from old: NavigationState?, to new: NavigationState) -> Bool {
+        guard let old, old.screens.count == new.screens.count else { return true }
+        for (before, after) in zip(old.screens, new.screens) {
+            switch (before, after) {
+            case (.list(let a), .list(let b)): if a.search != b.search { return true }
+            case (.detail(let a), .detail(let b)): if a != b { return true }
+            default: return true
+            }
+        }
+        return false
+    }
+
     /// What a restore uses of a state: the list's rows are reloaded, so only its search is kept.
     static func reduced(_ state: NavigationState) -> NavigationState {
         NavigationState(screens: state.screens.map { screen in

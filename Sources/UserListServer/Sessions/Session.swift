@@ -241,6 +241,7 @@ package actor Session {
     /// describe the new state.
     package func flush() {
         let current = navigator.state
+        let previous = sent
         let ops = sent.map { StateDiff.ops(from: $0, to: current) } ?? []
         sent = current
         let events = pendingEvents
@@ -248,7 +249,11 @@ package actor Session {
         guard !ops.isEmpty || !events.isEmpty else { return }
         if !ops.isEmpty {
             activity.withLock { $0.screens = current.screens.count }
-            journal?.record(key: key, id: id, state: current)  // handed over; written off this path
+            // Handed over, written off this path; a list merely following others' saves is not
+            // worth a hand-over (a restore reloads the rows anyway).
+            if let journal, SessionJournal.restoreChanged(from: previous, to: current) {
+                journal.record(key: key, id: id, state: current)
+            }
         }
         let eventFrames = events
         let serializedOps = ops.isEmpty ? [] : FrameEncoder.serializedOperations(ops)
