@@ -16,7 +16,8 @@ fi
 if [ -z "$SANDBOX" ]; then echo "skipped: no systemd-sandbox (set SYSTEMD_SANDBOX=/path/to/sandbox.sh)"; exit 77; fi
 if [ "$(id -u)" != 0 ]; then echo "skipped: the systemd sandbox needs root"; exit 77; fi
 if [ ! -d /var/tmp/systemd-sandbox-rootfs ]; then
-    echo "building the sandbox rootfs (once, ~60 s)"
+    command -v debootstrap >/dev/null || apt-get install -y debootstrap || { echo "skipped: debootstrap is not installable"; exit 77; }
+    echo "building the sandbox rootfs (once, ~60-140 s)"
     SANDBOX_EXTRA_PACKAGES=libcurl4 "$SANDBOX" build || { echo "skipped: the sandbox rootfs could not be built"; exit 77; }
 fi
 SWIFT=${SWIFT:-swift}
