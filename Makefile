@@ -21,7 +21,7 @@ INSTALL     ?= install
 RELEASE_DIR := .build/release
 PRODUCTS    := userlistd userctl
 
-.PHONY: setup build demo test soak bench release install uninstall
+.PHONY: setup build demo test soak bench release install uninstall systemd-check
 
 setup:
 	./scripts/setup.sh
@@ -66,6 +66,11 @@ soak: setup
 # The benchmark against the machine's floor (release build); BENCH_ARGS=--quick for a short run.
 bench: setup
 	./scripts/bench.sh $(BENCH_ARGS)
+
+# `systemctl restart userlistd` with clients attached, under a real systemd 252 as PID 1 (needs root
+# and ../shared/tools/systemd-sandbox; release builds, ~3 min). Not part of `make test`.
+systemd-check: setup
+	./scripts/systemd-sandbox-check.sh
 
 release:
 	$(SWIFT) build -c release --static-swift-stdlib --product userlistd

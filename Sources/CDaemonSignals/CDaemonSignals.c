@@ -27,6 +27,7 @@ __attribute__((constructor)) static void userlistd_install_signal_pipe(void) {
     sigaction(SIGTERM, &action, 0);
     sigaction(SIGINT, &action, 0);
     sigaction(SIGHUP, &action, 0);
+    sigaction(SIGUSR2, &action, 0);  /* upgrade in place: re-exec, handing connections over */
 }
 
 int userlistd_signal_pipe(void) { return signal_pipe[0]; }

@@ -32,6 +32,8 @@ public final class UserListClient: Sendable {
         var pending: [Int: @Sendable (Result<JSONValue?, ClientError>) -> Void] = [:]
         var closed = false
         var started = false
+        /// The document as the last connection left it (see `documentAtLastDrop`).
+        var documentAtDrop: JSONValue?
         /// Test hook: patches to discard on arrival, to provoke a sequence gap.
         var patchesToDrop = 0
     }
@@ -66,6 +68,10 @@ public final class UserListClient: Sendable {
     public var welcome: ServerMessage.Welcome? { core.withLock { $0.mirror.welcome } }
 
     public var resyncCount: Int { core.withLock { $0.mirror.resyncCount } }
+
+    /// The state document as it was when the connection last dropped, before any reconnect
+    /// replaced it: what a view compares the restored session with (`DraftOffer`).
+    public var documentAtLastDrop: JSONValue? { core.withLock { $0.documentAtDrop } }
 
     /// Sends an intent and waits for its reply: the `result` on success.
     ///
@@ -308,6 +314,7 @@ public final class UserListClient: Sendable {
                 current = nil
                 stream.close()
             }
+            core.withLock { $0.documentAtDrop = $0.mirror.document }
             failAll(ClientError(.disconnected, "the connection to userlistd dropped; the intent may or may not have been performed"))
             if core.withLock({ $0.closed }) { return }
             guard configuration.reconnect.enabled, finalReason == nil else {

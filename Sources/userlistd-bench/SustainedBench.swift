@@ -15,12 +15,17 @@ enum SustainedBench {
         init(_ connection: WireConnection) { self.connection = connection }
     }
 
-    static func run(_ context: BenchContext) {
+    /// `extraFlags` and `label` let the journal section run it again with the journal off.
+    /// Returns the latencies measured (nil when the run failed).
+    @discardableResult
+    static func run(_ context: BenchContext, extraFlags: [String] = [], label: String = "") -> Samples? {
+        let section = Self.section + label
         let sessions = context.quick ? 100 : 1000
         let seconds = context.quick ? 5 : 30
         let renames = seconds * 10
-        print("== sustained (\(sessions) sessions, 10 renames/s for \(seconds) s)")
-        context.withDaemon(section) { daemon throws(BenchError) in
+        var measured: Samples?
+        print("== \(section) (\(sessions) sessions, 10 renames/s for \(seconds) s)")
+        context.withDaemon(section, extraFlags: extraFlags) { daemon throws(BenchError) in
             let writer = try WireConnection.connect(daemon.socketPath)
             writer.trackDocument = true
             try writer.attach(sessionKey: "sustained-writer")
@@ -84,7 +89,9 @@ enum SustainedBench {
                                target: "all, \(grouped(sessions * 10))/s", met: delivered == expected)
             context.report.latency(section, "save sent → each session's patch", latencies, baseline: nil, p99Limit: 10_000_000)
             if set.closedCount > 0 { context.report.note("sustained: the daemon closed \(set.closedCount) session connections") }
+            measured = latencies
         }
+        return measured
     }
 
     /// The k in `...Aaaa Bench s<k>"` inside a frame.

@@ -10,7 +10,7 @@ if arguments.first == "--flood", arguments.count == 4 {
     FloodMode.run(mode: arguments[1], socket: arguments[2], seconds: Double(arguments[3]) ?? 10)
 }
 if arguments.contains("-h") || arguments.contains("--help") {
-    print("usage: userlistd-bench [--quick] [--only SECTION,...]\n  sections: roundtrip, fanout, sustained, idle, startup, fairness, store")
+    print("usage: userlistd-bench [--quick] [--only SECTION,...]\n  sections: roundtrip, fanout, sustained, idle, startup, fairness, store, journal, restart")
     exit(0)
 }
 let quick = arguments.contains("--quick")
@@ -56,6 +56,8 @@ if wanted("sustained") { SustainedBench.run(context) }
 if wanted("idle") { IdleSessionsBench.run(context) }
 if wanted("fairness") { FairnessBench.run(context) }
 if wanted("store") { StoreBench.run(context) }
+if wanted("journal") { JournalBench.run(context) }
+if wanted("restart") { RestartBench.run(context) }
 
 try? FileManager.default.removeItem(atPath: directory)
 print("")

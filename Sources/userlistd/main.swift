@@ -57,7 +57,8 @@ case .run(let config):
         guard case .success(.run(let fresh)) = parseConfig() else { return nil }
         return fresh
     })
-    SignalWatcher.start(pipe: signalPipe, terminate: { daemon.requestStop() }, reload: { daemon.requestReload() })
+    SignalWatcher.start(pipe: signalPipe, terminate: { daemon.requestStop() }, reload: { daemon.requestReload() },
+                        upgrade: { daemon.requestUpgrade() })
     let status = await daemon.run()
     exit(status)
 }

@@ -10,6 +10,8 @@ package final class RealDaemon: @unchecked Sendable {
     package let directory: String
     package let socketPath: String
     package let sampleData: Int
+    /// More flags for the daemon (e.g. `--session-journal-interval 0`).
+    package let extraArguments: [String]
     private var process: Process?
 
     /// The build products directory, or `nil` when userlistd has not been built.
@@ -27,7 +29,8 @@ package final class RealDaemon: @unchecked Sendable {
         productsDirectory == nil ? "userlistd is not built: run 'swift build' before 'swift test'" : nil
     }
 
-    package init(sampleData: Int = 200) throws {
+    package init(sampleData: Int = 200, extraArguments: [String] = []) throws {
+        self.extraArguments = extraArguments
         // mkdtemp: a fresh private directory per daemon, never one another test could share.
         var template = Array("/tmp/ulc-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
@@ -44,7 +47,7 @@ package final class RealDaemon: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: products + "/userlistd")
         process.arguments = ["--socket", socketPath, "--database", directory + "/db",
-                             "--state-directory", directory + "/state", "--sample-data", String(sampleData)]
+                             "--state-directory", directory + "/state", "--sample-data", String(sampleData)] + extraArguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         FileManager.default.createFile(atPath: directory + "/daemon.log", contents: nil)
@@ -75,6 +78,14 @@ package final class RealDaemon: @unchecked Sendable {
         // hung daemon fails its test instead of hanging the whole run.
         let deadline = Date().addingTimeInterval(generousDeadline)
         while process.isRunning, Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    /// SIGKILL and wait: a crash, with no chance to save anything.
+    package func kill9() {
+        guard let process else { return }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         self.process = nil

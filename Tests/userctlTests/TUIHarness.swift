@@ -31,13 +31,13 @@ final class TUIHarness: @unchecked Sendable {
     /// Starts the daemon and a detached tmux session of `columns` x `rows` running `command`
     /// (a shell command line); `nil` runs `userctl tui` on the daemon. Nothing is left running
     /// if this throws.
-    init(sampleData: Int = 200, columns: Int = 100, rows: Int = 30, command: String? = nil) throws {
+    init(sampleData: Int = 200, columns: Int = 100, rows: Int = 30, command: String? = nil, daemonArguments: [String] = []) throws {
         guard let products = RealDaemon.productsDirectory else { throw RealDaemon.Failure("userctl is not built") }
         userctl = products + "/userctl"
         server = "ulct-test-\(getpid())-" + String(UUID().uuidString.prefix(8))
         self.columns = columns
         self.rows = rows
-        daemon = try RealDaemon(sampleData: sampleData)
+        daemon = try RealDaemon(sampleData: sampleData, extraArguments: daemonArguments)
         do {
             let status = try tmux(["new-session", "-d", "-s", session, "-x", String(columns), "-y", String(rows),
                                    command ?? "\(tuiCommand); echo EXITED-$?; sleep 60"]).status

@@ -27,6 +27,7 @@ public enum ConfigParser {
         ("sample-data", "N", "fill an empty store with N generated users"),
         ("log-level", "LEVEL", "debug, info, notice, warning or error (SIGHUP reloads)"),
         ("retention", "SECONDS", "how long a detached session is kept (SIGHUP reloads)"),
+        ("session-journal-interval", "MS", "write changed sessions to the state directory this often, to survive a crash (0: only at shutdown)"),
         ("admin-group", "GROUP", "members may write; others get read-only sessions"),
         ("max-connections-per-uid", "N", "connections one uid may hold (SIGHUP reloads)"),
         ("max-sessions-per-uid", "N", "sessions one uid may hold (SIGHUP reloads)"),
@@ -161,6 +162,11 @@ public enum ConfigParser {
             }
             config.logLevel = level
         case "retention": config.retentionSeconds = try seconds()
+        case "session-journal-interval":
+            guard let ms = Double(value), ms >= 0, ms <= 10_000 else {
+                throw ConfigError("'session-journal-interval' needs milliseconds from 0 (off) to 10000, not '\(value)'")
+            }
+            config.sessionJournalMilliseconds = ms
         case "admin-group": config.adminGroup = value
         case "max-connections-per-uid": config.maxConnectionsPerUID = try number(1)
         case "max-sessions-per-uid": config.maxSessionsPerUID = try number(1)
@@ -201,7 +207,10 @@ public enum ConfigParser {
           -h, --help                      print this help and exit
 
         Defaults here: socket \(defaults.socketPath), database \(defaults.databasePath).
-        Signals: SIGHUP reloads the file; SIGTERM and SIGINT stop gracefully, saving sessions.
+        Signals: SIGHUP reloads the file; SIGTERM and SIGINT stop gracefully, saving sessions
+        (with USERLISTD_FDSTORE=1 under systemd, SIGTERM hands every connection to the next
+        start instead); SIGUSR2 re-executes the binary in place (an upgrade), handing every
+        connection over, so attached clients never reconnect.
 
         """
         return text

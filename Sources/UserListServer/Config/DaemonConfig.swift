@@ -30,6 +30,10 @@ public struct DaemonConfig: Equatable, Sendable {
     public var logLevel: LogLevel = .info
     /// How long a session with no client attached is kept, with its screens and drafts.
     public var retentionSeconds: Double = 300
+    /// Milliseconds between writes of a changed session to the state directory's journal, so a
+    /// crash loses at most this much typing. 0 turns the journal off (sessions are then saved
+    /// only by a clean shutdown).
+    public var sessionJournalMilliseconds: Double = 75
     public var adminGroup: String = "userlistd"
     public var maxConnectionsPerUID = 256
     public var maxSessionsPerUID = 64

@@ -34,6 +34,11 @@ public final class Daemon: Sendable {
     private let store: Store
     private let reloadConfig: @Sendable () -> DaemonConfig?
     private let stopSignal = AsyncStream<Void>.makeStream()
+    /// How the next stop ends: a plain stop, or handing the connections to the next process.
+    private let stopRoute = Mutex<Handover.Route?>(nil)
+    /// SIGTERM hands over to systemd's descriptor store when the unit asks for it
+    /// (`Environment=USERLISTD_FDSTORE=1` with `FileDescriptorStoreMax=`) and systemd listens.
+    private let storeOnStop: Bool
     /// Connection objects alive now (leak tests).
     package let liveObjects = LiveObjectCounts()
     private let runningRegistry = Mutex<SessionRegistry?>(nil)
@@ -49,6 +54,14 @@ public final class Daemon: Sendable {
         self.notifier = notifier
         self.store = store
         self.reloadConfig = reloadConfig
+        self.storeOnStop = ProcessInfo.processInfo.environment["USERLISTD_FDSTORE"] == "1" && notifier.isEnabled
+    }
+
+    /// Asks the running daemon to upgrade in place (SIGUSR2): it re-executes its binary and
+    /// hands every connection to the new image, which continues each client's stream.
+    public func requestUpgrade() {
+        stopRoute.withLock { $0 = .reexec }
+        stopSignal.continuation.yield()
     }
 
     /// Asks the running daemon to stop gracefully (SIGTERM, SIGINT, or a test).
@@ -65,13 +78,19 @@ public final class Daemon: Sendable {
         Self.raiseFileLimit(logger: logger)
 
         // Listening socket: systemd's, or our own.
-        let passed = SystemdNotifier.listenFDs()
+        // From the socket unit, the descriptor store, or a re-exec: the listening socket, and
+        // client connections a previous process handed over (`Handover`).
+        let passed = SystemdNotifier.listenFDsWithNames()
+        let handedConnections = passed.filter { $0.name.hasPrefix(Handover.connectionPrefix) }
+        let passedListener = passed.first { $0.name == Handover.listenName } ?? passed.first { !$0.name.hasPrefix(Handover.connectionPrefix) }
         let listenFD: Int32
         let ownsSocketPath: Bool
         do throws(SystemError) {
-            if let fd = passed.first {
-                listenFD = fd
-                ownsSocketPath = false
+            if let passedListener {
+                listenFD = passedListener.fd
+                // A socket this daemon made itself, handed over: still ours to unlink at the end.
+                ownsSocketPath = passedListener.name == Handover.listenName
+                if ownsSocketPath { notifier.removeStoredFD(name: Handover.listenName) }
             } else {
                 try RuntimeDirectory.prepare(forSocket: config.socketPath)
                 // The kernel's largest backlog: a connect storm from one uid must not fill the queue others wait in.
@@ -86,14 +105,27 @@ public final class Daemon: Sendable {
         }
 
         let policy = AccessPolicy(adminGroup: config.adminGroup)
+        let journal = config.sessionJournalMilliseconds > 0
+            ? SessionJournal(directory: config.stateDirectory, interval: .milliseconds(config.sessionJournalMilliseconds), logger: logger)
+            : nil
         let registry = SessionRegistry(
             useCases: UserUseCases(repository: store.repository), feed: store.feed, logger: logger,
-            config: config, isWriter: { policy.canWrite(uid: $0) })
-        let savedBefore = SessionStore(directory: config.stateDirectory).load(logger: logger)
+            config: config, isWriter: { policy.canWrite(uid: $0) }, journal: journal)
+        let sessionStore = SessionStore(directory: config.stateDirectory)
+        let savedBefore = sessionStore.load(logger: logger)
         let restored = registry.restore(savedBefore)
         if restored < savedBefore.count {
             logger.info("Did not restore \(savedBefore.count - restored) saved sessions past their retention")
         }
+        // The restored sessions are durable again (in a fresh journal) before the old files go.
+        if let journal {
+            journal.setLiveKeys { Set(registry.allSessions.map(\.key)) }
+            journal.start(with: savedBefore, then: { sessionStore.removeSaved() })
+        } else {
+            unlink(config.stateDirectory + "/" + SessionJournal.fileName)
+            sessionStore.removeSaved()
+        }
+        let handover = Handover.load(directory: config.stateDirectory, logger: logger)
 
         runningRegistry.withLock { $0 = registry }
         let statusLine: @Sendable () -> String = {
@@ -120,6 +152,11 @@ public final class Daemon: Sendable {
             return 1
         }
         loop.start()
+        if !handedConnections.isEmpty || handover != nil {
+            let adopted = Handover.adopt(handover, descriptors: handedConnections, context: context, loop: loop, notifier: notifier)
+            logger.notice("Took over \(adopted) client connection\(adopted == 1 ? "" : "s") from the previous process; their streams go on",
+                          ["USERLISTD_ADOPTED": String(adopted)])
+        }
 
         let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), canWrite: { false },
                             useCases: UserUseCases(repository: store.repository), changes: registry.changeBroadcaster, logger: logger)
@@ -136,33 +173,72 @@ public final class Daemon: Sendable {
         ])
 
         for await _ in stopSignal.stream { break }
+        let route = stopRoute.withLock { $0 } ?? (storeOnStop ? .descriptorStore : nil)
 
-        // Shutdown: stop accepting, say goodbye, finish saves, save sessions, close the store.
-        notifier.stopping()
-        logger.notice("Stopping: saving sessions")
+        // Shutdown: stop accepting, say goodbye (or hand the connections over), finish saves,
+        // save sessions, close the store.
+        if route == .reexec { notifier.reloading() } else { notifier.stopping() }
+        logger.notice(route == nil ? "Stopping: saving sessions" : "Restarting: handing \(registry.connectionCount) client connections to the next process")
         background.cancel()
         reloads.cancel()
         acceptor.stop()
-        close(listenFD)
-        if ownsSocketPath { unlink(config.socketPath) }
         let sessions = registry.allSessions
-        for session in sessions { await session.sayGoodbye(reason: "shutting_down") }
-        for session in sessions { await session.finishInFlightWork() }
-        var saved: [SavedSession] = []
+        var handed: [(name: String, fd: Int32)] = []
+        if route != nil {
+            let collected = await Handover.collect(sessions: sessions, handlers: context.allHandlers, logger: logger)
+            if Handover.write(collected.file, directory: config.stateDirectory, logger: logger) {
+                handed = collected.descriptors
+                // The listening socket too, unless a socket unit holds it (then it comes back by itself).
+                if ownsSocketPath { handed.append((Handover.listenName, listenFD)) }
+            } else {
+                for (_, fd) in collected.descriptors { close(fd) }
+            }
+        }
+        if !handed.contains(where: { $0.fd == listenFD }) {
+            close(listenFD)
+            if ownsSocketPath { unlink(config.socketPath) }
+        }
+        if route == nil {
+            for session in sessions { await session.sayGoodbye(reason: "shutting_down") }
+            for session in sessions { await session.finishInFlightWork() }
+        }  // (a handover finished the work in flight already, and says no goodbye)
         let wallNow = Date()
         let clockNow = ContinuousClock.now
-        for session in sessions {
-            // Clients still attached now are being told goodbye: their retention starts now.
-            let detachedAt = session.activity.withLock { activity in
-                activity.clients == 0 ? activity.detachedAt.map { wallNow - Self.seconds(clockNow - $0) } : wallNow
-            } ?? wallNow
-            saved.append(SavedSession(key: session.key, id: session.id, state: await session.savedState, detachedAt: detachedAt))
+        // Every session at once (each is its own actor).
+        let saved = await withTaskGroup(of: SavedSession.self) { group in
+            for session in sessions {
+                group.addTask {
+                    // Clients still attached now are being told goodbye: their retention starts now.
+                    let detachedAt = session.activity.withLock { activity in
+                        activity.clients == 0 ? activity.detachedAt.map { wallNow - Self.seconds(clockNow - $0) } : wallNow
+                    } ?? wallNow
+                    // What a restore uses (the list's rows are reloaded): a tenth of the bytes to write and read back.
+                    return SavedSession(key: session.key, id: session.id, state: SessionJournal.reduced(await session.savedState), detachedAt: detachedAt)
+                }
+            }
+            var all: [SavedSession] = []
+            for await item in group { all.append(item) }
+            return all
         }
-        SessionStore(directory: config.stateDirectory).save(saved, logger: logger)
+        // The journal's last batch, then the whole save; the journal goes once the save is written.
+        journal?.finish()
+        if sessionStore.save(saved, logger: logger) { journal?.remove() }
         // Give clients a moment to read their goodbye before the process ends.
-        try? await Task.sleep(for: .milliseconds(50))
+        if handed.isEmpty { try? await Task.sleep(for: .milliseconds(50)) }
         loop.stop()
         store.close()
+        switch route {
+        case .descriptorStore?:
+            let stored = Handover.store(handed, notifier: notifier, logger: logger)
+            logger.notice("Handed \(stored) descriptors to the service manager's store", ["USERLISTD_SESSIONS_SAVED": String(saved.count)])
+            return 0
+        case .reexec?:
+            logger.notice("Upgrading: re-executing with \(handed.count) descriptors", ["USERLISTD_SESSIONS_SAVED": String(saved.count)])
+            Handover.reexec(handed, logger: logger)
+            return 1  // exec failed; the clients see the connection close and reconnect
+        case nil:
+            break
+        }
         logger.notice("Stopped", ["USERLISTD_SESSIONS_SAVED": String(saved.count)])
         return 0
     }

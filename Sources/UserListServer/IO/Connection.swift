@@ -133,6 +133,8 @@ package final class Connection: EventLoopHandler, Sendable {
         package static let inboxFull = PauseReasons(rawValue: 1)
         /// The peer's uid used its share of intents for this second (fairness between uids).
         package static let uidBudget = PauseReasons(rawValue: 2)
+        /// The daemon is handing its connections to its next process (a restart).
+        package static let handover = PauseReasons(rawValue: 4)
     }
 
     /// Stops (or resumes) reading from the socket for `reason`; reading goes on only when no
@@ -340,6 +342,36 @@ package final class Connection: EventLoopHandler, Sendable {
             return
         }
         loop.closeOnLoop(registration) { [self] in delegate?.connectionClosed(self) }
+    }
+
+    // MARK: handing over (a restart that no client notices)
+
+    /// Gives the descriptor away instead of closing it, for the next process of the daemon:
+    /// marks the connection closed (nothing more is read or written here), asks the loop thread
+    /// to stop watching the descriptor and then tell the delegate `connectionClosed` (as a close
+    /// would), and returns the descriptor, still open, with the bytes queued but not yet written
+    /// (the next process writes them first, so the stream stays whole). The caller owns the
+    /// descriptor, but must not pass it on before a job it queues with `onLoop` afterwards has
+    /// run (jobs run in order: the descriptor is then out of the loop). Nil when the connection
+    /// is closed or closing (those are closed as usual).
+    package func handOver() -> (fd: Int32, unsent: [UInt8])? {
+        let taken = outbound.withLock { out -> (LoopRegistration?, (any ConnectionDelegate)?, [UInt8])? in
+            guard !out.closed, !out.closeWhenDrained else { return nil }
+            out.closed = true
+            var unsent: [UInt8] = []
+            for (index, frame) in out.frames.enumerated() {
+                unsent.append(contentsOf: index == 0 ? frame.bytes[out.headOffset...] : frame.bytes[...])
+            }
+            out.frames = []
+            out.queuedBytes = 0
+            let delegate = out.delegate
+            out.delegate = nil
+            return (out.registration, delegate, unsent)
+        }
+        guard let (registration, delegate, unsent) = taken else { return nil }
+        if let registration { loop.deregister(registration) }
+        loop.execute { [self] in delegate?.connectionClosed(self) }
+        return (fd, unsent)
     }
 
     /// Closes once what is queued has been written, so the peer reads why (a fatal error, a

@@ -27,6 +27,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         case error(ErrorCode, String, id: Int?)
         /// An intent answered with a failed reply without running it.
         case refused(id: Int, ErrorCode, String)
+        /// Handed over by the previous process, already attached (see `resumeAttached`).
+        case adopted(Session, epoch: Int, seq: Int, state: NavigationStateBox, awaitingSnapshot: Bool)
     }
 
     /// Past this many unprocessed items the socket is no longer read (backpressure, nothing dropped).
@@ -41,6 +43,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     nonisolated(unsafe) private var rateWindow: (start: ContinuousClock.Instant, count: Int) = (.now, 0)
     private let inbox: AsyncStream<Inbound>.Continuation
     private let pending = Atomic<Int>(0)
+    /// Intents queued or running whose reply has not been sent (a handover waits for them).
+    private let unanswered = Atomic<Int>(0)
     /// When the client last sent anything, and whether it has been pinged since (liveness).
     private let lastHeard = Atomic<Int64>(MonotonicClock.nanoseconds())
     /// When the unanswered ping went out, or 0.
@@ -68,9 +72,18 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
 
     deinit { context.liveObjects.handlers.subtract(1, ordering: .relaxed) }
 
+    /// A connection the previous process handed over, attached to `session` at (`epoch`,
+    /// `seq`) holding `state`: no hello is expected; the stream continues. Call before the
+    /// connection starts reading, so the client's next frames find it attached.
+    package func resumeAttached(to session: Session, epoch: Int, seq: Int, holding state: NavigationStateBox, awaitingSnapshot: Bool) {
+        phase.withLock { $0 = .attached(session) }
+        enqueue(.adopted(session, epoch: epoch, seq: seq, state: state, awaitingSnapshot: awaitingSnapshot))
+    }
+
     // MARK: SessionClient
 
     package func send(_ message: ServerMessage, droppable: Bool) {
+        if case .reply = message { unanswered.subtract(1, ordering: .relaxed) }
         do throws(FrameError) {
             connection.send(try encoder.encode(message), droppable: droppable)
         } catch {
@@ -154,6 +167,9 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         }
     }
 
+    /// Whether everything the client sent so far has been handled (a handover waits for it).
+    package var isIdle: Bool { pending.load(ordering: .relaxed) == 0 && unanswered.load(ordering: .relaxed) <= 0 }
+
     /// Queues work for the ordered task; stops reading the socket while too much is queued.
     private func enqueue(_ item: Inbound) {
         if pending.add(1, ordering: .relaxed).newValue == Self.inboxHighWater {
@@ -203,6 +219,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         guard allowMessage() else {
             let text = "Too many messages: at most \(context.config.intentsPerSecond) per second per client."
             if case .intent(let intent) = message {
+                unanswered.add(1, ordering: .relaxed)
                 enqueue(.refused(id: intent.id, .rateLimited, text))  // every intent gets its one reply
             } else {
                 enqueue(.error(.rateLimited, text, id: nil))
@@ -211,7 +228,9 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         }
         switch message {
         case .hello: enqueue(.duplicateHello)
-        case .intent(let intent): enqueue(.intent(intent))
+        case .intent(let intent):
+            unanswered.add(1, ordering: .relaxed)
+            enqueue(.intent(intent))
         case .ping(let nonce): enqueue(.ping(nonce: nonce))
         case .resync: enqueue(.resync)
         case .bye: enqueue(.bye)
@@ -309,6 +328,9 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
             switch item {
             case .hello(let hello):
                 session = await attach(hello)
+            case .adopted(let adopted, let epoch, let seq, let state, let awaitingSnapshot):
+                session = adopted
+                await adopted.adopt(self, epoch: epoch, seq: seq, holding: state.state, awaitingSnapshot: awaitingSnapshot)
             case .duplicateHello:
                 sendError(.alreadyAttached, "This connection already said hello; open a new connection for another session.")
             case .ping(let nonce):
@@ -321,6 +343,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
                 await session?.clientOverflowed(self)
             case .intent(let intent):
                 guard let session else {
+                    unanswered.subtract(1, ordering: .relaxed)  // answered by this error instead
                     sendError(.notReady, "The handshake did not complete.", id: intent.id)
                     continue
                 }

@@ -90,10 +90,15 @@ enum SessionIntent: Equatable {
     case renameUser(id: UUID, name: String, expectedVersion: Int?)
     case addUser(NewUser)
     case removeUser(id: UUID)
+    /// A draft the client still holds that the daemon lost (a crash between journal writes),
+    /// typed against `baseVersion` of the user.
+    case offerDraft(userID: UUID, name: String, baseVersion: Int)
 
     init(_ action: String, _ args: IntentArguments) throws(IntentError) {
         switch action {
         case "open_user": self = .openUser(id: try args.uuid("id"))
+        case "offer_draft":
+            self = .offerDraft(userID: try args.uuid("user_id"), name: try args.string("name"), baseVersion: try args.int("base_version"))
         case "back": self = .back
         case "import_users": self = .importUsers(try args.users("users"))
         case "rename_user":

@@ -52,6 +52,9 @@ package final class ServerContext: Sendable {
         }
     }
 
+    /// Every live connection's handler (a handover takes them all).
+    package var allHandlers: [ClientHandler] { handlers.withLock { Array($0.values) } }
+
     /// Live connections' handlers (tests: a closed connection is forgotten).
     package var handlerCount: Int { handlers.withLock { $0.count } }
 

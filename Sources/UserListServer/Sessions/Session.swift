@@ -60,11 +60,14 @@ package actor Session {
     private var ownWrites: [OwnWrite] = []
     private var ownWriteCount = 0
     private let frameEncoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
+    /// Where each new state goes to survive a crash (nil: saved only at a clean shutdown).
+    private let journal: SessionJournal?
 
     package init(key: SessionKey, id: String = UUID().uuidString.lowercased(),
                  canWrite: @escaping @Sendable () -> Bool,
                  useCases: UserUseCases, changes: ChangeBroadcaster, logger: Logger,
-                 restoring saved: NavigationState? = nil) {
+                 restoring saved: NavigationState? = nil, journal: SessionJournal? = nil) {
+        self.journal = journal
         self.key = key
         self.id = id
         self.canWrite = canWrite
@@ -96,6 +99,7 @@ package actor Session {
             $0.detachedAt = nil
             $0.lastActive = .now
         }
+        journal?.attachmentChanged(key: key, detachedAt: nil)
     }
 
     package func detach(_ client: any SessionClient) {
@@ -104,6 +108,7 @@ package actor Session {
             $0.clients = clients.count
             if clients.isEmpty { $0.detachedAt = .now }
         }
+        if clients.isEmpty { journal?.attachmentChanged(key: key, detachedAt: Date()) }
     }
 
     /// A fresh snapshot for one client: on resync, or after its queue overflowed and drained.
@@ -120,6 +125,56 @@ package actor Session {
     /// Marks a client whose patches were dropped: no more patches until its snapshot.
     package func clientOverflowed(_ client: any SessionClient) {
         clients[ObjectIdentifier(client)]?.awaitingSnapshot = true
+    }
+
+    /// A restart that no client notices (see `Handover`): the state every client holds now,
+    /// and where each client's stream is. Their connections move to the next process.
+    package func handOver() -> (state: NavigationState, streams: [HandedStream]) {
+        flush()
+        return (sent ?? navigator.state, clients.values.map {
+            HandedStream(client: $0.client, epoch: $0.epoch, seq: $0.seq, awaitingSnapshot: $0.awaitingSnapshot)
+        })
+    }
+
+    package struct HandedStream: Sendable {
+        package let client: any SessionClient
+        package let epoch: Int
+        package let seq: Int
+        package let awaitingSnapshot: Bool
+    }
+
+    /// A client the previous process handed over, holding `state` at (`epoch`, `seq`): no
+    /// welcome and no snapshot; its stream goes on in the same epoch. If the session has moved
+    /// on from `state` (restored screens reloading, another client adopted first), the client
+    /// gets the difference as its next patch. One that was owed a snapshot gets it now.
+    package func adopt(_ client: any SessionClient, epoch: Int, seq: Int, holding state: NavigationState, awaitingSnapshot: Bool) {
+        if !started {
+            startIfNeeded()
+            // The next patch goes from what the clients hold to the restored screens once they
+            // have reloaded (not through the empty "loading" list in between).
+            sent = state
+        } else {
+            flush()  // `sent` current, and the clients already here up to date
+        }
+        var attached = Attached(client: client, epoch: epoch, seq: seq, awaitingSnapshot: awaitingSnapshot)
+        clients[ObjectIdentifier(client)] = attached
+        activity.withLock {
+            $0.clients = clients.count
+            $0.detachedAt = nil
+            $0.lastActive = .now
+        }
+        journal?.attachmentChanged(key: key, detachedAt: nil)
+        guard !awaitingSnapshot else { return resendSnapshot(to: client) }
+        let ops = StateDiff.ops(from: state, to: sent ?? navigator.state)
+        guard !ops.isEmpty else { return }
+        attached.seq += 1
+        do {
+            let frame = try frameEncoder.encodePatch(epoch: epoch, seq: attached.seq, serializedOperations: FrameEncoder.serializedOperations(ops))
+            clients[ObjectIdentifier(client)] = attached
+            client.sendFrames([(frame, true)])
+        } catch {
+            resendSnapshot(to: client)
+        }
     }
 
     /// Tells every client the daemon is going away.
@@ -186,12 +241,20 @@ package actor Session {
     /// describe the new state.
     package func flush() {
         let current = navigator.state
+        let previous = sent
         let ops = sent.map { StateDiff.ops(from: $0, to: current) } ?? []
         sent = current
         let events = pendingEvents
         pendingEvents.removeAll()
         guard !ops.isEmpty || !events.isEmpty else { return }
-        if !ops.isEmpty { activity.withLock { $0.screens = current.screens.count } }
+        if !ops.isEmpty {
+            activity.withLock { $0.screens = current.screens.count }
+            // Handed over, written off this path; a list merely following others' saves is not
+            // worth a hand-over (a restore reloads the rows anyway).
+            if let journal, SessionJournal.restoreChanged(from: previous, to: current) {
+                journal.record(key: key, id: id, state: current)
+            }
+        }
         let eventFrames = events
         let serializedOps = ops.isEmpty ? [] : FrameEncoder.serializedOperations(ops)
         for (id, var attached) in clients {
@@ -383,6 +446,8 @@ package actor Session {
         case .back:
             navigator.back()
             return .done(nil)
+        case .offerDraft(let id, let name, let baseVersion):
+            return .pending { session in await session.takeOfferedDraft(id: id, name: name, baseVersion: baseVersion) }
         case .importUsers(let users):
             let useCases = useCases
             return .pending { session in
@@ -441,6 +506,32 @@ package actor Session {
                 }
             }
         }
+    }
+
+    /// A draft a client offers back after reattaching (the daemon lost it in a crash): taken,
+    /// on that user's detail screen (opened if need be), only while the stored user is still at
+    /// the version the draft was typed against; otherwise `conflict`, quoting the text.
+    private func takeOfferedDraft(id: UUID, name: String, baseVersion: Int) async -> Result<JSONValue?, IntentError> {
+        let stored: User
+        do throws(UserError) {
+            stored = try await useCases.fetchUser.execute(id: id)
+        } catch {
+            return .failure(IntentError(error))
+        }
+        guard stored.version == baseVersion else {
+            return .failure(IntentError(.conflict, "Your unsaved name \"\(name)\" was typed on version \(baseVersion) of this user, which has changed since (now version \(stored.version), \"\(stored.name)\"); it was not put back. Type it again if you still want it."))
+        }
+        if let open = navigator.topDetail, open.userID != id, open.state.isDirty {
+            return .failure(IntentError(.conflict, "Your unsaved name \"\(name)\" was not put back: this session now has another user's unsaved edit open."))
+        }
+        if navigator.topDetail?.userID != id, case .failure(let error) = await navigator.openUser(id) {
+            return .failure(IntentError(error))
+        }
+        guard let detail = navigator.topDetail, detail.userID == id else {
+            return .failure(IntentError(.conflict, "Your unsaved name \"\(name)\" was not put back: the session moved on while it was offered."))
+        }
+        detail.setDraftName(name)
+        return .success(StateDocument.user(stored))
     }
 
     /// An outcome that waits for a list load.

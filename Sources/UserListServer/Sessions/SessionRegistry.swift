@@ -47,9 +47,12 @@ package final class SessionRegistry: Sendable {
     private let logger: Logger
     private let limits: Mutex<Limits>
     private let isWriter: @Sendable (UInt32) -> Bool
+    /// Given to every session, so its state survives a crash (nil: saved only at shutdown).
+    private let journal: SessionJournal?
 
     package init(useCases: UserUseCases, feed: any UserChangeFeed, logger: Logger, config: DaemonConfig,
-                 isWriter: @escaping @Sendable (UInt32) -> Bool) {
+                 isWriter: @escaping @Sendable (UInt32) -> Bool, journal: SessionJournal? = nil) {
+        self.journal = journal
         self.useCases = useCases
         self.changes = ChangeBroadcaster(feed: feed)
         self.logger = logger
@@ -73,6 +76,11 @@ package final class SessionRegistry: Sendable {
             entries.connectionsPerUID[uid] = current + 1
             return true
         }
+    }
+
+    /// Counts a connection handed over by the previous process: it was within the limit there.
+    package func forceConnectionOpened(uid: UInt32) {
+        entries.withLock { $0.connectionsPerUID[uid, default: 0] += 1 }
     }
 
     package func connectionClosed(uid: UInt32) {
@@ -139,7 +147,7 @@ package final class SessionRegistry: Sendable {
                 entries.sessions.removeValue(forKey: victim.key)
                 evicted = victim.value
             }
-            let session = Session(key: key, canWrite: { [isWriter] in isWriter(key.uid) }, useCases: useCases, changes: changes, logger: logger)
+            let session = Session(key: key, canWrite: { [isWriter] in isWriter(key.uid) }, useCases: useCases, changes: changes, logger: logger, journal: journal)
             entries.sessions[key] = session
             entries.attaching[key, default: 0] += 1
             return .success((session, false))
@@ -184,7 +192,7 @@ package final class SessionRegistry: Sendable {
                 guard detachedFor < retentionSeconds else { continue }
                 let session = Session(
                     key: item.key, id: item.id, canWrite: { [isWriter] in isWriter(item.key.uid) }, useCases: useCases,
-                    changes: changes, logger: logger, restoring: item.state)
+                    changes: changes, logger: logger, restoring: item.state, journal: journal)
                 let since = clock - .seconds(detachedFor)
                 session.activity.withLock {
                     $0.detachedAt = since

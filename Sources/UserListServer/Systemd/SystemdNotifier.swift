@@ -63,6 +63,43 @@ public final class SystemdNotifier: Sendable {
         return .microseconds(Int64(usec / 2))
     }
 
+    // MARK: the file descriptor store (a restart that no client notices)
+
+    /// Whether a service manager is listening (NOTIFY_SOCKET set).
+    public var isEnabled: Bool { enabled }
+
+    /// Hands `fd` to the service manager's descriptor store under `name` (`FDSTORE=1`,
+    /// `FDNAME=`; the unit needs `FileDescriptorStoreMax=`). The next process of the service
+    /// gets it back in LISTEN_FDS with that name. Returns whether it was sent.
+    public func storeFD(_ fd: Int32, name: String) -> Bool {
+        guard enabled else { return false }
+        var descriptor = fd
+        return sd_pid_notify_with_fds(0, 0, "FDSTORE=1\nFDNAME=\(name)", &descriptor, 1) > 0
+    }
+
+    /// Takes a descriptor out of the store (`FDSTOREREMOVE=1`): once adopted, the store's copy
+    /// would keep the client's socket open after the daemon closes its own.
+    public func removeStoredFD(name: String) {
+        notify("FDSTOREREMOVE=1\nFDNAME=\(name)")
+    }
+
+    /// Descriptors passed in LISTEN_FDS (from the socket unit, the descriptor store, or a
+    /// re-exec), with their LISTEN_FDNAMES names ("unknown" when unnamed). Unsets the variables.
+    public static func listenFDsWithNames() -> [(fd: Int32, name: String)] {
+        var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+        let count = sd_listen_fds_with_names(1, &names)
+        guard count > 0 else { return [] }
+        defer {
+            if let names {
+                for index in 0..<Int(count) { free(names[index]) }
+                free(names)
+            }
+        }
+        return (0..<count).map { index in
+            (SD_LISTEN_FDS_START + index, names?[Int(index)].map { String(cString: $0) } ?? "unknown")
+        }
+    }
+
     /// Sockets passed by systemd (LISTEN_FDS), starting at fd 3.
     public static func listenFDs() -> [Int32] {
         let count = sd_listen_fds(1)  // unset the variables so children do not inherit them

@@ -65,6 +65,10 @@ final class TUI {
     var draftsInFlight = 0
     var lastDraftSent = ContinuousClock.now - .seconds(1)
     var flushScheduled = false
+    /// The unsaved edit held while reconnecting, offered back once reattached.
+    var heldDraft: DraftOffer?
+    /// The last text typed on a detail screen, and whose: ahead of the daemon until it has it.
+    var typedDraft: (userID: String, text: String)?
 
     init(client: UserListClient, mouse: Bool) {
         self.client = client
@@ -169,7 +173,25 @@ final class TUI {
                     highlights[id] = .now
                 }
             case .connection(let state):
+                // A drop: keep the unsaved edit as typed; once reattached, offer it back if the
+                // daemon lost it (killed between two of its journal writes).
+                if case .reconnecting = state, connection.isConnected {
+                    // The document as the drop left it (this loop's copy may already be newer).
+                    let before = SessionDocument(client.documentAtLastDrop)
+                    let typed = typedDraft.flatMap { $0.userID == before.detail?.userID ? $0.text : nil }
+                    heldDraft = DraftOffer.held(in: before, localDraft: typed)
+                }
                 connection = state
+                if state.isConnected, let offer = heldDraft {
+                    heldDraft = nil
+                    document = SessionDocument(client.document)
+                    if offer.isMissing(from: document) {
+                        draft = nil
+                        draftUnsent = false
+                        typedDraft = nil
+                        send("session", "offer_draft", offer.arguments)
+                    }
+                }
             case .serverError(let error):
                 if error.code == .rateLimited, draftUnsent || draftsInFlight > 0 {
                     draftUnsent = true
@@ -366,6 +388,7 @@ final class TUI {
     }
 
     private func leaveDetail() {
+        typedDraft = nil
         draft = nil
         draftUnsent = false
         send("detail", "back")
@@ -377,6 +400,7 @@ final class TUI {
     }
 
     private func setDraft(_ text: String) {
+        typedDraft = document.detail.map { ($0.userID, text) }
         draft = text
         draftUnsent = true
         scheduleDraftFlush()

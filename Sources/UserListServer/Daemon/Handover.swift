@@ -1,0 +1,257 @@
+import Foundation
+import Glibc
+import UserListPresentation
+import UserListWire
+
+/// Carries a state through `ClientHandler`, which does not see the Presentation layer's types.
+package struct NavigationStateBox: Sendable {
+    package let state: NavigationState
+    package init(_ state: NavigationState) { self.state = state }
+}
+
+/// A restart or upgrade that no client notices.
+///
+/// The stopping process stops reading, lets queued intents and saves finish, and takes every
+/// attached client's connection out of its event loop without closing it (`Connection.handOver`).
+/// It writes `handover.json` to the state directory: for each connection a name, its session
+/// key, its stream position (epoch, seq) and the bytes queued for it but not yet written; for
+/// each session the state its clients hold. Then the descriptors go to the next process: to the
+/// service manager's descriptor store (`FDSTORE=1`, `FDNAME=ul-c-N`; systemd passes them to the
+/// next start in LISTEN_FDS with LISTEN_FDNAMES), or, for `SIGUSR2`, straight into a re-exec of
+/// the binary (same pid, LISTEN_FDS set by the daemon itself, as nginx and HAProxy upgrade).
+///
+/// The next process restores the sessions, adopts each connection (`ClientHandler.resumeAttached`)
+/// and continues its stream: the next frame the client reads is a patch in the same epoch with
+/// the next seq (or, if the session changed in between, one snapshot). The client never sees the
+/// connection drop, so it never reconnects. Bytes the client sent meanwhile wait in the socket.
+package enum Handover {
+    package static let fileName = "handover.json"
+    /// The name of the listening socket the daemon made itself (a socket unit's keeps its own).
+    package static let listenName = "ul-listen"
+    package static let connectionPrefix = "ul-c-"
+
+    struct Stream: Codable {
+        var name: String
+        var key: SessionKey
+        var epoch: Int
+        var seq: Int
+        var awaitingSnapshot: Bool
+        var unsent: Data
+    }
+
+    /// The state a session's clients hold, its list kept apart: sessions showing the same
+    /// page share one copy in `File.lists` (a thousand terminals on the first page write it once).
+    struct HeldState: Codable {
+        var key: SessionKey
+        var list: Int
+        /// The stack with an empty list in place of `File.lists[list]`.
+        var state: NavigationState
+    }
+
+    struct File: Codable {
+        var streams: [Stream] = []
+        var states: [HeldState] = []
+        var lists: [UserListState] = []
+
+        mutating func hold(_ state: NavigationState, for key: SessionKey) {
+            guard case .list(let list) = state.screens.first else {
+                return states.append(HeldState(key: key, list: -1, state: state))
+            }
+            // Few distinct pages in practice; past 64 the search is not worth it.
+            let index = lists.count <= 64 ? lists.firstIndex(of: list) : nil
+            if index == nil { lists.append(list) }
+            var rest = state
+            rest.screens[0] = .list(UserListState())
+            states.append(HeldState(key: key, list: index ?? lists.count - 1, state: rest))
+        }
+
+        func held(_ entry: HeldState) -> NavigationState {
+            guard lists.indices.contains(entry.list), !entry.state.screens.isEmpty else { return entry.state }
+            var state = entry.state
+            state.screens[0] = .list(lists[entry.list])
+            return state
+        }
+    }
+
+    /// How the descriptors travel.
+    package enum Route: Sendable {
+        /// To the service manager's store (`systemctl restart`, or a stop and a later start).
+        case descriptorStore
+        /// Into a new image of the binary, same pid (`SIGUSR2`).
+        case reexec
+    }
+
+    /// The connections taken out of this process, named, and what the next one needs to know.
+    struct Collected {
+        var file = File()
+        var descriptors: [(name: String, fd: Int32)] = []
+    }
+
+    // MARK: the stopping process
+
+    /// Stops reading every connection, waits (up to 2 s) for what they sent to be handled and
+    /// for saves in flight, then takes each attached connection out of the loop. Connections
+    /// that never attached are closed (their clients simply connect again).
+    static func collect(sessions: [Session], handlers: [ClientHandler], logger: Logger) async -> Collected {
+        let started = ContinuousClock.now
+        for handler in handlers { handler.connection.setReadingPaused(true, because: .handover) }
+        let deadline = ContinuousClock.now + .seconds(2)
+        while handlers.contains(where: { !$0.isIdle }), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        let idle = ContinuousClock.now
+        // Every session at once (each is its own actor): saves finished, then its streams.
+        let handedSessions = await withTaskGroup(of: (Session, NavigationState, [Session.HandedStream]).self) { group in
+            for session in sessions {
+                group.addTask {
+                    await session.finishInFlightWork()
+                    let (state, streams) = await session.handOver()
+                    return (session, state, streams)
+                }
+            }
+            var all: [(Session, NavigationState, [Session.HandedStream])] = []
+            for await item in group { all.append(item) }
+            return all
+        }
+        defer {
+            logger.notice("Handover: \(handlers.count) connections idle after \(idle - started), collected after \(ContinuousClock.now - started)")
+        }
+        var collected = Collected()
+        var handed = Set<ObjectIdentifier>()
+        var anyConnection: Connection?
+        for (session, state, streams) in handedSessions {
+            var any = false
+            for stream in streams {
+                guard let handler = stream.client as? ClientHandler,
+                      let (fd, unsent) = handler.connection.handOver() else { continue }
+                anyConnection = handler.connection
+                handed.insert(ObjectIdentifier(handler))
+                let name = connectionPrefix + String(collected.descriptors.count)
+                collected.descriptors.append((name, fd))
+                collected.file.streams.append(Stream(name: name, key: session.key, epoch: stream.epoch, seq: stream.seq,
+                                                     awaitingSnapshot: stream.awaitingSnapshot, unsent: Data(unsent)))
+                any = true
+            }
+            if any { collected.file.hold(state, for: session.key) }
+        }
+        for handler in handlers where !handed.contains(ObjectIdentifier(handler)) { handler.connection.close() }
+        // One wait for the loop thread: once this job has run, every handed descriptor is out of it.
+        if let anyConnection {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in anyConnection.onLoop { done.resume() } }
+        }
+        return collected
+    }
+
+    /// Writes `handover.json` (aside, synced, renamed). Returns whether it is in place.
+    static func write(_ file: File, directory: String, logger: Logger) -> Bool {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try JSONEncoder().encode(file).write(to: URL(fileURLWithPath: directory + "/" + fileName), options: .atomic)
+            return true
+        } catch {
+            logger.error("Cannot write \(directory)/\(fileName): \(error); clients will reconnect instead")
+            return false
+        }
+    }
+
+    /// Hands every descriptor to the service manager's store. Our own copies are closed after;
+    /// the store keeps the connections open until the next process takes them.
+    static func store(_ descriptors: [(name: String, fd: Int32)], notifier: SystemdNotifier, logger: Logger) -> Int {
+        var stored = 0
+        for (name, fd) in descriptors {
+            if notifier.storeFD(fd, name: name) { stored += 1 }
+            close(fd)
+        }
+        if stored < descriptors.count {
+            logger.error("The service manager took \(stored) of \(descriptors.count) descriptors; is FileDescriptorStoreMax= set in the unit?")
+        }
+        return stored
+    }
+
+    /// Replaces this process with a new image of the binary (same pid), the descriptors at 3, 4, …
+    /// as LISTEN_FDS with their names. Returns only if exec failed.
+    static func reexec(_ descriptors: [(name: String, fd: Int32)], logger: Logger) {
+        let count = Int32(descriptors.count)
+        // Out of the way first (above 3 + count), then down to 3…: no dup2 may overwrite a
+        // descriptor still to be moved.
+        var raised: [Int32] = []
+        for (_, fd) in descriptors {
+            raised.append(fcntl(fd, F_DUPFD_CLOEXEC, 3 + count + 64))
+            close(fd)
+        }
+        for (index, fd) in raised.enumerated() where fd >= 0 {
+            dup2(fd, 3 + Int32(index))  // the copy loses FD_CLOEXEC: it survives the exec
+            close(fd)
+        }
+        setenv("LISTEN_FDS", String(count), 1)
+        setenv("LISTEN_PID", String(getpid()), 1)
+        setenv("LISTEN_FDNAMES", descriptors.map(\.name).joined(separator: ":"), 1)
+        let arguments = CommandLine.arguments
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        execv("/proc/self/exe", &argv)
+        logger.error("Cannot re-execute /proc/self/exe: \(String(cString: strerror(errno))); clients will reconnect")
+        argv.forEach { free($0) }
+    }
+
+    // MARK: the starting process
+
+    /// Reads and removes `handover.json`.
+    static func load(directory: String, logger: Logger) -> File? {
+        let path = directory + "/" + fileName
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        defer { unlink(path) }
+        do {
+            return try JSONDecoder().decode(File.self, from: data)
+        } catch {
+            logger.warning("Ignoring an unreadable \(path): \(error)")
+            return nil
+        }
+    }
+
+    /// Takes back the connections the previous process handed over: each is attached to its
+    /// session (restored already) and its stream goes on. Descriptors not named in the file are
+    /// closed. Returns how many connections were adopted.
+    static func adopt(_ file: File?, descriptors: [(fd: Int32, name: String)], context: ServerContext, loop: EventLoop,
+                      notifier: SystemdNotifier) -> Int {
+        var adopted = 0
+        let streams = Dictionary((file?.streams ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let states = Dictionary((file?.states ?? []).map { ($0.key, file!.held($0)) }, uniquingKeysWith: { first, _ in first })
+        for (fd, name) in descriptors {
+            notifier.removeStoredFD(name: name)  // ours now; the store's copy would keep the socket open
+            guard let stream = streams[name], let peer = UnixSocket.peerCredentials(fd) else {
+                close(fd)
+                continue
+            }
+            context.registry.forceConnectionOpened(uid: peer.uid)
+            let found: (session: Session, resumed: Bool)
+            do throws(SessionRegistry.AttachError) {
+                found = try context.registry.session(for: stream.key)
+            } catch {
+                context.registry.connectionClosed(uid: peer.uid)
+                close(fd)
+                continue
+            }
+            let connection = Connection(
+                fd: fd, peer: peer, loop: loop,
+                limits: .init(softLimit: context.config.clientBufferBytes, hardLimit: max(context.config.clientBufferBytes * 16, 4 << 20)),
+                liveObjects: context.liveObjects)
+            let handler = ClientHandler(connection: connection, context: context)
+            let held = states[stream.key]
+            handler.resumeAttached(to: found.session, epoch: stream.epoch, seq: stream.seq,
+                                   holding: NavigationStateBox(held ?? NavigationState(screens: [])),
+                                   awaitingSnapshot: stream.awaitingSnapshot || held == nil)
+            context.registry.attachFinished(stream.key)
+            if !stream.unsent.isEmpty { connection.send([UInt8](stream.unsent), droppable: false) }
+            do throws(SystemError) {
+                try connection.start(delegate: handler, farewell: farewell)
+                adopted += 1
+            } catch {
+                connection.close()
+            }
+        }
+        return adopted
+    }
+
+    private static let farewell: [UInt8]? =
+        try? FrameEncoder(maximumFrameSize: FrameLimits.serverToClient).encode(ServerMessage.goodbye(reason: "slow_client"))
+}

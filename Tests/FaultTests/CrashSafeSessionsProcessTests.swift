@@ -1,0 +1,128 @@
+import Foundation
+import Glibc
+import Testing
+import UserListTestSupport
+import UserListWire
+
+/// Sessions across `kill -9`: the journal brings back screens and drafts, and a draft the
+/// daemon lost is taken back from the client (`offer_draft`) unless the user changed meanwhile.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct CrashSafeSessionsProcessTests {
+    /// The detail screen's state in `client`'s document, if one is on top.
+    static func detail(_ client: FaultClient) -> [String: JSONValue]? {
+        guard let top = client.screens.last?.objectValue, top["kind"]?.stringValue == "detail" else { return nil }
+        return top["state"]?.objectValue
+    }
+
+    /// Polls `condition` every 10 ms for up to 30 s.
+    static func eventually(_ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(30)
+        while !condition() {
+            if Date() >= deadline { return false }
+            usleep(10_000)
+        }
+        return true
+    }
+
+    @Test func aDraftSurvivesKillNineThroughTheJournal() async throws {
+        try await offPool {
+            let directory = try TempDirectory("journal")
+            defer { directory.remove() }
+            let daemon = ChildDaemon(directory: directory.path, sampleData: 20)
+            defer { daemon.killHard() }
+            try daemon.start()
+
+            let client = try FaultClient(path: daemon.socketPath)
+            try client.hello(key: "typist")
+            try client.intent("list", "on_appear")
+            let id = try #require(client.userIDs.first)
+            #expect(try client.intent("session", "open_user", ["id": .string(id)]).isOK)
+            #expect(try client.intent("detail", "set_draft_name", ["name": "Typed Before The Crash"]).isOK)
+            // Within the journal interval (75 ms) the draft is on disk; then the crash.
+            let journal = daemon.stateDirectory + "/sessions.journal"
+            #expect(Self.eventually {
+                (try? String(contentsOfFile: journal, encoding: .utf8))?.contains("Typed Before The Crash") ?? false
+            }, "the draft reached \(journal)")
+            daemon.killHard()
+            client.disconnect()
+
+            try daemon.start()
+            let back = try FaultClient(path: daemon.socketPath)
+            let welcome = try back.hello(key: "typist")
+            #expect(welcome.resumed, "the session came back under its key")
+            let detail = try #require(Self.detail(back), "the detail screen came back: \(back.document)")
+            #expect(detail["draft_name"]?.stringValue == "Typed Before The Crash")
+            #expect(detail["user_id"]?.stringValue == id)
+            // And it is the same screen to work on: the draft saves.
+            let saved = try back.intent("detail", "save")
+            #expect(saved.result?["name"]?.stringValue == "Typed Before The Crash", "\(String(describing: saved.failure))")
+            back.disconnect()
+        }
+    }
+
+    @Test func aSessionEndedByByeIsNotBroughtBackByACrash() async throws {
+        try await offPool {
+            let directory = try TempDirectory("journal-bye")
+            defer { directory.remove() }
+            let daemon = ChildDaemon(directory: directory.path, sampleData: 20)
+            defer { daemon.killHard() }
+            try daemon.start()
+            let client = try FaultClient(path: daemon.socketPath)
+            try client.hello(key: "leaver")
+            try client.intent("list", "on_appear")
+            let id = try #require(client.userIDs.first)
+            #expect(try client.intent("session", "open_user", ["id": .string(id)]).isOK)
+            let journal = daemon.stateDirectory + "/sessions.journal"
+            #expect(Self.eventually { (try? String(contentsOfFile: journal, encoding: .utf8))?.lowercased().contains(id) ?? false })
+            _ = client.send(.bye)
+            #expect(client.drainUntilClosed(timeout: 10))
+            // The end is journaled (a tombstone) within a few seconds.
+            #expect(Self.eventually { (try? String(contentsOfFile: journal, encoding: .utf8))?.contains("\"ended\"") ?? false },
+                    "the ended session was journaled as ended")
+            daemon.killHard()
+            try daemon.start()
+            let back = try FaultClient(path: daemon.socketPath)
+            #expect(try back.hello(key: "leaver").resumed == false, "a session its client ended stays ended")
+            back.disconnect()
+        }
+    }
+
+    @Test func anOfferedDraftIsTakenWhenTheUserIsUnchangedElseAConflictQuotesIt() async throws {
+        try await offPool {
+            let directory = try TempDirectory("offer")
+            defer { directory.remove() }
+            // No journal: the crash loses the draft for sure, as one between two writes would.
+            let daemon = ChildDaemon(directory: directory.path, sampleData: 20, extra: ["--session-journal-interval", "0"])
+            defer { daemon.killHard() }
+            try daemon.start()
+            let client = try FaultClient(path: daemon.socketPath)
+            try client.hello(key: "offerer")
+            try client.intent("list", "on_appear")
+            let ids = client.userIDs
+            try #require(ids.count >= 2)
+            #expect(try client.intent("session", "open_user", ["id": .string(ids[0])]).isOK)
+            #expect(try client.intent("detail", "set_draft_name", ["name": "Held By The Client"]).isOK)
+            daemon.killHard()
+            client.disconnect()
+
+            try daemon.start()
+            let back = try FaultClient(path: daemon.socketPath)
+            try back.hello(key: "offerer")
+            #expect(Self.detail(back) == nil, "without the journal the crash lost the screen")
+            let taken = try back.intent("session", "offer_draft", ["user_id": .string(ids[0]), "name": "Held By The Client", "base_version": 1])
+            #expect(taken.isOK, "\(String(describing: taken.failure))")
+            let detail = try #require(Self.detail(back), "offer_draft opened the user's screen: \(back.document)")
+            #expect(detail["draft_name"]?.stringValue == "Held By The Client")
+            #expect(detail["is_dirty"]?.boolValue == true)
+
+            // The second user changes (version 2) before its draft is offered: a conflict that
+            // quotes the text, and the screen is left as it was.
+            #expect(try back.intent("session", "rename_user", ["id": .string(ids[1]), "name": "Renamed Meanwhile"]).isOK)
+            let refused = try back.intent("session", "offer_draft", ["user_id": .string(ids[1]), "name": "Stale Draft", "base_version": 1])
+            #expect(refused.failure?.code == .conflict)
+            #expect(refused.failure?.message.contains("Stale Draft") == true, "\(String(describing: refused.failure?.message))")
+            #expect(Self.detail(back)?["user_id"]?.stringValue == ids[0], "a refused offer leaves the screens alone")
+            back.disconnect()
+        }
+    }
+}

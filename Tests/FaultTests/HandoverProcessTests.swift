@@ -1,0 +1,107 @@
+import Foundation
+import Glibc
+import Testing
+import UserListTestSupport
+import UserListWire
+
+/// Restarts and upgrades that no client notices: the daemon hands its connections to its next
+/// process (through a service manager's descriptor store, or by re-executing itself on
+/// SIGUSR2), and an attached client's stream simply goes on, on the same connection.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct HandoverProcessTests {
+    /// A client attached to a session with a detail screen and a draft.
+    static func attachedEditor(_ socketPath: String, key: String) throws -> (client: FaultClient, id: String) {
+        let client = try FaultClient(path: socketPath)
+        try client.hello(key: key)
+        try client.intent("list", "on_appear")
+        guard let id = client.userIDs.first else { throw FaultFailure("the list is empty") }
+        guard try client.intent("session", "open_user", ["id": .string(id)]).isOK,
+              try client.intent("detail", "set_draft_name", ["name": "Typed Before"]).isOK else {
+            throw FaultFailure("could not open and edit \(id)")
+        }
+        return (client, id)
+    }
+
+    /// What the client saw after the restart: its connection open, one welcome and one
+    /// snapshot in all, every patch in step, and the session still its own.
+    static func expectUnnoticed(_ client: FaultClient, epoch: Int) throws {
+        let reply = try client.intent("detail", "set_draft_name", ["name": "Typed After"], timeout: 30)
+        #expect(reply.isOK, "\(String(describing: reply.failure))")
+        #expect(!client.isClosed, "the connection stayed open")
+        let welcomes = client.received.filter { if case .welcome = $0 { true } else { false } }.count
+        let snapshots = client.received.filter { if case .snapshot = $0 { true } else { false } }.count
+        let goodbyes = client.received.filter { if case .goodbye = $0 { true } else { false } }.count
+        #expect(welcomes == 1 && snapshots == 1 && goodbyes == 0,
+                "no new handshake, snapshot or goodbye: \(welcomes) welcomes, \(snapshots) snapshots, \(goodbyes) goodbyes")
+        #expect(client.epoch == epoch, "the stream stayed in its epoch")
+        #expect(client.outOfStep == 0, "every patch applied in order")
+        let detail = client.screens.last?.objectValue?["state"]?.objectValue
+        #expect(detail?["draft_name"]?.stringValue == "Typed After", "the screens and the draft came along: \(client.document)")
+    }
+
+    @Test func sigusr2ReexecutesAndTheClientsStreamGoesOn() async throws {
+        try await offPool {
+            let directory = try TempDirectory("reexec")
+            defer { directory.remove() }
+            let daemon = ChildDaemon(directory: directory.path, sampleData: 20, extra: ["--log-level", "notice"])
+            defer { daemon.killHard() }
+            try daemon.start()
+            let (client, _) = try Self.attachedEditor(daemon.socketPath, key: "upgrader")
+            let epoch = client.epoch
+            let pid = daemon.pid
+
+            daemon.signal(SIGUSR2)
+            let deadline = Date().addingTimeInterval(30)
+            while !daemon.log.contains("Took over 1 client connection"), Date() < deadline, daemon.reap() == nil { usleep(10_000) }
+            #expect(daemon.log.contains("Took over 1 client connection"), "the new image adopted the connection: \(daemon.log)")
+            #expect(daemon.isRunning && daemon.pid == pid, "same process, new image")
+            try Self.expectUnnoticed(client, epoch: epoch)
+            // New clients are served by the new image too.
+            let newcomer = try FaultClient(path: daemon.socketPath)
+            #expect(try newcomer.hello(key: "newcomer").resumed == false)
+            newcomer.disconnect()
+            client.disconnect()
+        }
+    }
+
+    @Test func aRestartThroughTheDescriptorStoreIsUnnoticed() async throws {
+        try await offPool {
+            let directory = try TempDirectory("fdstore")
+            defer { directory.remove() }
+            let daemon = ChildDaemon(directory: directory.path, sampleData: 20)  // paths only; the manager runs it
+            try FileManager.default.createDirectory(atPath: daemon.stateDirectory, withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: daemon.configPath, contents: Data())
+            let manager = try TestServiceManager(
+                directory: directory.path,
+                daemonArguments: [Repo.daemonBinary, "--config", daemon.configPath, "--socket", daemon.socketPath,
+                                  "--database", daemon.databasePath, "--state-directory", daemon.stateDirectory,
+                                  "--sample-data", "20", "--log-level", "notice"],
+                logPath: daemon.logPath)
+            defer { manager.tearDown() }
+            try manager.start()
+            let (client, _) = try Self.attachedEditor(daemon.socketPath, key: "restarted")
+            let second = try FaultClient(path: daemon.socketPath)
+            try second.hello(key: "restarted")  // a second terminal on the same session
+            let epoch = client.epoch
+            let firstPID = manager.pid
+
+            try manager.restart()
+            #expect(manager.pid != firstPID, "a new process")
+            #expect(manager.log.contains("Took over 2 client connections"), "\(manager.log)")
+            #expect(manager.storedNames.isEmpty, "the new process took its descriptors out of the store: \(manager.storedNames)")
+            try Self.expectUnnoticed(client, epoch: epoch)
+            // The other terminal follows the edit made after the restart, on its old connection.
+            let mirrored = try second.next(where: "the mirrored draft", timeout: 30) { _ -> Bool? in
+                second.screens.last?.objectValue?["state"]?["draft_name"]?.stringValue == "Typed After" ? true : nil
+            }
+            #expect(mirrored && second.outOfStep == 0 && !second.isClosed)
+
+            // And again: a second restart hands the same connections on.
+            try manager.restart()
+            #expect(try client.intent("detail", "set_draft_name", ["name": "Twice"], timeout: 30).isOK)
+            #expect(client.outOfStep == 0 && client.epoch == epoch)
+            client.disconnect()
+            second.disconnect()
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+import UserListDomain
+import UserListPresentation
+@testable import UserListServer
+
+/// The session journal on its own: what it writes comes back, its file stays bounded however
+/// much is typed, and the torn tail a crash leaves is skipped.
+@Suite struct SessionJournalTests {
+    static func directory() throws -> String {
+        let path = NSTemporaryDirectory() + "ul-journal-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    static func state(draft: String, rows: Int = 0) -> NavigationState {
+        var list = UserListState()
+        list.users = (0..<rows).map { User(id: UUID(), name: "Row \($0)", email: "row\($0)@example.com") }
+        var detail = UserDetailState(userID: UUID(uuidString: "00000000-0000-4000-8000-000000000001")!)
+        detail.draftName = draft
+        return NavigationState(screens: [.list(list), .detail(detail)])
+    }
+
+    static func draft(_ saved: SavedSession?) -> String? {
+        guard case .detail(let detail)? = saved?.state.screens.last else { return nil }
+        return detail.draftName
+    }
+
+    /// Polls (every 5 ms, up to 30 s) until the journal on disk holds `draft` for `key`.
+    static func waitForDraft(_ draft: String, key: SessionKey, in directory: String, logger: Logger) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let loaded = SessionJournal.load(directory: directory, logger: logger) ?? []
+            if Self.draft(loaded.first { $0.key == key }) == draft { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return false
+    }
+
+    @Test func theLatestStateComesBackAndTheFileStaysBounded() async throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let logger = Logger(sink: .memory, level: .error)
+        let journal = SessionJournal(directory: directory, interval: .milliseconds(1), logger: logger)
+        journal.start(with: [])
+        let key = SessionKey(uid: 1000, clientKey: "typist")
+        let other = SessionKey(uid: 1000, clientKey: "reader")
+        journal.record(key: other, id: "reader", state: Self.state(draft: "Unchanged"))
+        // 24 drafts of 64 KiB each: 1.5 MiB typed, against one live session of 64 KiB.
+        let filler = String(repeating: "x", count: 64 * 1024)
+        for round in 0..<24 {
+            let draft = "\(round) " + filler
+            journal.record(key: key, id: "typist", state: Self.state(draft: draft, rows: 50))
+            #expect(await Self.waitForDraft(draft, key: key, in: directory, logger: logger), "round \(round) reached the disk")
+        }
+        let size = try FileManager.default.attributesOfItem(atPath: journal.path)[.size] as? Int ?? 0
+        #expect(size <= 2 << 20, "the journal stays bounded (compacted past 4 × the live size, at least 1 MiB): \(size) bytes")
+        let loaded = SessionJournal.load(directory: directory, logger: logger) ?? []
+        #expect(loaded.count == 2)
+        #expect(Self.draft(loaded.first { $0.key == other }) == "Unchanged", "a session written once survives compaction")
+        // The list's rows are not journaled: a restore reloads them.
+        if case .list(let list)? = loaded.first(where: { $0.key == key })?.state.screens.first {
+            #expect(list.users.isEmpty)
+        }
+        journal.finish()
+    }
+
+    @Test func aTornLastLineIsSkipped() async throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let logger = Logger(sink: .memory, level: .error)
+        let journal = SessionJournal(directory: directory, interval: .milliseconds(1), logger: logger)
+        journal.start(with: [])
+        let key = SessionKey(uid: 1000, clientKey: "crash")
+        journal.record(key: key, id: "crash", state: Self.state(draft: "Complete Line"))
+        #expect(await Self.waitForDraft("Complete Line", key: key, in: directory, logger: logger))
+        journal.finish()
+        // A crash in the middle of the next write.
+        let handle = try #require(FileHandle(forWritingAtPath: journal.path))
+        handle.seekToEndOfFile()
+        handle.write(Data("{\"session\":{\"key\":{\"uid\":1000,\"clientKey\":\"crash\"},\"id\":\"cr".utf8))
+        try handle.close()
+        let loaded = try #require(SessionJournal.load(directory: directory, logger: logger))
+        #expect(loaded.count == 1 && Self.draft(loaded.first) == "Complete Line")
+        #expect(loaded.first?.detachedAt != nil, "a session attached at the crash counts as detached from then")
+    }
+}
