@@ -51,7 +51,7 @@ public final class UserListViewModel {
         return load(reset: true, isolation: isolation)
     }
 
-    /// Starts a new listing filtered by a name or email prefix; empty text lists everyone.
+    /// Starts a new listing filtered by a name or email substring (`TextKey.matches`); empty text lists everyone.
     @discardableResult
     public func search(_ text: String, isolation: isolated (any Actor) = #isolation) -> Load {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
@@ -246,9 +246,10 @@ public final class UserListViewModel {
     }
 
     private func matchesSearch(_ user: User) -> Bool {
-        // The same key the store searches by (TextKey), so a live change matches as a reload would.
-        guard let search = state.search.map(TextKey.fold) else { return true }
-        return TextKey.fold(user.name).hasPrefix(search) || TextKey.fold(user.email).hasPrefix(search)
+        // The store's rule (TextKey.matches: a substring of the folded name or email), so a live
+        // change matches as a reload would.
+        guard let search = state.search else { return true }
+        return TextKey.matches(search, name: user.name, email: user.email)
     }
 
     private static func adjustTotal(of state: inout UserListState, by delta: Int) {

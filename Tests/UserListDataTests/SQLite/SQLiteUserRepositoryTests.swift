@@ -77,7 +77,7 @@ func outcome<T>(_ body: () async throws(UserError) -> T) async -> Result<T, User
         _ = try await store.importUsers(users)
         let prefix = TextKey.fold(search)
         let expected = listOrder(users.filter {
-            TextKey.fold($0.name).hasPrefix(prefix) || TextKey.fold($0.email).hasPrefix(prefix)
+            TextKey.matches(search, name: $0.name, email: $0.email)
         })
         let (walked, pages) = try await walk(store, PageRequest(limit: 37, search: search))
         #expect(walked == expected)
