@@ -90,9 +90,12 @@ enum SessionIntent: Equatable {
     case renameUser(id: UUID, name: String, expectedVersion: Int?)
     case addUser(NewUser)
     case removeUser(id: UUID)
+    /// One page of the store read by keyset, past every screen (`BulkExport.swift`).
+    case exportPage(ExportPageRequest)
 
     init(_ action: String, _ args: IntentArguments) throws(IntentError) {
         switch action {
+        case "export_page": self = .exportPage(try ExportPageRequest(args))
         case "open_user": self = .openUser(id: try args.uuid("id"))
         case "back": self = .back
         case "import_users": self = .importUsers(try args.users("users"))

@@ -36,7 +36,7 @@ package actor Session {
     package nonisolated var readOnly: Bool { !canWrite() }
     package nonisolated let activity = Mutex(Activity())
 
-    private let useCases: UserUseCases
+    let useCases: UserUseCases
     private let changes: ChangeBroadcaster
     private let logger: Logger
     private var navigator: Navigator
@@ -167,7 +167,19 @@ package actor Session {
         navigator.apply(delivery.change, madeHere: claimOwnChange(delivery.change))
         changedEventFrame = nil
         applyingChange = false
-        flush()
+        flushSoonAfterChanges()
+    }
+
+    /// Changes come in bursts (an import writes thousands in one commit): each is applied as it
+    /// comes, and the burst goes out a moment later as one patch (then its events), instead of
+    /// one diff and one patch per change. A reply flushes first, so it still follows its patches.
+    private func flushSoonAfterChanges() {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        Task {
+            try? await Task.sleep(for: .milliseconds(2))
+            self.flushScheduledChanges()
+        }
     }
 
     /// Coalesces the several changes one completion can make into one patch.
@@ -383,6 +395,8 @@ package actor Session {
         case .back:
             navigator.back()
             return .done(nil)
+        case .exportPage(let request):
+            return exportPage(request)
         case .importUsers(let users):
             let useCases = useCases
             return .pending { session in
