@@ -194,6 +194,11 @@ public final class SQLiteUserRepository: UserRepository {
         }
     }
 
+    /// The keyset position of `user` (its folded name and id), as a page would have made it.
+    public func cursor(after user: User, totalCount: Int?) -> PageCursor? {
+        KeysetCursor(nameKey: UserKey.fold(user.name), id: user.id.uuidString, total: totalCount).pageCursor
+    }
+
     public func fetchUser(id: UUID) async throws(UserError) -> User {
         let found = try read { connection throws(SQLiteError) -> User? in try Self.stored(id: id, connection) }
         guard let found else { throw .notFound(id: id) }
