@@ -58,6 +58,17 @@ package final class RealDaemon: @unchecked Sendable {
 
     package func log() -> String { (try? String(contentsOfFile: directory + "/daemon.log", encoding: .utf8)) ?? "" }
 
+    /// The daemon's process id while it runs (for tests that kill it hard).
+    package var pid: Int32? { process.map(\.processIdentifier) }
+
+    /// SIGKILL and wait: a crash, with no chance to finish anything.
+    package func kill9() {
+        guard let process else { return }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        self.process = nil
+    }
+
     /// SIGTERM and wait.
     package func stop() {
         guard let process else { return }
