@@ -21,7 +21,7 @@ INSTALL     ?= install
 RELEASE_DIR := .build/release
 PRODUCTS    := userlistd userctl
 
-.PHONY: setup build demo test bench release install uninstall
+.PHONY: setup build demo test bench soak-bulk release install uninstall
 
 setup:
 	./scripts/setup.sh
@@ -41,6 +41,11 @@ test: setup
 # The benchmark against the machine's floor (release build); BENCH_ARGS=--quick for a short run.
 bench: setup
 	./scripts/bench.sh $(BENCH_ARGS)
+
+# Issue 13's 1M-user import -> export round trip through userctl against a real daemon (release);
+# SOAK_USERS=20000 for a short run.
+soak-bulk: setup
+	./scripts/bulk-soak.sh $(SOAK_USERS)
 
 release:
 	$(SWIFT) build -c release --static-swift-stdlib --product userlistd
