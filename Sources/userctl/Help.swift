@@ -105,6 +105,7 @@ enum Help {
           70  internal software error
           75  temporary failure (conflict: someone saved first; timeout) - try again
           77  permission denied (read-only session, forbidden)
+          130 interrupted (Ctrl-C during import, export or list --all; what was done is said)
 
         Colour is used only when stdout is a terminal and NO_COLOR is unset. Control and bidi
         characters in names are shown as escapes (\\x1b, \\u202e); with --json as \\u001b, \\u202e.

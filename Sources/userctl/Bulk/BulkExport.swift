@@ -41,7 +41,7 @@ enum BulkExport {
 
     /// `export`: one JSON array, one user per line (the same bytes as before, now streamed).
     static func export(_ context: CommandContext) async throws {
-        let progress = Progress(verb: "export", json: false, quiet: context.invocation.flags.contains("quiet"))
+        let progress = Progress(verb: "export", json: context.json, quiet: context.invocation.flags.contains("quiet"), streamsToStdout: true)
         var held: String?  // the last line so far: whether it takes a comma depends on what follows
         var opened = false
         let (count, complete) = try await walk(context.client, search: nil, progress: progress) { users, _ in
@@ -68,7 +68,7 @@ enum BulkExport {
     /// `--json`, as `export` writes them.
     static func listAll(_ context: CommandContext, search: String?) async throws {
         if context.json {
-            let progress = Progress(verb: "list", json: false, quiet: context.invocation.flags.contains("quiet"))
+            let progress = Progress(verb: "list", json: true, quiet: context.invocation.flags.contains("quiet"), streamsToStdout: true)
             var first = true
             var held: String?
             let (count, complete) = try await walk(context.client, search: search, progress: progress) { users, _ in
@@ -83,7 +83,7 @@ enum BulkExport {
             if let held { print(held + "\n]") } else { print("[]") }
             return
         }
-        let progress = Progress(verb: "list", json: false, quiet: true)
+        let progress = Progress(verb: "list", json: false, quiet: context.invocation.flags.contains("quiet"), streamsToStdout: true)
         var widths: (name: Int, email: Int)?
         let (count, complete) = try await walk(context.client, search: search, progress: progress) { users, _ in
             let rows = users.compactMap(UserRow.init)

@@ -19,9 +19,19 @@ final class Progress {
 
     static let plainInterval: Duration = .seconds(3)
 
-    init(verb: String, json: Bool, quiet: Bool) {
+    /// `streamsToStdout`: the command writes its result as it goes (export, list --all); when
+    /// stdout and stderr are the same terminal, a bar would be torn by the output, so none is drawn.
+    init(verb: String, json: Bool, quiet: Bool, streamsToStdout: Bool = false) {
         self.verb = verb
-        if quiet { mode = .quiet } else if json { mode = .json } else if isatty(2) == 1 { mode = .bar } else { mode = .plain }
+        if quiet || (streamsToStdout && !json && isatty(1) == 1 && isatty(2) == 1) {
+            mode = .quiet
+        } else if json {
+            mode = .json
+        } else if isatty(2) == 1 {
+            mode = .bar
+        } else {
+            mode = .plain
+        }
     }
 
     private var elapsedSeconds: Double {
@@ -40,8 +50,10 @@ final class Progress {
         case .quiet: .seconds(1_000_000)
         }
         if mode == .quiet { return }
+        if force && lastShown == nil { return }  // the closing report only follows earlier ones
         if !force, let lastShown, now - lastShown < interval { return }
-        if !force, lastShown == nil, mode == .plain, now - started < interval { return }
+        // Short work shows nothing: the first report waits half a second (a plain line, its interval).
+        if !force, lastShown == nil, now - started < (mode == .plain ? interval : .milliseconds(500)) { return }
         lastShown = now
         let seconds = max(elapsedSeconds, 0.001)
         let rate = Double(done) / seconds
