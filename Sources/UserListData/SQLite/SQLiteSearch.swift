@@ -14,7 +14,9 @@ import UserListDomain
 /// - **Broad** (more candidates than that, or a term of 1 or 2 characters, which trigrams cannot
 ///   index): the `(name_key, id)` index is walked in order and each row checked with `instr`.
 ///   Matches are then dense (or the term is short and common), so a page is found after a short
-///   walk. The count is exact when the store holds at most `broadCountLimit` users (a scan of
+///   walk. The cap balances the two: reading C candidates costs about C rows, walking to a page
+///   of L matches about L·N/C rows (N users), equal at C = √(L·N), so the cap is that (at least
+///   2,000): about 7,000 rows either way for a page of 50 at 1M users. The count is exact when the store holds at most `broadCountLimit` users (a scan of
 ///   that many keys is cheap); above, it is not computed (`totalCount` nil, "unknown").
 struct SQLiteSearch {
     /// The folded term.
@@ -22,7 +24,12 @@ struct SQLiteSearch {
     /// The FTS5 query asking for every trigram of `key`, or nil when `key` is too short.
     let trigramQuery: String?
 
-    static let candidateCap = 2_000
+    static let minimumCandidateCap = 2_000
+
+    /// The most candidates the narrow plan reads for a page of `limit` among `stored` users.
+    static func candidateCap(limit: Int, stored: Int) -> Int {
+        max(minimumCandidateCap, Int(Double(max(1, limit) * max(1, stored)).squareRoot()))
+    }
 
     init?(_ text: String) {
         key = UserKey.fold(text)
@@ -47,23 +54,25 @@ struct SQLiteSearch {
         return parts.joined(separator: " AND ")
     }
 
-    /// How many index candidates the term has, up to `candidateCap + 1`; nil when it has no
-    /// trigram query.
-    func candidateCount(_ connection: SQLiteConnection) throws(SQLiteError) -> Int? {
+    /// How many index candidates the term has, up to `cap + 1`; nil when it has no trigram query.
+    func candidateCount(_ connection: SQLiteConnection, cap: Int) throws(SQLiteError) -> Int? {
         guard let trigramQuery else { return nil }
         let statement = try connection.statement(
             "SELECT COUNT(*) FROM (SELECT rowid FROM users_search WHERE users_search MATCH ?1 LIMIT ?2)")
         defer { statement.reset() }
         statement.bind(1, trigramQuery)
-        statement.bind(2, Self.candidateCap + 1)
+        statement.bind(2, cap + 1)
         _ = try statement.step("searching users")
         return statement.int(0)
     }
 
-    /// Whether the narrow plan applies.
-    func isNarrow(_ connection: SQLiteConnection) throws(SQLiteError) -> Bool {
-        guard let count = try candidateCount(connection) else { return false }
-        return count <= Self.candidateCap
+    /// Whether the narrow plan applies to a page of `limit`.
+    func isNarrow(_ connection: SQLiteConnection, limit: Int) throws(SQLiteError) -> Bool {
+        guard trigramQuery != nil else { return false }
+        let stored = try connection.integer("SELECT user_count FROM store_state WHERE only = 1", "counting users")
+        let cap = Self.candidateCap(limit: limit, stored: stored)
+        guard let count = try candidateCount(connection, cap: cap) else { return false }
+        return count <= cap
     }
 
     static let match = "(instr(name_key, ?1) > 0 OR instr(email_key, ?1) > 0)"

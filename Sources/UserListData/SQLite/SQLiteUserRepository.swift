@@ -144,7 +144,7 @@ public final class SQLiteUserRepository: UserRepository {
             try connection.readTransaction("reading a page of users") { () throws(SQLiteError) -> UserPage in
                 // Narrow searches read their few candidates by rowid and sort them; the `+`s keep
                 // SQLite from walking the whole name index in order instead.
-                let narrow = try search?.isNarrow(connection) ?? false
+                let narrow = try search?.isNarrow(connection, limit: limit) ?? false
                 var conditions = search?.conditions(narrow: narrow) ?? []
                 if after != nil {
                     conditions.append(narrow ? "(+name_key > ?3 OR (+name_key = ?3 AND +id > ?4))" : "(name_key, id) > (?3, ?4)")
