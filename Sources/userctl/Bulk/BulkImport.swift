@@ -4,7 +4,7 @@ import UserListWire
 
 /// `userctl import FILE`: the file is read as a stream (`JSONArrayReader`) and sent in chunks
 /// of at most `chunkUsers` users and `chunkBytes` bytes, each one `import_users` intent that
-/// the daemon commits in its own short transaction. Two chunks are in flight at a time.
+/// the daemon commits in its own short transaction. Up to `window` chunks are in flight.
 ///
 /// Resumable, not atomic: an interruption (Ctrl-C, a killed daemon or client, an invalid entry)
 /// leaves the chunks acknowledged so far committed and the rest not; running the same import
@@ -12,7 +12,7 @@ import UserListWire
 enum BulkImport {
     static let chunkUsers = 1_000
     static let chunkBytes = 768 * 1024
-    static let window = 2
+    static let window = 4
     static let replyTimeout: Duration = .seconds(120)
 
     struct Tally {
