@@ -197,4 +197,24 @@ struct BulkImportExportProcessTests {
         let export = try Self.userctl(["--socket", daemon.socketPath, "export", "--quiet"])
         #expect(try Self.canonical(export: export.stdout) == Self.canonical(file: users))
     }
+
+    @Test func anInvalidEntryStopsAtItsChunkAndAFixedFileFinishes() throws {
+        let daemon = try RealDaemon(sampleData: 0)
+        defer { daemon.tearDown() }
+        var users = Self.users(3_000, seed: 5)
+        let good = users[2_499]["email"]
+        users[2_499]["email"] = "not an email"
+        let file = daemon.directory + "/users.json"
+        try Self.write(users, to: file)
+        let failed = try Self.userctl(["--socket", daemon.socketPath, "import", "--quiet", file])
+        #expect(failed.status == 65, "\(failed.stderr)")
+        #expect(failed.stderr.contains("the chunk of entries 2001 to 3000 was not imported"), "\(failed.stderr)")
+        #expect(failed.stderr.contains("the first 2000 users of \(file) were imported"), "\(failed.stderr)")
+        #expect(try Self.storedCount(daemon.socketPath) == 2_000)
+
+        users[2_499]["email"] = good
+        try Self.write(users, to: file)
+        let fixed = try Self.userctl(["--socket", daemon.socketPath, "import", "--quiet", file])
+        #expect(fixed.status == 0 && fixed.stdout == "imported 1000 users from \(file) (2000 already up to date)\n", "\(fixed)")
+    }
 }

@@ -102,9 +102,11 @@ enum BulkImport {
             while !inFlight.isEmpty { try await settle(inFlight.removeFirst()) }
         } catch let failure as CommandFailure {
             // Let what is in flight finish, so the report says exactly what was committed.
-            for chunk in inFlight { _ = try? await chunk.reply.value }
+            var later = 0
+            for chunk in inFlight where (try? await chunk.reply.value) != nil { later += chunk.count }
             progress.finish()
-            throw failure
+            guard later > 0 else { throw failure }
+            throw CommandFailure(failure.code, failure.message + "; \(later) users of the chunks sent after it were imported too")
         }
         progress.update(done: tally.acknowledged, fraction: Interruption.requested ? nil : 1, force: true)
         progress.finish()
