@@ -31,7 +31,7 @@ import UserListPresentation
             repository.put(user)
             feed.send(.added(user))
         }
-        await waitUntil { navigator.list.state.totalCount == 100 }
+        await waitUntil(timeout: .seconds(30)) { navigator.list.state.totalCount == 100 }
         let state = navigator.list.state
         #expect(state.users.count == 50, "the list keeps the rows its pages loaded")
         #expect(state.hasMore, "the rows pushed out wait on the next page")
@@ -49,7 +49,7 @@ import UserListPresentation
         _ = await navigator.list.onAppear().value
         let added = (0..<10).map { user($0 * 2 + 1, String(format: "User %03d", $0 * 2 + 1)) }
         for user in added { feed.send(.added(user)) }
-        await waitUntil { navigator.list.state.users.count == 60 }
+        await waitUntil(timeout: .seconds(30)) { navigator.list.state.users.count == 60 }
         #expect(navigator.list.state.users.count == 60 && !navigator.list.state.hasMore)
     }
 }

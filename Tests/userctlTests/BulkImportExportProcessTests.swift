@@ -159,8 +159,14 @@ struct BulkImportExportProcessTests {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
 
-        // Each chunk is committed whole or not at all (a chunk in flight may still land: whole).
-        let stored = try #require(try Self.storedCount(daemon.socketPath))
+        // Each chunk is committed whole or not at all. Chunks already sent may still be landing
+        // (a list's count follows them live), so wait for a count of whole chunks.
+        var stored = try #require(try Self.storedCount(daemon.socketPath))
+        let deadline = ContinuousClock.now + .seconds(30)
+        while stored % 1_000 != 0 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            stored = try #require(try Self.storedCount(daemon.socketPath))
+        }
         #expect(stored % 1_000 == 0 && stored < total, "\(stored)")
 
         let rerun = try Self.userctl(["--socket", daemon.socketPath, "import", "--quiet", file])
