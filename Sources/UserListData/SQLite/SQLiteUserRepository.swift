@@ -52,6 +52,10 @@ public final class SQLiteUserRepository: UserRepository {
     private let reader: Mutex<SQLiteConnection>
     private let commitObservers = Mutex<[@Sendable () -> Void]>([])
     private let writesSincePrune = Atomic<Int>(0)
+    /// When an import last pruned the change log (seconds since 1970): a chunked import of a
+    /// million users commits a thousand times, and each prune reads the log rows younger than a
+    /// minute, so imports prune at most every `importPruneSeconds`.
+    private let lastImportPrune = Atomic<Int>(0)
 
     /// Opens the store at `path`, creating the file if it is missing (its directory must exist)
     /// and migrating an older schema to the current one.
@@ -361,7 +365,11 @@ public final class SQLiteUserRepository: UserRepository {
     public func importUsers(_ users: [User]) async throws(UserError) -> Int {
         try await write { connection throws(SQLiteError) -> Int in
             let written = try Self.upsert(users, connection)
-            try? Self.prune(connection)
+            let now = Int(Date().timeIntervalSince1970)
+            if now - self.lastImportPrune.load(ordering: .relaxed) >= Self.importPruneSeconds {
+                self.lastImportPrune.store(now, ordering: .relaxed)
+                try? Self.prune(connection)
+            }
             return written
         }
     }
@@ -470,6 +478,7 @@ public final class SQLiteUserRepository: UserRepository {
     static let rebuildIndexesFrom = 50_000
 
     static let pruneEvery = 500
+    static let importPruneSeconds = 5
     /// The change log keeps at least this many rows...
     static let changesKept = 10_000
     /// ...and every row younger than this, so a feed in a slow process still finds them.
