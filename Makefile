@@ -21,7 +21,7 @@ INSTALL     ?= install
 RELEASE_DIR := .build/release
 PRODUCTS    := userlistd userctl
 
-.PHONY: setup build demo test soak bench release install uninstall systemd-check
+.PHONY: setup build demo test soak soak-bulk bench release install uninstall systemd-check
 
 setup:
 	./scripts/setup.sh
@@ -71,6 +71,11 @@ bench: setup
 # and ../shared/tools/systemd-sandbox; release builds, ~3 min). Not part of `make test`.
 systemd-check: setup
 	./scripts/systemd-sandbox-check.sh
+
+# Issue 13's 1M-user import -> export round trip through userctl against a real daemon (release);
+# SOAK_USERS=20000 for a short run.
+soak-bulk: setup
+	./scripts/bulk-soak.sh $(SOAK_USERS)
 
 release:
 	$(SWIFT) build -c release --static-swift-stdlib --product userlistd

@@ -33,3 +33,30 @@ public enum TextKey {
             .folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
     }
 }
+
+extension TextKey {
+    /// The search rule every store and the list ViewModel share: `term` matches when its folded
+    /// key occurs anywhere (a substring, not only a prefix) in the folded name or the folded
+    /// email. Compared as UTF-8 bytes, as SQLite's `instr` on the stored keys does. An empty
+    /// term matches everyone.
+    public static func matches(_ term: String, name: String, email: String) -> Bool {
+        let key = fold(term)
+        guard !key.isEmpty else { return true }
+        return containsKey(fold(name), key) || containsKey(fold(email), key)
+    }
+
+    /// Whether the folded `key` occurs in the folded `haystack`, byte-wise.
+    public static func containsKey(_ haystack: String, _ key: String) -> Bool {
+        let needle = Array(key.utf8)
+        guard !needle.isEmpty else { return true }
+        let bytes = Array(haystack.utf8)
+        guard bytes.count >= needle.count else { return false }
+        let first = needle[0]
+        var start = 0
+        while start <= bytes.count - needle.count {
+            if bytes[start] == first, bytes[start..<(start + needle.count)].elementsEqual(needle) { return true }
+            start += 1
+        }
+        return false
+    }
+}

@@ -7,6 +7,11 @@ public struct FetchUserPageUseCase: Sendable {
 
     public init(repository: any UserRepository) { self.repository = repository }
 
+    /// Where a list continues after `user` (see `UserRepository.cursor(after:totalCount:)`).
+    public func cursor(after user: User, totalCount: Int?) -> PageCursor? {
+        repository.cursor(after: user, totalCount: totalCount)
+    }
+
     public func execute(after cursor: PageCursor? = nil, search: String? = nil,
                         limit: Int = defaultPageSize) async throws(UserError) -> UserPage {
         let trimmed = search?.trimmingCharacters(in: .whitespaces)

@@ -6,7 +6,7 @@ public struct PageCursor: Hashable, Sendable, Codable {
 }
 
 /// What to list: from the start (`after == nil`) or after a cursor, optionally filtered by a
-/// case-insensitive prefix of the name or the email.
+/// substring of the name or the email, case-, accent- and width-insensitive (`TextKey.matches`).
 public struct PageRequest: Hashable, Sendable {
     public var after: PageCursor?
     public var limit: Int

@@ -15,9 +15,16 @@ public protocol UserRepository: Sendable {
     /// Inserts or replaces users by id, all or nothing; returns how many were written.
     /// Stores that can do it in one transaction should; the default goes one by one.
     func importUsers(_ users: [User]) async throws(UserError) -> Int
+    /// A cursor that continues right after `user` in list order (carrying `totalCount` for a
+    /// search), so a list that drops rows it no longer holds (a burst of changes past its
+    /// loaded pages) can load them again later. `nil` when the store cannot make one: the
+    /// default, and then lists keep every row a change brings.
+    func cursor(after user: User, totalCount: Int?) -> PageCursor?
 }
 
 extension UserRepository {
+    public func cursor(after user: User, totalCount: Int?) -> PageCursor? { nil }
+
     public func importUsers(_ users: [User]) async throws(UserError) -> Int {
         for user in users {
             do throws(UserError) {

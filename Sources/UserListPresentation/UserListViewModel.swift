@@ -20,6 +20,8 @@ public final class UserListViewModel {
     private let useCases: UserUseCases
     private let pageSize: Int
     private var next: PageCursor?
+    /// Rows the pages brought (the list keeps at most this many, or a page, through changes).
+    private var loadedRows = 0
     private var hasLoaded = false
     /// The load in flight. A new load cancels it, and `loadGeneration` stops a load that finishes
     /// anyway (cancellation is cooperative) from overwriting newer state.
@@ -51,7 +53,7 @@ public final class UserListViewModel {
         return load(reset: true, isolation: isolation)
     }
 
-    /// Starts a new listing filtered by a name or email prefix; empty text lists everyone.
+    /// Starts a new listing filtered by a name or email substring (`TextKey.matches`); empty text lists everyone.
     @discardableResult
     public func search(_ text: String, isolation: isolated (any Actor) = #isolation) -> Load {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
@@ -128,8 +130,25 @@ public final class UserListViewModel {
     public func apply(_ change: UserChange, markingStale: Bool = false) {
         var updated = state
         Self.apply(change, to: &updated, matching: matchesSearch)
+        trimToLoadedRows(&updated)
         if markingStale { updated.isStale = true }
         state = updated
+    }
+
+    /// A burst of changes (an import of a million users) must not grow the list past what its
+    /// pages loaded: rows beyond that (at least a page) are dropped and become the next page
+    /// again, reloaded from the store's cursor after the last row kept. Stores that cannot make
+    /// such a cursor keep every row, as before.
+    private func trimToLoadedRows(_ updated: inout UserListState) {
+        let capacity = max(pageSize, loadedRows)
+        guard updated.users.count > capacity, updated.loading == .none else { return }
+        let kept = updated.users[capacity - 1]
+        guard let cursor = useCases.fetchPage.cursor(after: kept, totalCount: updated.search == nil ? nil : updated.totalCount) else {
+            return
+        }
+        updated.users.removeSubrange(capacity...)
+        updated.hasMore = true
+        next = cursor
     }
 
     private static func apply(_ change: UserChange, to updated: inout UserListState, matching matchesSearch: (User) -> Bool) {
@@ -211,6 +230,7 @@ public final class UserListViewModel {
                 updated.users.append(contentsOf: page.users.filter { !known.contains($0.id) })
             }
             next = page.next
+            loadedRows = updated.users.count
             updated.hasMore = page.hasMore
             updated.totalCount = page.totalCount
             // A next page does not bring the loaded rows up to date: only a reload clears staleness.
@@ -228,27 +248,38 @@ public final class UserListViewModel {
     /// loaded rows and more pages exist (the page that holds it will bring it).
     @discardableResult
     private static func insertSorted(_ user: User, into state: inout UserListState) -> Bool {
-        let key = sortKey(user)
-        let index = state.users.firstIndex { sortKey($0) > key } ?? state.users.endIndex
+        // The rows are in the store's order: a binary search folds O(log n) names, not n.
+        let key = SortKey(user)
+        var low = state.users.startIndex, high = state.users.endIndex
+        while low < high {
+            let middle = (low + high) / 2
+            if key < SortKey(state.users[middle]) { high = middle } else { low = middle + 1 }
+        }
+        let index = low
         if index == state.users.endIndex && state.hasMore { return false }
         state.users.insert(user, at: index)
         return true
     }
 
-    private static func sortKey(_ user: User) -> SortKey {
-        SortKey(name: user.name.lowercased(), id: user.id.uuidString.lowercased())
-    }
-
-    private struct SortKey: Comparable {
-        let name: String
-        let id: String
-        static func < (a: SortKey, b: SortKey) -> Bool { (a.name, a.id) < (b.name, b.id) }
+    /// The store's order: the folded name (`TextKey`) as UTF-8 bytes, then the id.
+    private struct SortKey {
+        let name: [UInt8]
+        let id: UUID
+        init(_ user: User) {
+            name = Array(TextKey.fold(user.name).utf8)
+            id = user.id
+        }
+        static func < (a: SortKey, b: SortKey) -> Bool {
+            if a.name != b.name { return a.name.lexicographicallyPrecedes(b.name) }
+            return a.id.uuidString < b.id.uuidString
+        }
     }
 
     private func matchesSearch(_ user: User) -> Bool {
-        // The same key the store searches by (TextKey), so a live change matches as a reload would.
-        guard let search = state.search.map(TextKey.fold) else { return true }
-        return TextKey.fold(user.name).hasPrefix(search) || TextKey.fold(user.email).hasPrefix(search)
+        // The store's rule (TextKey.matches: a substring of the folded name or email), so a live
+        // change matches as a reload would.
+        guard let search = state.search else { return true }
+        return TextKey.matches(search, name: user.name, email: user.email)
     }
 
     private static func adjustTotal(of state: inout UserListState, by delta: Int) {

@@ -88,6 +88,7 @@ enum Commands {
         let invocation = context.invocation
         let pageSize = try Arguments.positiveInt(invocation, "page-size")
         let all = invocation.flags.contains("all")
+        if all { return try await BulkExport.listAll(context, search: invocation.values["search"]) }
         let shown = try await loadUsers(context.client, limit: all ? nil : pageSize, all: all, search: invocation.values["search"])
         if context.json {
             printJSONArray(shown.map(\.json))
@@ -197,16 +198,11 @@ enum Commands {
     }
 
     static func importUsers(_ context: CommandContext) async throws {
-        let path = context.invocation.positionals[0]
-        let users = try ImportFile.read(path)
-        let result = try await context.client.send(screen: "session", action: "import_users", args: ["users": .array(users)])
-        let count = result?["imported"]?.int64Value.map(Int.init) ?? users.count
-        if context.json { print(JSONValue.object(["imported": .int(Int64(count))]).description) } else { print("imported \(count) users from \(path)") }
+        try await BulkImport.run(context)
     }
 
     static func export(_ context: CommandContext) async throws {
-        let users = try await loadUsers(context.client, limit: nil, all: true, search: nil)
-        printJSONArray(users.map(\.json))
+        try await BulkExport.export(context)
     }
 
     static func introspect(_ context: CommandContext, action: String) async throws {
@@ -365,24 +361,29 @@ enum ImportFile {
         }
         var users: [JSONValue] = []
         for (index, item) in items.enumerated() {
-            guard case .object(let object) = item else {
-                throw CommandFailure(.dataError, "\(source): user \(index + 1) is not an object")
-            }
-            guard let id = object["id"].flatMap({ $0.stringValue ?? $0.int64Value.map { String($0) } }) else {
-                throw CommandFailure(.dataError, "\(source): user \(index + 1) has no \"id\"")
-            }
-            guard let name = (object["name"] ?? object["full_name"] ?? object["fullName"])?.stringValue else {
-                throw CommandFailure(.dataError, "\(source): user \(index + 1) has no \"name\" or \"full_name\"")
-            }
-            guard let email = object["email"]?.stringValue else {
-                throw CommandFailure(.dataError, "\(source): user \(index + 1) has no \"email\"")
-            }
-            let avatar = (object["avatar_url"] ?? object["avatarUrl"] ?? object["avatar"])?.stringValue
-            var user: [String: JSONValue] = ["id": .string(id), "name": .string(name), "email": .string(email),
-                                             "avatar_url": avatar.map(JSONValue.string) ?? .null]
-            if let version = object["version"]?.int64Value { user["version"] = .int(version) }
-            users.append(.object(user))
+            users.append(try normalizeOne(item, entry: index + 1, source: source))
         }
         return users
+    }
+
+    /// One user of an import file in the wire shape; `entry` is its 1-based place in the file.
+    static func normalizeOne(_ item: JSONValue, entry: Int, source: String) throws(CommandFailure) -> JSONValue {
+        guard case .object(let object) = item else {
+            throw CommandFailure(.dataError, "\(source): user \(entry) is not an object")
+        }
+        guard let id = object["id"].flatMap({ $0.stringValue ?? $0.int64Value.map { String($0) } }) else {
+            throw CommandFailure(.dataError, "\(source): user \(entry) has no \"id\"")
+        }
+        guard let name = (object["name"] ?? object["full_name"] ?? object["fullName"])?.stringValue else {
+            throw CommandFailure(.dataError, "\(source): user \(entry) has no \"name\" or \"full_name\"")
+        }
+        guard let email = object["email"]?.stringValue else {
+            throw CommandFailure(.dataError, "\(source): user \(entry) has no \"email\"")
+        }
+        let avatar = (object["avatar_url"] ?? object["avatarUrl"] ?? object["avatar"])?.stringValue
+        var user: [String: JSONValue] = ["id": .string(id), "name": .string(name), "email": .string(email),
+                                         "avatar_url": avatar.map(JSONValue.string) ?? .null]
+        if let version = object["version"]?.int64Value { user["version"] = .int(version) }
+        return .object(user)
     }
 }

@@ -12,6 +12,7 @@ enum ExitCode: Int32 {
     case software = 70       // EX_SOFTWARE: internal error
     case tempFailure = 75    // EX_TEMPFAIL: conflict (someone else saved first) or timeout; retry
     case permission = 77     // EX_NOPERM: read-only session or forbidden
+    case interrupted = 130   // 128 + SIGINT: stopped by Ctrl-C; what was done is reported
 
     /// The status for a failed client call.
     static func `for`(_ error: ClientError) -> ExitCode {

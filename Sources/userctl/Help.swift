@@ -5,9 +5,10 @@ enum Help {
     static let commands: [CommandSpec] = [
         CommandSpec(name: "list", positionals: [], options: [
             OptionSpec(name: "page-size", value: "N", help: "print at most N users (loading pages as needed)"),
-            OptionSpec(name: "all", value: nil, help: "load every page and print all users"),
-            OptionSpec(name: "search", value: "TEXT", help: "only users whose name or email starts with TEXT"),
-        ], summary: "list users", details: "Prints the first page (or N users, or all). With --json: one JSON array of user objects."),
+            OptionSpec(name: "all", value: nil, help: "print every user, streamed page by page from the daemon's store"),
+            OptionSpec(name: "search", value: "TEXT", help: "only users whose name or email contains TEXT (ignoring case and accents)"),
+            OptionSpec(name: "quiet", value: nil, help: "no progress on stderr (with --all)"),
+        ], summary: "list users", details: "Prints the first page (or N users, or all). With --json: one JSON array of user objects.\nWith --all the table's column widths come from the first 1,000 users."),
         CommandSpec(name: "show", positionals: ["ID"], options: [], summary: "show one user",
                     details: "Opens the user's detail screen and prints the user. With --json: one JSON object."),
         CommandSpec(name: "rename", positionals: ["ID", "NAME"], options: [], summary: "rename a user",
@@ -18,9 +19,24 @@ enum Help {
             OptionSpec(name: "avatar-url", value: "URL", help: "avatar image URL"),
         ], summary: "add a user", details: "Prints the new user (with --json, as a JSON object)."),
         CommandSpec(name: "remove", positionals: ["ID"], options: [], summary: "remove a user", details: "Removes the user with this id."),
-        CommandSpec(name: "import", positionals: ["FILE"], options: [], summary: "import users from a JSON file",
-                    details: "FILE (or - for stdin) holds a JSON array of users, either in the wire shape\n{id, name, email, avatar_url, version} or in the REST shape with full_name.\nExits 66 when FILE is missing, 65 when it is not such an array."),
-        CommandSpec(name: "export", positionals: [], options: [], summary: "print all users as a JSON array", details: "Loads every page and prints one JSON array, one user per line."),
+        CommandSpec(name: "import", positionals: ["FILE"], options: [
+            OptionSpec(name: "quiet", value: nil, help: "no progress on stderr"),
+        ], summary: "import users from a JSON file",
+                    details: """
+                    FILE (or - for stdin) holds a JSON array of users, either in the wire shape
+                    {id, name, email, avatar_url, version} or in the REST shape with full_name.
+                    The file is streamed (any size, constant memory) in chunks of 1,000 users, each
+                    committed on its own. Progress goes to stderr: a bar on a terminal, a line every
+                    few seconds otherwise, JSON lines with --json, nothing with --quiet.
+                    Resumable, not atomic: after Ctrl-C, a dropped daemon or an invalid entry, the
+                    users acknowledged so far stay imported (the message says how many) and running
+                    the same import again finishes it: users already imported are skipped.
+                    Exits 66 when FILE is missing, 65 when it is not such an array, 130 on Ctrl-C.
+                    """),
+        CommandSpec(name: "export", positionals: [], options: [
+            OptionSpec(name: "quiet", value: nil, help: "no progress on stderr"),
+        ], summary: "print all users as a JSON array",
+                    details: "Streams every user page by page from the daemon's store and prints one JSON array,\none user per line. Progress goes to stderr (see import). Ctrl-C stops it (exit 130; the\noutput then has no closing ']')."),
         CommandSpec(name: "watch", positionals: [], options: [], summary: "print changes as they happen",
                     details: "Prints each change (saved, added, removed) until interrupted. With --json: one object per line."),
         CommandSpec(name: "status", positionals: [], options: [], summary: "show the daemon's status", details: "Asks the daemon about itself (session.status)."),
@@ -89,6 +105,7 @@ enum Help {
           70  internal software error
           75  temporary failure (conflict: someone saved first; timeout) - try again
           77  permission denied (read-only session, forbidden)
+          130 interrupted (Ctrl-C during import, export or list --all; what was done is said)
 
         Colour is used only when stdout is a terminal and NO_COLOR is unset. Control and bidi
         characters in names are shown as escapes (\\x1b, \\u202e); with --json as \\u001b, \\u202e.

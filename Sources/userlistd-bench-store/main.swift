@@ -2,11 +2,13 @@
 //
 //   swift run -c release userlistd-bench-store [--quick]
 //
-// Imports 1,000,000 sample users (100,000 with --quick) into a fresh file with the daemon's
-// settings (WAL, synchronous=FULL), once from memory and once from a JSON export, then measures
-// page fetches (50 users, through the public async `fetchPage`) at several store sizes: the
-// first page and a deep page (cursor at 90% of the list), medians over 200 fetches taken in
-// interleaved rounds. A benchmark, not a test: it prints a table and asserts nothing.
+// Imports 10,000,000 sample users (1,000,000 with --quick) into a fresh file with the daemon's
+// settings (WAL, synchronous=FULL) from memory, exports them to a JSON file (streamed), imports
+// a 1,000,000-user JSON export into another fresh file, then measures page fetches (50 users,
+// through the public async `fetchPage`) at several store sizes: the first page, a deep page
+// (cursor at 90% of the list) and the first page of substring searches (a 2-letter term, a broad
+// 3-letter term, a narrow email fragment), medians over 200 fetches taken in interleaved rounds.
+// A benchmark, not a test: it prints a table and asserts nothing.
 //
 // With `--postgres CONNINFO` (an empty scratch database), the same for the PostgreSQL store.
 import Foundation
@@ -14,8 +16,9 @@ import UserListData
 import UserListDomain
 
 let quick = CommandLine.arguments.contains("--quick")
-let importCount = quick ? 100_000 : 1_000_000
-let sizes = quick ? [1_000, 100_000] : [1_000, 100_000, 1_000_000]
+let importCount = quick ? 1_000_000 : 10_000_000
+let jsonCount = 1_000_000
+let sizes = quick ? [1_000, 1_000_000] : [1_000, 1_000_000, 10_000_000]
 let fetches = 200
 let pageSize = 50
 
@@ -67,27 +70,40 @@ do {
     let written = try await store.importUsers(users)
     let imported = clock.now - start
     precondition(written == importCount)
+    let bytes = fileSize(path) + fileSize(path + "-wal")
     say("import from memory: \(importCount) users in \(String(format: "%.2f", seconds(imported))) s"
           + " = \(Int(Double(importCount) / seconds(imported))) users/s"
-          + " (file \(fileSize(path) / 1_048_576) MiB + WAL)")
+          + " (file \(fileSize(path) / 1_048_576) MiB + WAL \(fileSize(path + "-wal") / 1_048_576) MiB = \(bytes / importCount) bytes/user)")
 
+    let exportPath = directory.appendingPathComponent("export.json").path
     start = clock.now
-    let json = try store.exportJSON()
+    try store.exportJSON(to: exportPath)
     let exported = clock.now - start
-    say("export to JSON:     \(importCount) users in \(String(format: "%.2f", seconds(exported))) s"
-          + " (\(json.count / 1_048_576) MiB)")
+    say("export to a JSON file (streamed): \(importCount) users in \(String(format: "%.2f", seconds(exported))) s"
+          + " = \(Int(Double(importCount) / seconds(exported))) users/s (\(fileSize(exportPath) / 1_048_576) MiB)")
+    try? FileManager.default.removeItem(atPath: exportPath)
+    stores[importCount] = store
 
+    // JSON import at 1M users (an export of a 1M store), into an empty file.
+    let small: SQLiteUserRepository
+    if importCount == jsonCount {
+        small = store
+    } else {
+        small = try SQLiteUserRepository(path: directory.appendingPathComponent("size-\(jsonCount).sqlite").path)
+        _ = try await small.importUsers(SampleUsers.generate(count: jsonCount, seed: 2024))
+        stores[jsonCount] = small
+    }
+    let json = try small.exportJSON()
     let jsonPath = directory.appendingPathComponent("from-json.sqlite").path
     let fromJSON = try SQLiteUserRepository(path: jsonPath)
     start = clock.now
     _ = try await fromJSON.importJSON(json)
     let jsonImported = clock.now - start
-    say("import from JSON:   \(importCount) users in \(String(format: "%.2f", seconds(jsonImported))) s"
-          + " = \(Int(Double(importCount) / seconds(jsonImported))) users/s (JSONDecoder + validation + insert)")
+    say("import from JSON:   \(jsonCount) users in \(String(format: "%.2f", seconds(jsonImported))) s"
+          + " = \(Int(Double(jsonCount) / seconds(jsonImported))) users/s (JSONDecoder + validation + insert, \(json.count / 1_048_576) MiB)")
     start = clock.now
     let again = try await fromJSON.importJSON(json)
     say("re-import of the same JSON: \(again) rows changed, \(String(format: "%.2f", seconds(clock.now - start))) s")
-    stores[importCount] = store
 } catch {
     fail(error)
 }
@@ -106,8 +122,8 @@ for size in sizes where stores[size] == nil {
 
 say("")
 say("page fetch, \(pageSize) users, median of \(fetches) (µs):")
-say("   users | first page | deep page (90%) | deep/first | search \"ma\" first page")
-say("---------|------------|-----------------|------------|------------------------")
+say("    users | first page | deep page (90%) | deep/first | search \"ma\" | search \"son\" | search narrow | (count)")
+say("----------|------------|-----------------|------------|-------------|--------------|---------------|--------")
 for size in sizes {
     guard let store = stores[size] else { continue }
     do {
@@ -115,12 +131,21 @@ for size in sizes {
         let first = PageRequest(limit: pageSize)
         let deep = PageRequest(after: deepCursor, limit: pageSize)
         let search = PageRequest(limit: pageSize, search: "ma")
+        let broad = PageRequest(limit: pageSize, search: "son")
+        // A narrow term: the middle of one user's email (its index part is unique).
+        let someone = try await store.fetchPage(deep).users[0]
+        let narrowTerm = String(someone.email.split(separator: "@")[0].suffix(6))
+        let narrow = PageRequest(limit: pageSize, search: narrowTerm)
         for _ in 0..<20 {  // warm the page cache and the statement cache
             _ = try await store.fetchPage(first)
             _ = try await store.fetchPage(deep)
             _ = try await store.fetchPage(search)
+            _ = try await store.fetchPage(broad)
+            _ = try await store.fetchPage(narrow)
         }
         var firstTimes: [Double] = [], deepTimes: [Double] = [], searchTimes: [Double] = []
+        var broadTimes: [Double] = [], narrowTimes: [Double] = []
+        var narrowCount: Int? = nil
         for _ in 0..<fetches {
             var start = clock.now
             let a = try await store.fetchPage(first)
@@ -131,11 +156,19 @@ for size in sizes {
             start = clock.now
             _ = try await store.fetchPage(search)
             searchTimes.append(microseconds(clock.now - start))
+            start = clock.now
+            _ = try await store.fetchPage(broad)
+            broadTimes.append(microseconds(clock.now - start))
+            start = clock.now
+            narrowCount = try await store.fetchPage(narrow).totalCount
+            narrowTimes.append(microseconds(clock.now - start))
             precondition(a.users.count == pageSize && b.users.count == pageSize && a.totalCount == size)
         }
         let f = median(firstTimes), d = median(deepTimes)
-        say("\(pad(String(size), 8)) | \(pad(String(format: "%.0f", f), 10)) | \(pad(String(format: "%.0f", d), 15))"
-              + " | \(pad(String(format: "%.2f", d / f), 10)) | \(pad(String(format: "%.0f", median(searchTimes)), 22))")
+        say("\(pad(String(size), 9)) | \(pad(String(format: "%.0f", f), 10)) | \(pad(String(format: "%.0f", d), 15))"
+              + " | \(pad(String(format: "%.2f", d / f), 10)) | \(pad(String(format: "%.0f", median(searchTimes)), 11))"
+              + " | \(pad(String(format: "%.0f", median(broadTimes)), 12)) | \(pad(String(format: "%.0f", median(narrowTimes)), 13))"
+              + " | \(narrowTerm): \(narrowCount.map(String.init) ?? "-")")
     } catch {
         fail(error)
     }

@@ -2,8 +2,8 @@ import Dispatch
 import Foundation
 
 /// The store figures (first and deep page at 1M users, import rate) come from another engineer's
-/// `userlistd-bench-store` when it is built next to this binary: its full run (1M users) in a
-/// full bench, `--quick` (100k) in a quick one.
+/// `userlistd-bench-store` when it is built next to this binary: its full run (10M users) in a
+/// full bench, `--quick` (1M) in a quick one.
 enum StoreBench {
     static func run(_ context: BenchContext) {
         let binary = "\(context.binDirectory)/userlistd-bench-store"
@@ -15,7 +15,7 @@ enum StoreBench {
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        let label = context.quick ? "userlistd-bench-store --quick" : "userlistd-bench-store (1M users)"
+        let label = context.quick ? "userlistd-bench-store --quick (1M users)" : "userlistd-bench-store (10M users)"
         process.arguments = context.quick ? ["--quick"] : []
         let output = Pipe()
         process.standardOutput = output
@@ -27,7 +27,7 @@ enum StoreBench {
             return
         }
         let collected = OutputCollector(output.fileHandleForReading)
-        let limit = context.quick ? 300.0 : 900.0
+        let limit = context.quick ? 600.0 : 1_800.0
         if exited.wait(timeout: .now() + limit) != .success {
             process.terminate()
             context.report.note("store: userlistd-bench-store did not finish in \(Int(limit)) s; terminated")

@@ -49,10 +49,7 @@ import UserListDomain
         let store = try kind.makeFixture().open()
         let users = SampleUsers.generate(count: 2_000, seed: 9)
         _ = try await store.importUsers(users)
-        let prefix = UserKey.fold(search)
-        let expected = listOrder(users.filter {
-            UserKey.fold($0.name).hasPrefix(prefix) || UserKey.fold($0.email).hasPrefix(prefix)
-        })
+        let expected = listOrder(users.filter { TextKey.matches(search, name: $0.name, email: $0.email) })
         let (walked, pages) = try await walk(store, PageRequest(limit: 37, search: search))
         #expect(walked == expected)
         #expect(pages.allSatisfy { $0.totalCount == expected.count })

@@ -127,8 +127,8 @@ import UserListPresentation
         await states.receive { $0.loading = .none; $0.users = [bob]; $0.totalCount = 1 }
 
         var renamed = bob
-        renamed.name = "Robert"
-        renamed.email = "robert@example.com"
+        renamed.name = "Rupert"            // no "b" anywhere: search is a substring match
+        renamed.email = "rupert@example.com"
         renamed.version = 2
         await send(.saved(renamed))
         states.expect { $0.users = []; $0.totalCount = 0; $0.isStale = true }

@@ -70,6 +70,17 @@ package final class RealDaemon: @unchecked Sendable {
 
     package func log() -> String { (try? String(contentsOfFile: directory + "/daemon.log", encoding: .utf8)) ?? "" }
 
+    /// The daemon's process id while it runs (for tests that kill it hard).
+    package var pid: Int32? { process.map(\.processIdentifier) }
+
+    /// SIGKILL and wait: a crash, with no chance to finish anything.
+    package func kill9() {
+        guard let process else { return }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        self.process = nil
+    }
+
     /// SIGTERM and wait.
     package func stop() {
         guard let process else { return }
@@ -78,14 +89,6 @@ package final class RealDaemon: @unchecked Sendable {
         // hung daemon fails its test instead of hanging the whole run.
         let deadline = Date().addingTimeInterval(generousDeadline)
         while process.isRunning, Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        self.process = nil
-    }
-
-    /// SIGKILL and wait: a crash, with no chance to save anything.
-    package func kill9() {
-        guard let process else { return }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         self.process = nil

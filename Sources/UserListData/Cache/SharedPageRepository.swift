@@ -44,6 +44,10 @@ public final class SharedPageRepository: UserRepository {
         return page
     }
 
+    public func cursor(after user: User, totalCount: Int?) -> PageCursor? {
+        base.cursor(after: user, totalCount: totalCount)
+    }
+
     public func fetchUser(id: UUID) async throws(UserError) -> User {
         try await base.fetchUser(id: id)
     }

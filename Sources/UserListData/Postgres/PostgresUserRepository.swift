@@ -5,8 +5,8 @@ import UserListDomain
 /// The users in a PostgreSQL database that several daemons (on several hosts) share.
 ///
 /// - Contract: the same as `SQLiteUserRepository`: keyset pages ordered by the folded name
-///   (`UserKey.fold`, computed in Swift so both stores agree) then id; search by prefix of the
-///   folded name or email; optimistic concurrency by `version`; emails unique case-insensitively
+///   (`UserKey.fold`, computed in Swift so both stores agree) then id; search by substring of
+///   the folded name or email (`TextKey.matches`); optimistic concurrency by `version`; emails unique case-insensitively
 ///   (a clash is `.conflict` carrying the user who has that email); all-or-nothing imports.
 /// - Concurrency: a `PGPool` of a few connections, each confined to its own serial queue;
 ///   sessions await, never block.
@@ -56,9 +56,22 @@ public final class PostgresUserRepository: UserRepository {
 
     // MARK: reading
 
+    /// `%term%` with LIKE's own characters (`\\`, `%`, `_`) escaped (backslash is LIKE's default escape).
+    static func likePattern(_ key: String) -> String {
+        var escaped = ""
+        for character in key {
+            if character == "\\" || character == "%" || character == "_" { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return "%" + escaped + "%"
+    }
+
     public func fetchPage(_ request: PageRequest) async throws(UserError) -> UserPage {
         let limit = max(1, request.limit)
-        let search = request.search.flatMap(PostgresPrefixRange.init)
+        // Substring search, as the SQLite store and `TextKey.matches` define it: the folded term
+        // anywhere in the folded name or email; LIKE on the "C"-collated keys, which the pg_trgm
+        // GIN indexes serve for terms of three characters or more.
+        let search = request.search.map(UserKey.fold).flatMap { $0.isEmpty ? nil : Self.likePattern($0) }
         var after: KeysetCursor?
         if let cursor = request.after {
             guard let decoded = KeysetCursor(cursor) else {
@@ -68,46 +81,20 @@ public final class PostgresUserRepository: UserRepository {
         }
         let keyset = after
         return try await read { connection throws(PGError) -> UserPage in
-            // Search: one ordered index range per key, merged (an OR of both ranges tempts the
-            // planner into walking the whole name index and filtering).
             var parameters: [String?] = []
-            var searchCondition = ""
-            var ranges: [String] = []
+            var conditions: [String] = []
             if let search {
-                parameters.append(search.lower)
-                if let upper = search.upper {
-                    parameters.append(upper)
-                    ranges = ["name_key >= $1 AND name_key < $2", "email_key >= $1 AND email_key < $2"]
-                } else {
-                    ranges = ["name_key >= $1", "email_key >= $1"]
-                }
-                searchCondition = ranges.map { "(\($0))" }.joined(separator: " OR ")
+                parameters.append(search)
+                conditions.append("(name_key LIKE $1 OR email_key LIKE $1)")
             }
-            var keysetCondition = ""
             if let keyset {
-                keysetCondition = "(name_key, id) > ($\(parameters.count + 1), $\(parameters.count + 2)::uuid)"
+                conditions.append("(name_key, id) > ($\(parameters.count + 1), $\(parameters.count + 2)::uuid)")
                 parameters += [keyset.nameKey, keyset.id]
             }
             parameters.append(String(limit + 1))
-            let limitParameter = "$\(parameters.count)"
-            let sql: String
-            if ranges.isEmpty {
-                let whereClause = keysetCondition.isEmpty ? "" : "WHERE " + keysetCondition
-                sql = "SELECT \(Self.columns), name_key FROM users \(whereClause) ORDER BY name_key, id LIMIT \(limitParameter)"
-            } else {
-                // The email branch is fenced (OFFSET 0): otherwise the planner walks the name index
-                // in order hoping to meet matching emails early, which costs a full scan when emails
-                // follow names (they do: most are made from the name). Fenced, it reads the email
-                // range from its index and sorts those matches.
-                let branches = ranges.enumerated().map { index, range in
-                    let conditions = [range, keysetCondition].filter { !$0.isEmpty }.joined(separator: " AND ")
-                    let source = index == 0
-                        ? "users WHERE \(conditions)"
-                        : "(SELECT \(Self.columns), name_key FROM users WHERE \(conditions) OFFSET 0) AS by_email"
-                    return "(SELECT \(Self.columns), name_key FROM \(source) ORDER BY name_key, id LIMIT \(limitParameter))"
-                }
-                sql = "SELECT * FROM (\(branches.joined(separator: " UNION "))) AS matches ORDER BY name_key, id LIMIT \(limitParameter)"
-            }
+            let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            let sql = "SELECT \(Self.columns), name_key FROM users \(whereClause) ORDER BY name_key, id LIMIT $\(parameters.count)"
+            let searchCondition = "name_key LIKE $1 OR email_key LIKE $1"
             let rows = try connection.query(sql, parameters, "reading a page of users").rows
             let more = rows.count > limit
             let users = rows.prefix(limit).map { Self.user($0) }
@@ -115,9 +102,7 @@ public final class PostgresUserRepository: UserRepository {
             if search != nil, let carried = keyset?.total {
                 total = carried
             } else if let search {
-                var countParameters: [String?] = [search.lower]
-                if let upper = search.upper { countParameters.append(upper) }
-                total = Int(try connection.query("SELECT COUNT(*) FROM users WHERE \(searchCondition)", countParameters,
+                total = Int(try connection.query("SELECT COUNT(*) FROM users WHERE \(searchCondition)", [search],
                                                  "counting users").first?[0] ?? "0") ?? 0
             } else {
                 total = Int(try connection.query("SELECT user_count FROM store_state", [], "counting users").first?[0] ?? "0") ?? 0

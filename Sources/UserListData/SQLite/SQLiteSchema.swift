@@ -23,8 +23,16 @@ import CSQLite
 ///   user can be renamed as before; changing their email to one in use is refused as
 ///   `duplicateEmail`, so the duplicates go away as people fix them (`SQLiteSchema.duplicateEmails`
 ///   lists them). The change log is off while keys are rewritten: no user changed.
+/// - v5: substring search. `users_search` is a contentless FTS5 table with the trigram tokenizer
+///   and `detail=none` (the smallest index FTS5 can keep): one row per user, keyed by the users'
+///   rowid, holding `name_key || char(10) || email_key`. Triggers keep it in step with every
+///   writer, like the change log (but never switched off); a bulk load into a smaller table drops
+///   them and refills the index in one pass (`SQLiteSearchIndex`). A query asks for every trigram
+///   of the folded term (a superset of the matches) and `instr` on the keys keeps the real ones;
+///   see `SQLiteSearch`. VACUUM may renumber rowids of this table (no INTEGER PRIMARY KEY):
+///   `SQLiteSearchIndex.rebuild` restores the index after one (the store never VACUUMs).
 enum SQLiteSchema {
-    static let currentVersion = 4
+    static let currentVersion = 5
 
     /// The v1 schema exactly as the first release wrote it (kept for `migrate` and for tests
     /// that build an old file by hand).
@@ -100,7 +108,12 @@ enum SQLiteSchema {
         UPDATE store_state SET log_changes = 1 WHERE only = 1;
         """
 
-    static let steps: [(version: Int, sql: String)] = [(1, v1), (2, v2), (3, v3), (4, v4)]
+    static let v5 = """
+        CREATE VIRTUAL TABLE users_search USING fts5(key, content='', tokenize='trigram', detail='none');
+        INSERT INTO users_search (rowid, key) SELECT rowid, name_key || char(10) || email_key FROM users;
+        """ + SQLiteSearchIndex.createTriggers
+
+    static let steps: [(version: Int, sql: String)] = [(1, v1), (2, v2), (3, v3), (4, v4), (5, v5)]
 
     /// Users whose email another user had before v4 made emails unique: they keep a suffixed key
     /// (see v4) until someone gives them an address of their own.

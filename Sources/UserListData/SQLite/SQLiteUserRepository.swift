@@ -52,6 +52,10 @@ public final class SQLiteUserRepository: UserRepository {
     private let reader: Mutex<SQLiteConnection>
     private let commitObservers = Mutex<[@Sendable () -> Void]>([])
     private let writesSincePrune = Atomic<Int>(0)
+    /// When an import last pruned the change log (seconds since 1970): a chunked import of a
+    /// million users commits a thousand times, and each prune reads the log rows younger than a
+    /// minute, so imports prune at most every `importPruneSeconds`.
+    private let lastImportPrune = Atomic<Int>(0)
 
     /// Opens the store at `path`, creating the file if it is missing (its directory must exist)
     /// and migrating an older schema to the current one.
@@ -130,7 +134,7 @@ public final class SQLiteUserRepository: UserRepository {
     /// the caller's thread.
     func fetchPageNow(_ request: PageRequest) throws(UserError) -> UserPage {
         let limit = max(1, request.limit)
-        let search = request.search.map(UserKey.prefixRange).flatMap { $0.lower.isEmpty ? nil : $0 }
+        let search = request.search.flatMap(SQLiteSearch.init)
         let after: KeysetCursor?
         if let cursor = request.after {
             guard let decoded = KeysetCursor(cursor) else {
@@ -142,17 +146,19 @@ public final class SQLiteUserRepository: UserRepository {
         }
         return try read { connection throws(SQLiteError) -> UserPage in
             try connection.readTransaction("reading a page of users") { () throws(SQLiteError) -> UserPage in
-                let filter = search == nil ? "" : "((name_key >= ?1 AND name_key < ?2) OR (email_key >= ?1 AND email_key < ?2))"
-                let keyset = after == nil ? "" : "(name_key, id) > (?3, ?4)"
-                let conditions = [filter, keyset].filter { !$0.isEmpty }
-                let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-                let page = try connection.statement(
-                    "SELECT \(Self.columns), name_key FROM users \(whereClause) ORDER BY name_key, id LIMIT ?5")
-                defer { page.reset() }
-                if let search {
-                    page.bind(1, utf8: search.lower)
-                    page.bind(2, utf8: search.upper)
+                // Narrow searches read their few candidates by rowid and sort them; the `+`s keep
+                // SQLite from walking the whole name index in order instead.
+                let narrow = try search?.isNarrow(connection, limit: limit) ?? false
+                var conditions = search?.conditions(narrow: narrow) ?? []
+                if after != nil {
+                    conditions.append(narrow ? "(+name_key > ?3 OR (+name_key = ?3 AND +id > ?4))" : "(name_key, id) > (?3, ?4)")
                 }
+                let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+                let order = narrow ? "+name_key, +id" : "name_key, id"
+                let page = try connection.statement(
+                    "SELECT \(Self.columns), name_key FROM users \(whereClause) ORDER BY \(order) LIMIT ?5")
+                defer { page.reset() }
+                search?.bind(page, narrow: narrow)
                 if let after {
                     page.bind(3, after.nameKey)
                     page.bind(4, after.id)
@@ -167,19 +173,20 @@ public final class SQLiteUserRepository: UserRepository {
                     users.append(Self.user(from: page))
                     lastKey = page.text(5)
                 }
-                // Unfiltered: the trigger-kept row count, O(1). Filtered: counted over the index
-                // ranges for the first page only, then carried in the cursor.
-                let total: Int
-                if search != nil, let carried = after?.total {
-                    total = carried
-                } else if let search {
-                    let count = try connection.statement(
-                        "SELECT COUNT(*) FROM users WHERE (name_key >= ?1 AND name_key < ?2) OR (email_key >= ?1 AND email_key < ?2)")
-                    defer { count.reset() }
-                    count.bind(1, utf8: search.lower)
-                    count.bind(2, utf8: search.upper)
-                    _ = try count.step("counting users")
-                    total = count.int(0)
+                // Unfiltered: the trigger-kept row count, O(1). Narrow search: counted exactly on
+                // the first page, then carried in the cursor. Broad search: counted on the first
+                // page when the store is small enough for that to be cheap, else nil (unknown).
+                let total: Int?
+                if let search {
+                    if let carried = after?.total {
+                        total = carried
+                    } else if narrow {
+                        total = after == nil && !more ? users.count : try search.exactCount(connection)
+                    } else if after == nil && !more {
+                        total = users.count
+                    } else {
+                        total = try search.broadCount(connection)
+                    }
                 } else {
                     total = try connection.integer("SELECT user_count FROM store_state WHERE only = 1", "counting users")
                 }
@@ -189,6 +196,11 @@ public final class SQLiteUserRepository: UserRepository {
                 return UserPage(users: users, next: next, totalCount: total)
             }
         }
+    }
+
+    /// The keyset position of `user` (its folded name and id), as a page would have made it.
+    public func cursor(after user: User, totalCount: Int?) -> PageCursor? {
+        KeysetCursor(nameKey: UserKey.fold(user.name), id: user.id.uuidString, total: totalCount).pageCursor
     }
 
     public func fetchUser(id: UUID) async throws(UserError) -> User {
@@ -353,7 +365,11 @@ public final class SQLiteUserRepository: UserRepository {
     public func importUsers(_ users: [User]) async throws(UserError) -> Int {
         try await write { connection throws(SQLiteError) -> Int in
             let written = try Self.upsert(users, connection)
-            try? Self.prune(connection)
+            let now = Int(Date().timeIntervalSince1970)
+            if now - self.lastImportPrune.load(ordering: .relaxed) >= Self.importPruneSeconds {
+                self.lastImportPrune.store(now, ordering: .relaxed)
+                try? Self.prune(connection)
+            }
             return written
         }
     }
@@ -371,6 +387,7 @@ public final class SQLiteUserRepository: UserRepository {
             let rebuild = users.count >= rebuildIndexesFrom && users.count > stored
             if rebuild {
                 for index in SQLiteSchema.secondaryIndexes { try connection.execute("DROP INDEX \(index.name)", operation) }
+                try SQLiteSearchIndex.dropTriggers(connection, operation)
             }
             let insert = try connection.statement("""
                 INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key)
@@ -416,6 +433,7 @@ public final class SQLiteUserRepository: UserRepository {
                 // before the index build would fail with SQLite's words instead of ours.
                 try refuseDuplicateEmails(connection, operation)
                 for index in SQLiteSchema.secondaryIndexes { try connection.execute(index.create, operation) }
+                try SQLiteSearchIndex.rebuild(connection, operation)
             }
             try connection.execute(
                 "UPDATE store_state SET user_count = user_count + \(inserted), log_changes = 1 WHERE only = 1", operation)
@@ -460,6 +478,7 @@ public final class SQLiteUserRepository: UserRepository {
     static let rebuildIndexesFrom = 50_000
 
     static let pruneEvery = 500
+    static let importPruneSeconds = 5
     /// The change log keeps at least this many rows...
     static let changesKept = 10_000
     /// ...and every row younger than this, so a feed in a slow process still finds them.

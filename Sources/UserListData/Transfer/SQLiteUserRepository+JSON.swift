@@ -71,9 +71,18 @@ extension SQLiteUserRepository {
     /// line. Deterministic: exporting the same store twice yields the same bytes.
     ///
     /// Reads one snapshot on a connection of its own, so a long export neither blocks page
-    /// reads nor sees a write half-way through.
+    /// reads nor sees a write half-way through. Holds the whole export in memory: for files,
+    /// `exportJSON(to:)` streams instead.
     public func exportJSON() throws(UserError) -> Data {
         var out: [UInt8] = []
+        try exportJSON { out.append(contentsOf: $0) }
+        return Data(out)
+    }
+
+    /// The export of `exportJSON()`, handed to `sink` in pieces of about 1 MiB (constant memory).
+    public func exportJSON(_ sink: ([UInt8]) throws -> Void) throws(UserError) {
+        var out: [UInt8] = []
+        out.reserveCapacity(Self.exportPieceBytes + 4_096)
         out.append(UInt8(ascii: "["))
         do {
             let connection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: 5_000)
@@ -85,21 +94,41 @@ extension SQLiteUserRepository {
                     out.append(contentsOf: first ? [0x0A] : [0x2C, 0x0A])
                     first = false
                     JSONWriter.appendRow(statement, to: &out)
+                    if out.count >= Self.exportPieceBytes {
+                        do { try sink(out) } catch { throw .custom("\(error)", path: path, operation: "writing the export") }
+                        out.removeAll(keepingCapacity: true)
+                    }
                 }
                 out.append(contentsOf: first ? [0x5D, 0x0A] : [0x0A, 0x5D, 0x0A])
             }
-        } catch {
+            try sink(out)
+        } catch let error as SQLiteError {
             throw error.userError
+        } catch {
+            throw .unavailable(reason: "cannot write the export: \(error)")
         }
-        return Data(out)
     }
 
-    /// Writes `exportJSON()` to `path` atomically (a reader never sees half a file).
+    static let exportPieceBytes = 1 << 20
+
+    /// Writes the export to `path` atomically (a reader never sees half a file) and in constant
+    /// memory: streamed into a temporary file next to it, renamed over `path` when complete.
     public func exportJSON(to path: String) throws(UserError) {
-        let data = try exportJSON()
+        let temporary = path + ".partial-\(ProcessInfo.processInfo.processIdentifier)"
+        guard FileManager.default.createFile(atPath: temporary, contents: nil),
+              let handle = FileHandle(forWritingAtPath: temporary) else {
+            throw .unavailable(reason: "cannot write the export file \(path): cannot create \(temporary)")
+        }
         do {
-            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+            try exportJSON { piece in try handle.write(contentsOf: piece) }
+            try handle.close()
+            guard rename(temporary, path) == 0 else {
+                throw UserError.unavailable(reason: "cannot write the export file \(path): \(String(cString: strerror(errno)))")
+            }
         } catch {
+            try? handle.close()
+            unlink(temporary)
+            if let error = error as? UserError { throw error }
             throw .unavailable(reason: "cannot write the export file \(path): \(error.localizedDescription)")
         }
     }

@@ -93,9 +93,12 @@ enum SessionIntent: Equatable {
     /// A draft the client still holds that the daemon lost (a crash between journal writes),
     /// typed against `baseVersion` of the user.
     case offerDraft(userID: UUID, name: String, baseVersion: Int)
+    /// One page of the store read by keyset, past every screen (`BulkExport.swift`).
+    case exportPage(ExportPageRequest)
 
     init(_ action: String, _ args: IntentArguments) throws(IntentError) {
         switch action {
+        case "export_page": self = .exportPage(try ExportPageRequest(args))
         case "open_user": self = .openUser(id: try args.uuid("id"))
         case "offer_draft":
             self = .offerDraft(userID: try args.uuid("user_id"), name: try args.string("name"), baseVersion: try args.int("base_version"))

@@ -36,7 +36,7 @@ package actor Session {
     package nonisolated var readOnly: Bool { !canWrite() }
     package nonisolated let activity = Mutex(Activity())
 
-    private let useCases: UserUseCases
+    let useCases: UserUseCases
     private let changes: ChangeBroadcaster
     private let logger: Logger
     private var navigator: Navigator
@@ -222,7 +222,19 @@ package actor Session {
         navigator.apply(delivery.change, madeHere: claimOwnChange(delivery.change))
         changedEventFrame = nil
         applyingChange = false
-        flush()
+        flushSoonAfterChanges()
+    }
+
+    /// Changes come in bursts (an import writes thousands in one commit): each is applied as it
+    /// comes, and the burst goes out a moment later as one patch (then its events), instead of
+    /// one diff and one patch per change. A reply flushes first, so it still follows its patches.
+    private func flushSoonAfterChanges() {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        Task {
+            try? await Task.sleep(for: .milliseconds(2))
+            self.flushScheduledChanges()
+        }
     }
 
     /// Coalesces the several changes one completion can make into one patch.
@@ -448,6 +460,8 @@ package actor Session {
             return .done(nil)
         case .offerDraft(let id, let name, let baseVersion):
             return .pending { session in await session.takeOfferedDraft(id: id, name: name, baseVersion: baseVersion) }
+        case .exportPage(let request):
+            return exportPage(request)
         case .importUsers(let users):
             let useCases = useCases
             return .pending { session in

@@ -46,6 +46,8 @@ final class FakeUserRepository: UserRepository {
         var held: Set<Method> = []
         var gates: [Gate] = []
         var servesStale = false
+        /// Whether `cursor(after:totalCount:)` makes cursors (off: the protocol's default, nil).
+        var makesCursors = false
     }
 
     private let state = Mutex(State())
@@ -77,6 +79,13 @@ final class FakeUserRepository: UserRepository {
 
     /// Pages are marked stale (served from a cache) while this is set.
     func setServesStale(_ stale: Bool) { state.withLock { $0.servesStale = stale } }
+
+    /// Lets lists drop rows past their loaded pages (`UserRepository.cursor(after:totalCount:)`).
+    func setMakesCursors(_ on: Bool) { state.withLock { $0.makesCursors = on } }
+
+    func cursor(after user: User, totalCount: Int?) -> PageCursor? {
+        state.withLock { $0.makesCursors } ? Self.encode(Self.key(user)) : nil
+    }
 
     /// The next `count` calls (of `method`, or of any kind) throw `error`.
     func failNext(_ count: Int = 1, _ method: Method? = nil, with error: UserError) {

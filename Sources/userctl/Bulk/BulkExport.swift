@@ -1,0 +1,108 @@
+import Foundation
+import UserListClient
+import UserListWire
+
+/// `userctl export` and `userctl list --all`: every user in list order, read page by page with
+/// the session's `export_page` (a keyset cursor in the daemon's store, not the list screen), and
+/// written as each page arrives: linear time, and memory for one page on both sides.
+///
+/// Not a snapshot: users saved while an export runs may appear with their old or new data, and a
+/// user renamed across the cursor's position may be missed or seen twice.
+enum BulkExport {
+    static let pageSize = 1_000
+
+    /// Walks every page of `search` (nil: everyone), calling `body` with each page's users and
+    /// the total when the daemon knows it. Stops early (returns false) on Ctrl-C.
+    static func walk(_ client: UserListClient, search: String?, progress: Progress,
+                     _ body: ([JSONValue], Int?) throws -> Void) async throws -> (count: Int, complete: Bool) {
+        Interruption.install()
+        var after: String?
+        var count = 0
+        var total: Int?
+        repeat {
+            var args: [String: JSONValue] = ["limit": .int(Int64(pageSize))]
+            if let after { args["after"] = .string(after) }
+            if let search { args["search"] = .string(search) }
+            let page = try await client.send(screen: "session", action: "export_page", args: args)
+            let users = page?["users"]?.arrayValue ?? []
+            if let known = page?["total_count"]?.int64Value { total = Int(known) }
+            try body(users, total)
+            count += users.count
+            after = page?["next"]?.stringValue
+            progress.update(done: count, fraction: total.map { Double(count) / Double(max(1, $0)) })
+            if Interruption.requested && after != nil {
+                progress.finish()
+                return (count, false)
+            }
+        } while after != nil
+        progress.finish()
+        return (count, true)
+    }
+
+    /// `export`: one JSON array, one user per line (the same bytes as before, now streamed).
+    static func export(_ context: CommandContext) async throws {
+        let progress = Progress(verb: "export", json: context.json, quiet: context.invocation.flags.contains("quiet"), streamsToStdout: true)
+        var held: String?  // the last line so far: whether it takes a comma depends on what follows
+        var opened = false
+        let (count, complete) = try await walk(context.client, search: nil, progress: progress) { users, _ in
+            var text = ""
+            for user in users {
+                if let line = held {
+                    text += line + ",\n"
+                } else if !opened {
+                    text += "[\n"
+                    opened = true
+                }
+                held = "  " + user.description
+            }
+            if !text.isEmpty { print(text, terminator: "") }
+        }
+        if !complete {
+            if let held { print(held + ",") }
+            throw CommandFailure(.interrupted, "interrupted: \(count) users were written, the rest of the export was not (the output is incomplete: no closing ']')")
+        }
+        if let held { print(held + "\n]") } else { print("[]") }
+    }
+
+    /// `list --all`: every user, as a table (column widths from the first page) or, with
+    /// `--json`, as `export` writes them.
+    static func listAll(_ context: CommandContext, search: String?) async throws {
+        if context.json {
+            let progress = Progress(verb: "list", json: true, quiet: context.invocation.flags.contains("quiet"), streamsToStdout: true)
+            var first = true
+            var held: String?
+            let (count, complete) = try await walk(context.client, search: search, progress: progress) { users, _ in
+                var text = ""
+                for user in users {
+                    if let line = held { text += line + ",\n" } else if first { text += "[\n"; first = false }
+                    held = "  " + user.description
+                }
+                if !text.isEmpty { print(text, terminator: "") }
+            }
+            if !complete { throw CommandFailure(.interrupted, "interrupted after \(count) users (the output is incomplete)") }
+            if let held { print(held + "\n]") } else { print("[]") }
+            return
+        }
+        let progress = Progress(verb: "list", json: false, quiet: context.invocation.flags.contains("quiet"), streamsToStdout: true)
+        var widths: (name: Int, email: Int)?
+        let (count, complete) = try await walk(context.client, search: search, progress: progress) { users, _ in
+            let rows = users.compactMap(UserRow.init)
+            let w = widths ?? (
+                min(32, max(4, rows.map { DisplayWidth.of(DisplayWidth.sanitized($0.name)) }.max() ?? 4)),
+                min(36, max(5, rows.map { DisplayWidth.of(DisplayWidth.sanitized($0.email)) }.max() ?? 5)))
+            var lines: [String] = []
+            if widths == nil {
+                lines.append(context.style.bold(DisplayWidth.pad("NAME", to: w.name) + "  " + DisplayWidth.pad("EMAIL", to: w.email) + "  ID"))
+                widths = w
+            }
+            for user in rows {
+                lines.append(DisplayWidth.pad(DisplayWidth.sanitized(user.name), to: w.name) + "  "
+                             + DisplayWidth.pad(DisplayWidth.sanitized(user.email), to: w.email) + "  " + user.id)
+            }
+            if !lines.isEmpty { print(lines.joined(separator: "\n")) }
+        }
+        if !complete { throw CommandFailure(.interrupted, "interrupted after \(count) users") }
+        if widths == nil { print(context.style.bold("NAME  EMAIL  ID")) }
+        print(context.style.dim("\(count) users"))
+    }
+}

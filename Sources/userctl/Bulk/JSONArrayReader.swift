@@ -1,0 +1,141 @@
+import Foundation
+import Glibc
+
+/// Reads the elements of a top-level JSON array one at a time from a file (or stdin), in
+/// constant memory: the file is read in blocks and each element's bytes are cut out by
+/// tracking nesting and strings, so a 160 MB import never sits in memory whole. Each element
+/// is then parsed on its own (`JSONValue(parsing:)`), which finds every syntax error inside it.
+///
+/// What it does not check itself is left to the per-element parse: it only needs to know where
+/// an element ends (a `,` or `]` at depth 1, outside strings).
+final class JSONArrayReader {
+    enum ReadError: Error {
+        case notAnArray(String)
+        case truncated(String)
+        case unreadable(String)
+    }
+
+    private let fd: Int32
+    private let ownsFD: Bool
+    private var buffer: [UInt8] = []
+    private var position = 0
+    private var atEnd = false
+    private var started = false
+    private var finished = false
+    private var dropped = 0
+    /// Bytes consumed so far (for progress against the file size).
+    var bytesRead: Int { dropped + position }
+    /// The file's size, when it is a regular file.
+    let size: Int?
+
+    static let blockSize = 1 << 20
+
+    init(path: String) throws(ReadError) {
+        if path == "-" {
+            fd = 0
+            ownsFD = false
+        } else {
+            fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw .unreadable("cannot open \(path): \(String(cString: strerror(errno)))") }
+            ownsFD = true
+        }
+        var info = stat()
+        size = fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? Int(info.st_size) : nil
+    }
+
+    deinit { if ownsFD { close(fd) } }
+
+    /// The first non-space byte of the input, without consuming it (nil for an empty input).
+    func peekFirst() throws(ReadError) -> UInt8? {
+        try skipSpace()
+        return try byte()
+    }
+
+    /// The bytes of the next element, or nil after the closing `]`.
+    func next() throws(ReadError) -> ArraySlice<UInt8>? {
+        if finished { return nil }
+        if !started {
+            try skipSpace()
+            guard try byte() == UInt8(ascii: "[") else { throw .notAnArray("it must hold a JSON array of users") }
+            position += 1
+            started = true
+            try skipSpace()
+            if try byte() == UInt8(ascii: "]") {
+                position += 1
+                finished = true
+                return nil
+            }
+        }
+        try skipSpace()
+        compact()
+        let start = position
+        var depth = 0
+        var inString = false
+        var escaped = false
+        while true {
+            if position == buffer.count {
+                guard try fill() else { throw .truncated("the file ends inside the array (is it complete?)") }
+            }
+            let c = buffer[position]
+            if inString {
+                if escaped { escaped = false } else if c == UInt8(ascii: "\\") { escaped = true } else if c == UInt8(ascii: "\"") { inString = false }
+            } else {
+                switch c {
+                case UInt8(ascii: "\""): inString = true
+                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]") where depth > 0: depth -= 1
+                case UInt8(ascii: ","), UInt8(ascii: "]"):
+                    if depth == 0 {
+                        let element = buffer[start..<position]
+                        if c == UInt8(ascii: "]") { finished = true }
+                        position += 1
+                        if element.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
+                            throw .notAnArray("an empty element in the array (a stray comma?)")
+                        }
+                        return element
+                    }
+                default: break
+                }
+            }
+            position += 1
+        }
+    }
+
+    // MARK: buffer
+
+    private func byte() throws(ReadError) -> UInt8? {
+        if position == buffer.count, !(try fill()) { return nil }
+        return buffer[position]
+    }
+
+    private func skipSpace() throws(ReadError) {
+        while let c = try byte(), c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D {
+            position += 1
+        }
+    }
+
+    /// Drops consumed bytes so the buffer holds one element and a block at most.
+    private func compact() {
+        if position > Self.blockSize {
+            buffer.removeFirst(position)
+            dropped += position
+            position = 0
+        }
+    }
+
+    /// Appends the next block; false at end of input.
+    private func fill() throws(ReadError) -> Bool {
+        if atEnd { return false }
+        var block = [UInt8](repeating: 0, count: Self.blockSize)
+        while true {
+            let n = block.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .unreadable("cannot read the import: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { atEnd = true; return false }
+            buffer.append(contentsOf: block[0..<n])
+            return true
+        }
+    }
+}

@@ -1,0 +1,226 @@
+import Foundation
+import Glibc
+import Testing
+import UserListTestSupport
+import UserListWire
+
+/// Streamed import and export through the built `userctl` against a real daemon (issue 13):
+/// a round trip of 20,000 users compared user by user, idempotence and the version bump, and the
+/// documented interruption behaviour (resumable, chunk by chunk) for Ctrl-C, `kill -9` of
+/// userctl and `kill -9` of the daemon. The 1M-user round trip runs in `scripts/bulk-soak.sh`.
+@Suite(.serialized, .timeLimit(.minutes(10)), .disabled(if: RealDaemon.skipReason != nil, "userlistd not built: swift build first"))
+struct BulkImportExportProcessTests {
+    typealias Run = UserctlCommandTests.Run
+
+    static func userctl(_ arguments: [String]) throws -> Run {
+        try UserctlCommandTests.userctl(arguments)
+    }
+
+    /// Deterministic users with accents, CJK and varied lengths, in the REST shape.
+    static func users(_ count: Int, seed: Int = 1, tag: String = "") -> [[String: Any]] {
+        let first = ["Ada", "Émile", "Zoë", "李", "Alan", "Grace", "Renée", "Bob", "山田", "José", "Ωmega", "Łukasz"]
+        let last = ["Lovelace", "Turing", "Hopper", "Zola", "明", "Brenée", "Stone", "太郎", "Nguyễn"]
+        return (0..<count).map { i in
+            let n = i &* 2_654_435_761 &+ seed
+            let id = String(format: "%08x-%04x-4%03x-8%03x-%012x", i, seed & 0xffff, (n >> 4) & 0xfff, n & 0xfff, i &* 7919)
+            return ["id": id, "full_name": "\(first[abs(n) % first.count]) \(last[abs(n / 7) % last.count])\(tag) \(i)",
+                    "email": "user\(i).\(seed)@example\(i % 7).org", "avatar_url": i % 3 == 0 ? NSNull() : "https://a.example.com/\(i).png",
+                    "version": 1]
+        }
+    }
+
+    static func write(_ users: [[String: Any]], to path: String) throws {
+        let data = try JSONSerialization.data(withJSONObject: users)
+        try data.write(to: URL(fileURLWithPath: path))
+    }
+
+    /// Canonical lines (id, name, email, avatar) sorted by id: equal sets of users, equal lines.
+    static func canonical(file users: [[String: Any]]) -> [String] {
+        users.map { "\($0["id"]!)|\($0["full_name"]!)|\($0["email"]!)|\(($0["avatar_url"] as? String) ?? "null")" }.sorted()
+    }
+
+    static func canonical(export text: String) throws -> [String] {
+        let array = try #require(try JSONValue(parsing: text).arrayValue)
+        return array.map { user in
+            "\(user["id"]?.stringValue ?? "?")|\(user["name"]?.stringValue ?? "?")|\(user["email"]?.stringValue ?? "?")|\(user["avatar_url"]?.stringValue ?? "null")"
+        }.sorted()
+    }
+
+    /// How many users the store holds, as `userctl list` reports it ("1 of N users").
+    static func storedCount(_ socket: String) throws -> Int? {
+        let run = try userctl(["--socket", socket, "list", "--page-size", "1"])
+        guard run.status == 0, let line = run.stdout.split(separator: "\n").last,
+              let range = line.range(of: #"of (\d+) users"#, options: .regularExpression) else { return nil }
+        return Int(line[range].dropFirst(3).prefix { $0.isNumber })
+    }
+
+    static func startUserctl(_ arguments: [String]) throws -> (Process, Pipe) {
+        let products = try #require(RealDaemon.productsDirectory)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: products + "/userctl")
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "USERLISTD_SOCKET")
+        process.environment = env
+        let err = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return (process, err)
+    }
+
+    /// Waits (polling, 60 s at most) until the store holds some users but not all of `total`.
+    static func waitForPartialImport(_ socket: String, total: Int) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            if let count = try storedCount(socket), count > 0 { return count < total }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
+    @Test func aStreamedImportExportsTheSameUsersAndAReimportChangesNothing() throws {
+        let daemon = try RealDaemon(sampleData: 0)
+        defer { daemon.tearDown() }
+        let socket = ["--socket", daemon.socketPath]
+        let users = Self.users(20_000)
+        let file = daemon.directory + "/users.json"
+        try Self.write(users, to: file)
+
+        let imported = try Self.userctl(socket + ["import", file])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stdout == "imported 20000 users from \(file)\n")
+        // Not a terminal: progress, if the import lasted long enough for any, is plain lines.
+        #expect(imported.stderr.split(separator: "\n").allSatisfy { $0.hasPrefix("userctl: import: ") }, "\(imported.stderr)")
+
+        let export = try Self.userctl(socket + ["export", "--quiet"])
+        #expect(export.status == 0 && export.stderr.isEmpty, "\(export.stderr)")
+        #expect(try Self.canonical(export: export.stdout) == Self.canonical(file: users))
+        // In list order (the store's folded order), one user per line.
+        #expect(export.stdout.hasPrefix("[\n  {") && export.stdout.hasSuffix("}\n]\n"))
+        let listed = try Self.userctl(socket + ["list", "--all", "--json", "--quiet"])
+        #expect(listed.status == 0 && listed.stdout == export.stdout)
+
+        // Idempotent by id: the same file again writes nothing.
+        let again = try Self.userctl(socket + ["import", "--quiet", "--json", file])
+        #expect(again.status == 0 && again.stderr.isEmpty, "\(again.stderr)")
+        #expect(try JSONValue(parsing: again.stdout)["imported"]?.int64Value == 0)
+
+        // One changed user: a new version, the others untouched.
+        var changed = users
+        changed[123]["full_name"] = "Changed Name"
+        try Self.write(changed, to: file)
+        let third = try Self.userctl(socket + ["import", "--quiet", "--json", file])
+        #expect(try JSONValue(parsing: third.stdout)["imported"]?.int64Value == 1, "\(third.stdout) \(third.stderr)")
+        let search = try Self.userctl(socket + ["list", "--search", "anged nam", "--json"])
+        let found = try #require(try JSONValue(parsing: search.stdout).arrayValue)
+        #expect(found.count == 1 && found.first?["version"]?.int64Value == 2, "\(search.stdout)")
+    }
+
+    @Test func ctrlCStopsAfterTheChunkInFlightAndSaysWhatWasImported() async throws {
+        let daemon = try RealDaemon(sampleData: 0)
+        defer { daemon.tearDown() }
+        let total = 60_000
+        let users = Self.users(total, seed: 2)
+        let file = daemon.directory + "/users.json"
+        try Self.write(users, to: file)
+        let (process, err) = try Self.startUserctl(["--socket", daemon.socketPath, "import", file])
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        try #require(try await Self.waitForPartialImport(daemon.socketPath, total: total), "the import ended before it could be interrupted")
+        kill(process.processIdentifier, SIGINT)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 130, "\(stderr)")
+        let reported = try #require(stderr.range(of: #"the first (\d+) users"#, options: .regularExpression).map {
+            Int(stderr[$0].dropFirst(10).prefix { $0.isNumber })!
+        }, "\(stderr)")
+        #expect(stderr.contains("running the same import again finishes it"))
+        // What it says was imported is exactly what the store holds.
+        #expect(try Self.storedCount(daemon.socketPath) == reported)
+        #expect(reported < total && reported % 1_000 == 0)
+
+        let resumed = try Self.userctl(["--socket", daemon.socketPath, "import", "--quiet", file])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stdout == "imported \(total - reported) users from \(file) (\(reported) already up to date)\n")
+        let export = try Self.userctl(["--socket", daemon.socketPath, "export", "--quiet"])
+        #expect(try Self.canonical(export: export.stdout) == Self.canonical(file: users))
+    }
+
+    @Test func killingUserctlLeavesWholeChunksAndARerunFinishes() async throws {
+        let daemon = try RealDaemon(sampleData: 0)
+        defer { daemon.tearDown() }
+        let total = 60_000
+        let users = Self.users(total, seed: 3)
+        let file = daemon.directory + "/users.json"
+        try Self.write(users, to: file)
+        let (process, _) = try Self.startUserctl(["--socket", daemon.socketPath, "import", "--quiet", file])
+        try #require(try await Self.waitForPartialImport(daemon.socketPath, total: total), "the import ended before it could be killed")
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+
+        // Each chunk is committed whole or not at all. Chunks already sent may still be landing
+        // (a list's count follows them live), so wait for a count of whole chunks.
+        var stored = try #require(try Self.storedCount(daemon.socketPath))
+        let deadline = ContinuousClock.now + .seconds(30)
+        while stored % 1_000 != 0 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            stored = try #require(try Self.storedCount(daemon.socketPath))
+        }
+        #expect(stored % 1_000 == 0 && stored < total, "\(stored)")
+
+        let rerun = try Self.userctl(["--socket", daemon.socketPath, "import", "--quiet", file])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let export = try Self.userctl(["--socket", daemon.socketPath, "export", "--quiet"])
+        #expect(try Self.canonical(export: export.stdout) == Self.canonical(file: users))
+    }
+
+    @Test func killingTheDaemonKeepsTheAcknowledgedChunksAndARerunFinishes() async throws {
+        let daemon = try RealDaemon(sampleData: 0)
+        defer { daemon.tearDown() }
+        let total = 60_000
+        let users = Self.users(total, seed: 4)
+        let file = daemon.directory + "/users.json"
+        try Self.write(users, to: file)
+        let (process, err) = try Self.startUserctl(["--socket", daemon.socketPath, "import", "--quiet", file])
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        try #require(try await Self.waitForPartialImport(daemon.socketPath, total: total), "the import ended before the daemon could be killed")
+        daemon.kill9()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 69, "\(stderr)")
+        let reported = try #require(stderr.range(of: #"the first (\d+) users"#, options: .regularExpression).map {
+            Int(stderr[$0].dropFirst(10).prefix { $0.isNumber })!
+        }, "\(stderr)")
+
+        try daemon.start()
+        let stored = try #require(try Self.storedCount(daemon.socketPath))
+        // Acknowledged chunks survived the crash; a chunk whose reply was lost may have too.
+        #expect(stored >= reported && stored % 1_000 == 0 && stored < total, "stored \(stored), reported \(reported)")
+
+        let rerun = try Self.userctl(["--socket", daemon.socketPath, "import", "--quiet", file])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        let export = try Self.userctl(["--socket", daemon.socketPath, "export", "--quiet"])
+        #expect(try Self.canonical(export: export.stdout) == Self.canonical(file: users))
+    }
+
+    @Test func anInvalidEntryStopsAtItsChunkAndAFixedFileFinishes() throws {
+        let daemon = try RealDaemon(sampleData: 0)
+        defer { daemon.tearDown() }
+        var users = Self.users(3_000, seed: 5)
+        let good = users[2_499]["email"]
+        users[2_499]["email"] = "not an email"
+        let file = daemon.directory + "/users.json"
+        try Self.write(users, to: file)
+        let failed = try Self.userctl(["--socket", daemon.socketPath, "import", "--quiet", file])
+        #expect(failed.status == 65, "\(failed.stderr)")
+        #expect(failed.stderr.contains("the chunk of entries 2001 to 3000 was not imported"), "\(failed.stderr)")
+        #expect(failed.stderr.contains("the first 2000 users of \(file) were imported"), "\(failed.stderr)")
+        #expect(try Self.storedCount(daemon.socketPath) == 2_000)
+
+        users[2_499]["email"] = good
+        try Self.write(users, to: file)
+        let fixed = try Self.userctl(["--socket", daemon.socketPath, "import", "--quiet", file])
+        #expect(fixed.status == 0 && fixed.stdout == "imported 1000 users from \(file) (2000 already up to date)\n", "\(fixed)")
+    }
+}
