@@ -21,13 +21,7 @@ enum RestartBench {
         print("== restart (\(sessions) attached sessions, 10 renames/s, SIGUSR2 after \(restartAt / 10) s)")
         // Notice level: the daemon's own account of the handover goes into the notes.
         context.withDaemon(section, extraFlags: ["--log-level", "notice"]) { daemon throws(BenchError) in
-            let writer = try WireConnection.connect(daemon.socketPath)
-            writer.trackDocument = true
-            try writer.attach(sessionKey: "restart-writer")
-            try writer.awaitReply(writer.intent("list", "on_appear").id)
-            guard let user = JSONValueBox(value: writer.document).firstUser else { throw BenchError("the list is empty") }
-            try writer.awaitReply(writer.intent("session", "open_user", ["id": .string(user.id)]).id)
-            writer.trackDocument = false
+            let writer = try SustainedBench.openWriter(daemon, key: "restart-writer")
             let many = try ManySessions.open(socketPath: daemon.socketPath, count: sessions, keyPrefix: "restart")
             let set = many.connections
 

@@ -26,13 +26,7 @@ enum SustainedBench {
         var measured: Samples?
         print("== \(section) (\(sessions) sessions, 10 renames/s for \(seconds) s)")
         context.withDaemon(section, extraFlags: extraFlags) { daemon throws(BenchError) in
-            let writer = try WireConnection.connect(daemon.socketPath)
-            writer.trackDocument = true
-            try writer.attach(sessionKey: "sustained-writer")
-            try writer.awaitReply(writer.intent("list", "on_appear").id)
-            guard let user = JSONValueBox(value: writer.document).firstUser else { throw BenchError("the list is empty") }
-            try writer.awaitReply(writer.intent("session", "open_user", ["id": .string(user.id)]).id)
-            writer.trackDocument = false
+            let writer = try openWriter(daemon, key: "sustained-writer")
             let many = try ManySessions.open(socketPath: daemon.socketPath, count: sessions, keyPrefix: "sustained")
             let set = many.connections
 
@@ -114,5 +108,17 @@ enum SustainedBench {
             index += 1
         }
         return nil
+    }
+
+    /// A session with the first user's detail screen open, ready to rename it.
+    static func openWriter(_ daemon: DaemonProcess, key: String) throws(BenchError) -> WireConnection {
+        let writer = try WireConnection.connect(daemon.socketPath)
+        writer.trackDocument = true
+        try writer.attach(sessionKey: key)
+        try writer.awaitReply(writer.intent("list", "on_appear").id)
+        guard let user = JSONValueBox(value: writer.document).firstUser else { throw BenchError("the list is empty") }
+        try writer.awaitReply(writer.intent("session", "open_user", ["id": .string(user.id)]).id)
+        writer.trackDocument = false
+        return writer
     }
 }

@@ -345,13 +345,7 @@ public final class PostgresUserRepository: UserRepository {
 
     /// Imports a JSON array of `UserDTO` (the REST shape), validated like the SQLite import.
     public func importJSON(_ data: Data) async throws(UserError) -> Int {
-        let dtos: [UserDTO]
-        do {
-            dtos = try JSONDecoder().decode([UserDTO].self, from: data)
-        } catch {
-            throw .unavailable(reason: "the import is not a JSON array of users {id, full_name, email, avatar_url, version}: \(error)")
-        }
-        return try await importUsers(try SQLiteUserRepository.validated(dtos))
+        try await importUsers(try SQLiteUserRepository.validatedImport(data))
     }
 
     // MARK: commits and the change log
