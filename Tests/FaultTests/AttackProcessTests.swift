@@ -127,7 +127,7 @@ import UserListWire
         try client.hello(key: "drafts")
         client.disconnect()
         daemon.signal(SIGTERM)
-        #expect(daemon.waitForExit(timeout: 30) == 0, "\(daemon.log)")
+        #expect(daemon.waitForExit(timeout: 120) == 0, "\(daemon.log)")
 
         func mode(_ path: String) -> mode_t? {
             var status = stat()
@@ -190,7 +190,7 @@ import UserListWire
         defer { client.disconnect() }
         try client.hello(key: "zalgo")
         let name = "!" + String(repeating: "\u{301}", count: 450_000)
-        let reply = try client.intent("list", "add_user", ["name": .string(name), "email": "zalgo@example.com"], timeout: 30)
+        let reply = try client.intent("list", "add_user", ["name": .string(name), "email": "zalgo@example.com"], timeout: 120)
         guard case .failure(let body) = reply.outcome else {
             Issue.record("a 900 KB name was accepted")
             return

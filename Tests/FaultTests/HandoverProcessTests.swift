@@ -7,7 +7,7 @@ import UserListWire
 /// Restarts and upgrades that no client notices: the daemon hands its connections to its next
 /// process (through a service manager's descriptor store, or by re-executing itself on
 /// SIGUSR2), and an attached client's stream simply goes on, on the same connection.
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct HandoverProcessTests {
     /// A client attached to a session with a detail screen and a draft.
     static func attachedEditor(_ socketPath: String, key: String) throws -> (client: FaultClient, id: String) {
@@ -25,7 +25,7 @@ struct HandoverProcessTests {
     /// What the client saw after the restart: its connection open, one welcome and one
     /// snapshot in all, every patch in step, and the session still its own.
     static func expectUnnoticed(_ client: FaultClient, epoch: Int) throws {
-        let reply = try client.intent("detail", "set_draft_name", ["name": "Typed After"], timeout: 30)
+        let reply = try client.intent("detail", "set_draft_name", ["name": "Typed After"], timeout: 120)
         #expect(reply.isOK, "\(String(describing: reply.failure))")
         #expect(!client.isClosed, "the connection stayed open")
         let welcomes = client.received.filter { if case .welcome = $0 { true } else { false } }.count
@@ -91,14 +91,14 @@ struct HandoverProcessTests {
             #expect(manager.storedNames.isEmpty, "the new process took its descriptors out of the store: \(manager.storedNames)")
             try Self.expectUnnoticed(client, epoch: epoch)
             // The other terminal follows the edit made after the restart, on its old connection.
-            let mirrored = try second.next(where: "the mirrored draft", timeout: 30) { _ -> Bool? in
+            let mirrored = try second.next(where: "the mirrored draft", timeout: 120) { _ -> Bool? in
                 second.screens.last?.objectValue?["state"]?["draft_name"]?.stringValue == "Typed After" ? true : nil
             }
             #expect(mirrored && second.outOfStep == 0 && !second.isClosed)
 
             // And again: a second restart hands the same connections on.
             try manager.restart()
-            #expect(try client.intent("detail", "set_draft_name", ["name": "Twice"], timeout: 30).isOK)
+            #expect(try client.intent("detail", "set_draft_name", ["name": "Twice"], timeout: 120).isOK)
             #expect(client.outOfStep == 0 && client.epoch == epoch)
             client.disconnect()
             second.disconnect()

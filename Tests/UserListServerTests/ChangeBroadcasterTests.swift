@@ -16,7 +16,7 @@ import UserListServer
         func subscribe() -> AsyncStream<UserChange> { stream }
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func sessionsComingAndGoingDuringBroadcastsNeverDeadlock() async throws {
         let feed = ManualFeed()
         let broadcaster = ChangeBroadcaster(feed: feed)

@@ -28,7 +28,7 @@ import UserListPresentation
 
     /// Polls (every 5 ms, up to 30 s) until the journal on disk holds `draft` for `key`.
     static func waitForDraft(_ draft: String, key: SessionKey, in directory: String, logger: Logger) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(120)
         while ContinuousClock.now < deadline {
             let loaded = SessionJournal.load(directory: directory, logger: logger) ?? []
             if Self.draft(loaded.first { $0.key == key }) == draft { return true }

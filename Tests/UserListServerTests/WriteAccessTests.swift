@@ -41,7 +41,7 @@ import UserListWire
 
         func run(_ id: Int, _ action: String, _ args: [String: JSONValue]) async throws -> ServerMessage.Reply {
             await session.handle(.init(id: id, screen: "session", action: action, args: args), from: client)
-            let deadline = ContinuousClock.now + .seconds(30)
+            let deadline = ContinuousClock.now + .seconds(120)
             while ContinuousClock.now < deadline {
                 if let reply = client.reply(id) { return reply }
                 try await Task.sleep(for: .milliseconds(10))

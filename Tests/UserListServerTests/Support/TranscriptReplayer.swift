@@ -132,7 +132,7 @@ final class TranscriptReplayer: @unchecked Sendable {
     private func expect(_ expected: JSONValue, on connection: String, _ client: WireTestClient, at place: String) throws {
         let message: ServerMessage
         do {
-            message = try client.blockingNext(where: "\(place) \(expected["type"]?.stringValue ?? "?")", timeout: 30) { message in
+            message = try client.blockingNext(where: "\(place) \(expected["type"]?.stringValue ?? "?")", timeout: 120) { message in
                 self.record(connection, "s2c", message.json)
                 switch message {
                 case .snapshot, .patch: return nil
@@ -145,7 +145,7 @@ final class TranscriptReplayer: @unchecked Sendable {
         }
         if case .welcome(let welcome) = message {
             // The snapshot follows at once; read it so the document is known.
-            _ = try? client.blockingNext(where: "\(place) snapshot", timeout: 30) { message in
+            _ = try? client.blockingNext(where: "\(place) snapshot", timeout: 120) { message in
                 self.record(connection, "s2c", message.json)
                 if case .snapshot(let snapshot) = message {
                     if snapshot.epoch != welcome.epoch {
