@@ -191,11 +191,13 @@ public enum ServerMessage: Sendable, Equatable {
                 self = .reply(.success(id: id, result: fields.optionalValue("result")))
             } else {
                 guard let body = try fields.optionalNested("error") else { throw .missingField("error") }
-                self = .reply(.failure(id: id, code: try body.errorCode("code"), message: try body.string("message")))
+                let (code, message) = try Self.tolerantError(body)
+                self = .reply(.failure(id: id, code: code, message: message))
             }
         case "error":
+            let (code, message) = try Self.tolerantError(fields)
             self = .error(ErrorMessage(
-                code: try fields.errorCode("code"), message: try fields.string("message"),
+                code: code, message: message,
                 id: try fields.optionalInt("id"), fatal: try fields.bool("fatal")))
         case "pong": self = .pong(nonce: fields.optionalValue("nonce"))
         case "ping": self = .ping(nonce: fields.optionalValue("nonce"))
@@ -247,5 +249,17 @@ public enum ServerMessage: Sendable, Equatable {
             object["reason"] = .string(reason)
         }
         return .object(object)
+    }
+}
+
+extension ServerMessage {
+    /// A code this version does not know is kept readable instead of failing the frame (§8: a
+    /// client treats an unknown code as non-fatal unless `fatal` says otherwise): it reads as
+    /// `internal`, with the code itself in front of the message.
+    static func tolerantError(_ fields: FieldReader) throws(MessageError) -> (ErrorCode, String) {
+        let message = try fields.string("message")
+        let text = try fields.string("code")
+        guard let code = ErrorCode(rawValue: text) else { return (.internal, "[\(text)] \(message)") }
+        return (code, message)
     }
 }

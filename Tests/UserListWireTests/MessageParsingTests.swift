@@ -34,7 +34,8 @@ import UserListWire
         #expect(e?.field == "id")
         #expect(error { _ = try client(#"{"type":"intent","id":1,"screen":"list","action":"x","args":[1]}"#) }?.field == "args")
         #expect(error { _ = try server(#"{"type":"patch","epoch":1,"seq":1,"ops":[{"op":"add","path":"x","value":1}]}"#) }?.field == "ops[0].path")
-        #expect(error { _ = try server(#"{"type":"error","code":"nope","message":"m","fatal":false}"#) }?.field == "code")
+        // An unknown code is tolerated (UnknownErrorCodeTests); a code that is not a string is not.
+        #expect(error { _ = try server(#"{"type":"error","code":5,"message":"m","fatal":false}"#) }?.field == "code")
         #expect(error { _ = try client(#"{"type":"hello","protocol":{"min":2,"max":1},"client":{"name":"c","build":"1"},"session_key":"k"}"#) }?.field == "protocol")
     }
 
@@ -104,5 +105,26 @@ import UserListWire
         #expect(ProtocolVersion.negotiate(client: 1...3, server: 1...2) == 2)
         #expect(ProtocolVersion.negotiate(client: 2...3, server: 0...1) == nil)
         #expect(ProtocolVersion.mismatchMessage(client: 2...3, server: 0...1).contains("client supports 2-3"))
+    }
+}
+
+/// §8: a client reads an error code it does not know instead of failing the frame.
+@Suite struct UnknownErrorCodeTests {
+    @Test func anUnknownCodeReadsAsInternalWithTheCodeShown() throws {
+        let frame = Array(#"{"type":"error","code":"brand_new_code","message":"something new","fatal":false}"#.utf8)
+        guard case .error(let error) = try ServerMessage(frame: frame[...]) else {
+            Issue.record("not an error")
+            return
+        }
+        #expect(error.code == .internal)
+        #expect(error.message == "[brand_new_code] something new")
+        #expect(!error.fatal)
+        let reply = Array(#"{"type":"reply","id":7,"ok":false,"error":{"code":"brand_new_code","message":"m"}}"#.utf8)
+        guard case .reply(let parsed) = try ServerMessage(frame: reply[...]), case .failure(let body) = parsed.outcome else {
+            Issue.record("not a failed reply")
+            return
+        }
+        #expect(body.code == .internal)
+        #expect(body.message == "[brand_new_code] m")
     }
 }
