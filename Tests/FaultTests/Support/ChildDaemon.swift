@@ -77,7 +77,11 @@ final class ChildDaemon: @unchecked Sendable {
         configPath = directory + "/empty.conf"
         // No idle pings: these tests' clients do not answer them, and a wait under load must not
         // turn into an idle_timeout close (LivenessTests cover pings). `extra` comes last and wins.
-        extraArguments = ["--sample-data", String(sampleData), "--log-level", "warning", "--ping-interval", "0"] + extra
+        // The per-uid shares are lifted: every client of a fault test is this test's uid, and
+        // bursts of 1,000 connects are the point of some (LifecycleTests covers the shares).
+        // `extra` comes last, so a test can set them back.
+        extraArguments = ["--sample-data", String(sampleData), "--log-level", "warning", "--ping-interval", "0",
+                          "--connections-per-second-per-uid", "1000000", "--intents-per-second-per-uid", "1000000"] + extra
     }
 
     var isRunning: Bool { pid > 0 && exitStatus == nil }
