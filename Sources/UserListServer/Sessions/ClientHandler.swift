@@ -323,8 +323,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         var session: Session?
         for await item in stream {
             dequeued()
-            // A closed connection's queued work is moot: nobody reads the answers.
-            if connection.isClosed { break }
+            // Work a client sent before it vanished still runs (a save it asked for lands), though
+            // nobody reads the answers; the connection stopped counting against its uid at close.
             switch item {
             case .hello(let hello):
                 session = await attach(hello)
