@@ -7,6 +7,7 @@ runs=${1:-5}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="/opt/swift/usr/bin:$PATH"
 clone=$(mktemp -d /tmp/loaded-test.XXXXXX)
+chmod 755 "$clone"  # tests run helpers as nobody from the checkout (mktemp makes it 0700)
 git clone -q "$repo" "$clone" && cd "$clone" || exit 1
 git log --oneline -1
 sh -c 'while :; do :; done' & busy1=$!
