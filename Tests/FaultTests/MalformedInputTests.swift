@@ -206,7 +206,7 @@ extension Fault {
         func aFloodOfTenThousandIntentsIsAnsweredOneByOneAndTheDaemonServesOn() async throws {
             let directory = try TempDirectory("flood")
             defer { directory.remove() }
-            let daemon = ChildDaemon(directory: directory.path, sampleData: 10)
+            let daemon = ChildDaemon(directory: directory.path, sampleData: 10, extra: ["--intents-per-second", "200"])
             defer { daemon.killHard() }
             try daemon.start()
             let path = daemon.socketPath

@@ -77,10 +77,11 @@ final class ChildDaemon: @unchecked Sendable {
         configPath = directory + "/empty.conf"
         // No idle pings: these tests' clients do not answer them, and a wait under load must not
         // turn into an idle_timeout close (LivenessTests cover pings). `extra` comes last and wins.
-        // The per-uid shares are lifted: every client of a fault test is this test's uid, and
-        // bursts of 1,000 connects are the point of some (LifecycleTests covers the shares).
-        // `extra` comes last, so a test can set them back.
+        // The rate limits are lifted: every client of a fault test is this test's uid, bursts of
+        // 1,000 connects are the point of some, and a fast machine's renamers pass 200 intents a
+        // second (LifecycleTests and the flood test set them back). `extra` comes last and wins.
         extraArguments = ["--sample-data", String(sampleData), "--log-level", "warning", "--ping-interval", "0",
+                          "--intents-per-second", "1000000",
                           "--connections-per-second-per-uid", "1000000", "--intents-per-second-per-uid", "1000000"] + extra
     }
 
