@@ -1,6 +1,6 @@
 import CSQLite
-import Dispatch
 import Foundation
+import Synchronization
 import UserListDomain
 
 /// Every committed change to a SQLite store, from any writer, delivered to each subscriber once
@@ -8,13 +8,16 @@ import UserListDomain
 ///
 /// How it knows: triggers append each change (with a snapshot of the row) to the `changes`
 /// table inside the writer's own transaction (schema v3), so a change exists in the log if and
-/// only if it committed, and `seq` is the commit order (SQLite has one writer at a time). The
-/// feed watches the file from a read-only connection of its own:
-/// - `PRAGMA data_version` every `pollInterval` (it changes when any *other* connection, in
-///   this process or another, commits; reading it costs about a microsecond);
-/// - plus an immediate nudge from an observed `SQLiteUserRepository` after each of its writes,
-///   so in-process changes do not wait for the next poll.
-/// Then it reads the rows after the last `seq` it saw, in batches, and yields them.
+/// only if it committed, and `seq` is the commit order (SQLite has one writer at a time).
+/// - An observed `SQLiteUserRepository` hands each commit's change and `seq` to the feed on its
+///   writer thread, right after the commit: delivered from there as it is, never read back.
+/// - Other connections' commits (another process, or a repository the feed does not observe)
+///   are found by `StoreWriteWatcher`: inotify sees the write, `PRAGMA data_version` confirms
+///   the commit, and the feed reads the log rows after the last `seq` it delivered. A slow
+///   safety-net check every `safetyInterval` covers filesystems without inotify.
+///
+/// Either path delivers under one lock, in `seq` order, so a change is never delivered twice or
+/// out of order, whichever path sees it first.
 ///
 /// Imports log one row per user (`added` or `saved`; rows an import leaves identical log
 /// nothing), so subscribers learn exactly which users changed. An import's rows carry no
@@ -26,98 +29,134 @@ import UserListDomain
 ///
 /// The log is pruned by the writers to the last 10,000 rows, never touching rows younger than a
 /// minute: a feed (in any process) that falls more than a minute behind may miss changes.
-public final class SQLiteChangeFeed: UserChangeFeed, @unchecked Sendable {
-    // Invariant that makes it Sendable: every `var` below and `connection` are touched only on
-    // `queue` (or in `init`, before `self` is shared).
-    private let queue = DispatchQueue(label: "userlistd.sqlite.change-feed")
-    private let connection: SQLiteConnection
-    private var subscribers: [Int: Subscriber] = [:]
-    private var nextSubscriberID = 0
-    private var lastSeq: Int
-    private var lastDataVersion: Int
-    private var timer: (any DispatchSourceTimer)?
+public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
+    private struct Reader {
+        let connection: SQLiteConnection
+        var lastSeq: Int
+        var lastDataVersion: Int
+    }
 
-    private struct Subscriber {
-        let continuation: AsyncStream<UserChange>.Continuation
+    private struct Observer {
+        let handler: @Sendable (UserChange) -> Void
+        /// Ends a `subscribe()` stream when the feed goes away.
+        let finish: (@Sendable () -> Void)?
         /// The last `seq` committed before it subscribed: it sees only later changes.
         let after: Int
     }
 
+    /// The read connection and how far it has delivered; held while delivering, so deliveries
+    /// from the writer thread and from the watcher never interleave.
+    private let reader: Mutex<Reader>
+    /// Taken alone and briefly, never while a handler runs under it: a handler may be mid-call
+    /// when its observation is cancelled from another thread.
+    private let observers = Mutex<(byID: [Int: Observer], nextID: Int)>(([:], 0))
+    private let watcher = Mutex<StoreWriteWatcher?>(nil)
+
     static let batchSize = 1_000
 
-    /// Watches the store at `path`, written by anyone, polling every `pollInterval`.
-    public init(path: String, pollInterval: Duration = .milliseconds(25)) throws(UserError) {
+    /// Watches the store at `path`, written by anyone. `safetyInterval` is the check that runs
+    /// even when inotify reports nothing (the only check where inotify is unavailable).
+    public init(path: String, safetyInterval: Duration = .seconds(1)) throws(UserError) {
         do {
-            connection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: 5_000)
+            let connection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: 5_000)
             try SQLiteSchema.check(connection)
-            lastDataVersion = try connection.integer("PRAGMA data_version", "watching for changes")
-            lastSeq = try Self.maxSeq(connection)
+            let version = try connection.integer("PRAGMA data_version", "watching for changes")
+            let seq = try Self.maxSeq(connection)
+            reader = Mutex(Reader(connection: connection, lastSeq: seq, lastDataVersion: version))
         } catch {
             throw error.userError
         }
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        let interval = DispatchTimeInterval.nanoseconds(Int(pollInterval.components.seconds * 1_000_000_000
-                                                            + pollInterval.components.attoseconds / 1_000_000_000))
-        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(5))
-        timer.setEventHandler { [weak self] in self?.poll() }
-        self.timer = timer
-        timer.resume()
+        let watcher = StoreWriteWatcher(path: path, safetyInterval: safetyInterval) { [weak self] in
+            self?.checkForOtherCommits()
+        }
+        self.watcher.withLock { $0 = watcher }
     }
 
-    /// Watches `repository`'s file and, besides polling, hears of its writes at once.
-    public convenience init(observing repository: SQLiteUserRepository, pollInterval: Duration = .milliseconds(25)) throws(UserError) {
-        try self.init(path: repository.path, pollInterval: pollInterval)
-        repository.onCommit { [weak self] in self?.nudge() }
+    /// Watches `repository`'s file and takes its commits straight from its writer.
+    public convenience init(observing repository: SQLiteUserRepository, safetyInterval: Duration = .seconds(1)) throws(UserError) {
+        try self.init(path: repository.path, safetyInterval: safetyInterval)
+        repository.onCommit { [weak self] notice in self?.committed(notice) }
     }
 
     deinit {
-        timer?.cancel()
-        for subscriber in subscribers.values { subscriber.continuation.finish() }
+        watcher.withLock { $0?.stop() }
+        for observer in observers.withLock({ Array($0.byID.values) }) { observer.finish?() }
+    }
+
+    /// Whether inotify watches the file (otherwise only the safety-net check finds other writers).
+    public var watchesFile: Bool { watcher.withLock { $0?.isWatching ?? false } }
+
+    public func observe(_ handler: @escaping @Sendable (UserChange) -> Void) -> ChangeObservation {
+        observe(handler, finish: nil)
+    }
+
+    private func observe(_ handler: @escaping @Sendable (UserChange) -> Void, finish: (@Sendable () -> Void)?) -> ChangeObservation {
+        // What is committed now is "before": start after the newest row, even if it is not
+        // delivered yet.
+        let after = reader.withLock { reader in max(reader.lastSeq, (try? Self.maxSeq(reader.connection)) ?? reader.lastSeq) }
+        let id = observers.withLock { observers in
+            let id = observers.nextID
+            observers.nextID += 1
+            observers.byID[id] = Observer(handler: handler, finish: finish, after: after)
+            return id
+        }
+        return ChangeObservation { [weak self] in
+            _ = self?.observers.withLock { $0.byID.removeValue(forKey: id) }
+        }
     }
 
     public func subscribe() -> AsyncStream<UserChange> {
         let (stream, continuation) = AsyncStream.makeStream(of: UserChange.self, bufferingPolicy: .unbounded)
-        let id: Int = queue.sync {
-            let id = nextSubscriberID
-            nextSubscriberID += 1
-            // What is committed now is "before": start after the newest row, even if the poll
-            // has not read up to it yet.
-            let after = max(lastSeq, (try? Self.maxSeq(connection)) ?? lastSeq)
-            subscribers[id] = Subscriber(continuation: continuation, after: after)
-            return id
-        }
-        continuation.onTermination = { [weak self] _ in
-            guard let self else { return }
-            self.queue.async { self.subscribers[id] = nil }
-        }
+        let observation = observe({ change in continuation.yield(change) }, finish: { continuation.finish() })
+        continuation.onTermination = { _ in observation.cancel() }
         return stream
     }
 
-    /// Asks for an immediate read of the log (after a write in this process).
-    func nudge() {
-        queue.async { self.deliver() }
+    // MARK: delivering
+
+    /// The observed repository committed: on its writer thread, before its next write.
+    private func committed(_ notice: SQLiteUserRepository.CommitNotice) {
+        reader.withLock { reader in
+            switch notice {
+            case .change(let change, let seq) where seq == reader.lastSeq + 1:
+                reader.lastSeq = seq
+                deliver(change, seq: seq)
+            case .change(_, let seq) where seq <= reader.lastSeq:
+                return  // the watcher read it from the log first
+            case .change, .readTheLog:
+                readLog(&reader)  // another writer's rows came between, or an import
+            }
+        }
     }
 
-    // MARK: on `queue`
-
-    private func poll() {
-        guard let version = try? connection.integer("PRAGMA data_version", "watching for changes"),
-              version != lastDataVersion else { return }
-        lastDataVersion = version
-        deliver()
+    /// On the watcher's thread: reads the log if another connection committed.
+    private func checkForOtherCommits() {
+        reader.withLock { reader in
+            guard let version = try? reader.connection.integer("PRAGMA data_version", "watching for changes"),
+                  version != reader.lastDataVersion else { return }
+            reader.lastDataVersion = version
+            readLog(&reader)
+        }
     }
 
-    private func deliver() {
+    private func deliver(_ change: UserChange, seq: Int) {
+        for observer in observers.withLock({ Array($0.byID.values) }) where seq > observer.after {
+            observer.handler(change)
+        }
+    }
+
+    private func readLog(_ reader: inout Reader) {
         do {
-            guard !subscribers.isEmpty else {
-                lastSeq = try Self.maxSeq(connection)
+            let hasObservers = observers.withLock { !$0.byID.isEmpty }
+            guard hasObservers else {
+                reader.lastSeq = try Self.maxSeq(reader.connection)
                 return
             }
             var read = Self.batchSize
             while read == Self.batchSize {
                 // Trigger rows carry a snapshot (version is set); import rows do not, so the
                 // user's current row stands in (a later change row follows if it changed again).
-                let statement = try connection.statement("""
+                let statement = try reader.connection.statement("""
                     SELECT c.seq, c.kind, c.user_id,
                            COALESCE(c.name, u.name), COALESCE(c.email, u.email),
                            CASE WHEN c.version IS NULL THEN u.avatar_url ELSE c.avatar_url END,
@@ -126,22 +165,20 @@ public final class SQLiteChangeFeed: UserChangeFeed, @unchecked Sendable {
                     WHERE c.seq > ?1 ORDER BY c.seq LIMIT ?2
                     """)
                 defer { statement.reset() }
-                statement.bind(1, lastSeq)
+                statement.bind(1, reader.lastSeq)
                 statement.bind(2, Self.batchSize)
                 read = 0
                 while try statement.step("reading the change log") {
                     read += 1
                     let seq = statement.int(0)
-                    lastSeq = seq
+                    reader.lastSeq = seq
                     guard let change = Self.change(from: statement) else { continue }
-                    for subscriber in subscribers.values where seq > subscriber.after {
-                        subscriber.continuation.yield(change)
-                    }
+                    deliver(change, seq: seq)
                 }
             }
         } catch {
-            // The file is unreadable right now (e.g. removed, I/O error): try again next poll.
-            // Nothing is lost; `lastSeq` only advances past rows that were delivered.
+            // The file is unreadable right now (e.g. removed, I/O error): the next check tries
+            // again. Nothing is lost; `lastSeq` only advances past rows that were delivered.
         }
     }
 

@@ -50,7 +50,7 @@ public final class SQLiteUserRepository: UserRepository {
     private let writer: SQLiteWriter?
     // Reads never wait for locks under WAL, so they run on the caller's thread under a mutex.
     private let reader: Mutex<SQLiteConnection>
-    private let commitObservers = Mutex<[@Sendable () -> Void]>([])
+    private let commitObservers = Mutex<[@Sendable (CommitNotice) -> Void]>([])
     private let writesSincePrune = Atomic<Int>(0)
     /// When an import last pruned the change log (seconds since 1970): a chunked import of a
     /// million users commits a thousand times, and each prune reads the log rows younger than a
@@ -219,19 +219,24 @@ public final class SQLiteUserRepository: UserRepository {
     // MARK: writing
 
     private enum Outcome: Sendable {
-        case done(User)
+        /// Written, as change-log row `seq`.
+        case done(User, seq: Int)
         case conflict(User)
         case notFound
     }
 
-    private func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(SQLiteError) -> T) async throws(UserError) -> T {
+    /// Runs `body` (which commits) on the writer queue, then, still there, tells the commit
+    /// observers what `committed` says it changed: so the change feed delivers it before the
+    /// writer takes its next write, and before the caller resumes.
+    private func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(SQLiteError) -> T,
+                                    committed: @escaping @Sendable (T) -> CommitNotice?) async throws(UserError) -> T {
         guard let writer else {
             throw .unavailable(reason: "\(path) was opened read-only; nothing was written")
         }
-        let result: T
         do {
-            result = try await writer.perform { connection throws(SQLiteError) -> T in
+            return try await writer.perform { connection throws(SQLiteError) -> T in
                 let value = try body(connection)
+                if let notice = committed(value) { self.notifyCommitted(notice) }
                 if self.writesSincePrune.add(1, ordering: .relaxed).newValue >= Self.pruneEvery {
                     self.writesSincePrune.store(0, ordering: .relaxed)
                     try? Self.prune(connection)
@@ -241,8 +246,12 @@ public final class SQLiteUserRepository: UserRepository {
         } catch {
             throw error.userError
         }
-        notifyCommitted()
-        return result
+    }
+
+    /// The `seq` of the newest change-log row: read inside a write's transaction, it is the row
+    /// the write's trigger just logged.
+    private static func loggedSeq(_ connection: SQLiteConnection, _ operation: String) throws(SQLiteError) -> Int {
+        try connection.integer("SELECT MAX(seq) FROM changes", operation)
     }
 
     public func update(_ user: User) async throws(UserError) -> User {
@@ -269,13 +278,16 @@ public final class SQLiteUserRepository: UserRepository {
                 if connection.changes == 1 {
                     var saved = user
                     saved.version += 1
-                    return .done(saved)
+                    return .done(saved, seq: try Self.loggedSeq(connection, "saving a user"))
                 }
                 return try Self.stored(id: user.id, connection).map(Outcome.conflict) ?? .notFound
             }
+        } committed: { outcome in
+            guard case .done(let saved, let seq) = outcome else { return nil }
+            return .change(.saved(saved), seq: seq)
         }
         switch outcome {
-        case .done(let saved): return saved
+        case .done(let saved, _): return saved
         case .conflict(let stored): throw .conflict(stored: stored)
         case .notFound: throw .notFound(id: user.id)
         }
@@ -295,27 +307,32 @@ public final class SQLiteUserRepository: UserRepository {
                 try Self.refusingDuplicateEmail(user, connection, "adding a user") { () throws(SQLiteError) in
                     try statement.run("adding a user")
                 }
-                if connection.changes == 1 { return .done(user) }
+                if connection.changes == 1 { return .done(user, seq: try Self.loggedSeq(connection, "adding a user")) }
                 return try Self.stored(id: user.id, connection).map(Outcome.conflict) ?? .notFound
             }
+        } committed: { outcome in
+            guard case .done(let added, let seq) = outcome else { return nil }
+            return .change(.added(added), seq: seq)
         }
         switch outcome {
-        case .done(let saved): return saved
+        case .done(let saved, _): return saved
         case .conflict(let stored): throw .conflict(stored: stored)
         case .notFound: throw .unavailable(reason: "\(path): the new user was neither added nor found")
         }
     }
 
     public func remove(id: UUID) async throws(UserError) {
-        let removed = try await write { connection throws(SQLiteError) -> Bool in
-            try connection.writeTransaction("removing a user") { () throws(SQLiteError) -> Bool in
+        let removedAs = try await write { connection throws(SQLiteError) -> Int? in
+            try connection.writeTransaction("removing a user") { () throws(SQLiteError) -> Int? in
                 let statement = try connection.statement("DELETE FROM users WHERE id = ?1")
                 statement.bind(1, id)
                 try statement.run("removing a user")
-                return connection.changes == 1
+                return connection.changes == 1 ? try Self.loggedSeq(connection, "removing a user") : nil
             }
+        } committed: { seq in
+            seq.map { .change(.removed(id: id), seq: $0) }
         }
-        if !removed { throw .notFound(id: id) }
+        if removedAs == nil { throw .notFound(id: id) }
     }
 
     /// Runs a write of `user`; when it breaks the unique email index, throws an error naming the
@@ -371,6 +388,8 @@ public final class SQLiteUserRepository: UserRepository {
                 try? Self.prune(connection)
             }
             return written
+        } committed: { written in
+            written > 0 ? .readTheLog : nil
         }
     }
 
@@ -463,14 +482,23 @@ public final class SQLiteUserRepository: UserRepository {
 
     // MARK: commits and the change log
 
-    /// Called after every successful write of this instance, off the writer queue: the change
-    /// feed's nudge, so in-process changes reach subscribers without waiting for a poll.
-    func onCommit(_ observer: @escaping @Sendable () -> Void) {
+    /// What a commit of this instance changed, as its commit observers hear it.
+    enum CommitNotice: Sendable {
+        /// One change, logged as row `seq`.
+        case change(UserChange, seq: Int)
+        /// Many (an import): the log has them.
+        case readTheLog
+    }
+
+    /// Called after every commit of this instance that changed users, on the writer queue
+    /// before the next write: the change feed's direct path, so in-process changes are never
+    /// read back from the file. The observer must not block.
+    func onCommit(_ observer: @escaping @Sendable (CommitNotice) -> Void) {
         commitObservers.withLock { $0.append(observer) }
     }
 
-    private func notifyCommitted() {
-        for observer in commitObservers.withLock({ $0 }) { observer() }
+    private func notifyCommitted(_ notice: CommitNotice) {
+        for observer in commitObservers.withLock({ $0 }) { observer(notice) }
     }
 
     static let normalCacheKiB = 16 * 1024

@@ -41,7 +41,7 @@ final class ChangeCollector: Sendable {
     @Test func writesInThisProcessArriveOnceInCommitOrder() async throws {
         let directory = try TemporaryDirectory()
         let store = try SQLiteUserRepository(path: directory.file("users.sqlite"))
-        let feed = try SQLiteChangeFeed(observing: store, pollInterval: .seconds(60))  // the nudge alone
+        let feed = try SQLiteChangeFeed(observing: store, safetyInterval: .seconds(600))  // the writer's hand-over alone
         let collector = ChangeCollector(feed.subscribe())
 
         let ada = try await store.add(NewUser(name: "Ada", email: "ada@example.com"))
@@ -57,11 +57,11 @@ final class ChangeCollector: Sendable {
         let directory = try TemporaryDirectory()
         let path = directory.file("users.sqlite")
         let store = try SQLiteUserRepository(path: path)
-        let feed = try SQLiteChangeFeed(observing: store, pollInterval: .milliseconds(20))
+        let feed = try SQLiteChangeFeed(observing: store, safetyInterval: .seconds(600))
         let first = ChangeCollector(feed.subscribe())
         let second = ChangeCollector(feed.subscribe())
 
-        // Another writer on the same file that the feed was not told about: only polling finds it.
+        // Another writer on the same file that the feed was not told about: only the watcher finds it.
         let other = try SQLiteUserRepository(path: path)
         var expected: [UserChange] = []
         for i in 0..<30 {
@@ -115,7 +115,9 @@ final class ChangeCollector: Sendable {
         let path = directory.file("users.sqlite")
         let store = try SQLiteUserRepository(path: path)
         let ada = try await store.add(NewUser(name: "Ada", email: "ada@example.com"))
-        let feed = try SQLiteChangeFeed(path: path, pollInterval: .milliseconds(20))
+        // No safety-net check in the test's lifetime: inotify alone must find the other process.
+        let feed = try SQLiteChangeFeed(path: path, safetyInterval: .seconds(600))
+        #expect(feed.watchesFile)
         let collector = ChangeCollector(feed.subscribe())
 
         let newID = UUID()
