@@ -7,9 +7,13 @@ import UserListWire
 /// the `changed` event frame already encoded.
 ///
 /// Every session sends the same bytes for the same change; encoding them once here, rather than
-/// in each of a thousand sessions, is most of what a fan-out costs beyond the writes. Sessions
-/// receive on their own streams and apply the change on their own actors; nothing here waits
-/// for any of them.
+/// in each of a thousand sessions, is most of what a fan-out costs beyond the writes. Nothing
+/// here waits for any session: a delivery is handed to each listener, which only queues it
+/// (`ChangeInbox`) for its session's actor.
+///
+/// With a `DirectUserChangeFeed` (the SQLite store's) deliveries run on the thread that learned
+/// of the change (the writer, right after its commit), so a change reaches a session's actor
+/// with one thread hand-off; other feeds are read by a task.
 package final class ChangeBroadcaster: Sendable {
     package struct Delivery: Sendable {
         package let change: UserChange
@@ -17,46 +21,68 @@ package final class ChangeBroadcaster: Sendable {
         package let eventFrame: [UInt8]?
     }
 
-    private let subscribers = Mutex<[UInt64: AsyncStream<Delivery>.Continuation]>([:])
+    package typealias Listener = @Sendable (Delivery) -> Void
+
+    private let listeners = Mutex<[UInt64: Listener]>([:])
     private let nextID = Atomic<UInt64>(0)
     private let pump = Mutex<Task<Void, Never>?>(nil)
+    private let observation = Mutex<ChangeObservation?>(nil)
 
     package init(feed: any UserChangeFeed) {
-        let changes = feed.subscribe()
         let encoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
+        if let direct = feed as? any DirectUserChangeFeed {
+            let observation = direct.observe { [weak self] change in self?.deliver(change, encoder) }
+            self.observation.withLock { $0 = observation }
+            return
+        }
+        let changes = feed.subscribe()
         let task = Task.detached { [weak self] in
             for await change in changes {
                 guard let self else { return }
-                let frame = try? encoder.encode(ServerMessage.event(Self.event(for: change)))
-                self.deliver(Delivery(change: change, eventFrame: frame))
+                self.deliver(change, encoder)
             }
         }
         pump.withLock { $0 = task }
     }
 
-    deinit { pump.withLock { $0?.cancel() } }
+    deinit {
+        pump.withLock { $0?.cancel() }
+        observation.withLock { $0?.cancel() }
+    }
+
+    /// Calls `listener` with every change committed from now on, in commit order, on the
+    /// broadcaster's thread (it must only queue the delivery), until `detach(_:)`.
+    package func attach(_ listener: @escaping Listener) -> UInt64 {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        listeners.withLock { $0[id] = listener }
+        return id
+    }
+
+    package func detach(_ id: UInt64) {
+        _ = listeners.withLock { $0.removeValue(forKey: id) }
+    }
 
     /// Every change committed from now on, in commit order, until the stream is dropped.
     package func subscribe() -> AsyncStream<Delivery> {
-        let id = nextID.add(1, ordering: .relaxed).newValue
         let (stream, continuation) = AsyncStream.makeStream(of: Delivery.self, bufferingPolicy: .unbounded)
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.subscribers.withLock { $0.removeValue(forKey: id) }
-        }
-        subscribers.withLock { $0[id] = continuation }
+        let id = attach { continuation.yield($0) }
+        continuation.onTermination = { [weak self] _ in self?.detach(id) }
         return stream
     }
 
-    /// Yields outside the lock: a stream that ends runs `onTermination` under its own lock and
-    /// then takes `subscribers`, so yielding under `subscribers` would take the two in the
+    /// Calls listeners outside the lock: a stream that ends runs `onTermination` under its own
+    /// lock and then takes `listeners`, so yielding under `listeners` would take the two in the
     /// opposite order (a deadlock seen with sessions coming and going during renames).
-    private func deliver(_ delivery: Delivery) {
-        let current = subscribers.withLock { Array($0.values) }
-        for continuation in current { continuation.yield(delivery) }
+    private func deliver(_ change: UserChange, _ encoder: FrameEncoder) {
+        let current = listeners.withLock { Array($0.values) }
+        guard !current.isEmpty else { return }
+        let frame = try? encoder.encode(ServerMessage.event(Self.event(for: change)))
+        let delivery = Delivery(change: change, eventFrame: frame)
+        for listener in current { listener(delivery) }
     }
 
-    /// How many streams are subscribed (tests: every dropped subscriber is forgotten).
-    package var subscriberCount: Int { subscribers.withLock { $0.count } }
+    /// How many listeners are attached (tests: every dropped subscriber is forgotten).
+    package var subscriberCount: Int { listeners.withLock { $0.count } }
 
     package static func event(for change: UserChange) -> ServerMessage.Event {
         var payload: [String: JSONValue] = ["id": .string(change.userID.uuidString.lowercased())]

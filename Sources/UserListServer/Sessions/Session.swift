@@ -53,7 +53,8 @@ package actor Session {
     private var changedEventFrame: [UInt8]?
     /// Encoded event frames waiting for the next flush.
     private var pendingEvents: [[UInt8]] = []
-    private var feedTask: Task<Void, Never>?
+    /// This session's listener on the broadcaster, while it follows changes.
+    private var listenerID: UInt64?
     /// Writes this session is making: the feed's deliveries of their changes are applied
     /// without a `changed` event and without marking the list stale (§4.2: `changed` reports a
     /// change made by someone else).
@@ -78,7 +79,7 @@ package actor Session {
         self.restored = saved
     }
 
-    deinit { feedTask?.cancel() }
+    deinit { if let listenerID { changes.detach(listenerID) } }
 
     /// The state to save across a daemon restart.
     package var savedState: NavigationState { navigator.state }
@@ -204,37 +205,23 @@ package actor Session {
         }
         navigator.onStateChange = { [unowned self] in self.stateChanged() }
         navigator.onEvent = { [unowned self] event in self.forward(event) }
-        let deliveries = changes.subscribe()
-        feedTask = Task { [weak self] in
-            for await delivery in deliveries {
-                guard let self else { return }
-                await self.apply(delivery)
-            }
-        }
+        let inbox = ChangeInbox { [weak self] batch in await self?.apply(batch) }
+        listenerID = changes.attach { delivery in inbox.post(delivery) }
         sent = navigator.state
     }
 
-    /// A change committed anywhere: every screen follows it, and each client gets one patch and
-    /// the `changed` event together, in one write.
-    private func apply(_ delivery: ChangeBroadcaster.Delivery) {
+    /// Changes committed anywhere, as many as arrived since the last batch: every screen
+    /// follows them, then each client gets one patch and the `changed` events together, in one
+    /// write (an import's thousands of changes become a few patches, not thousands).
+    private func apply(_ batch: [ChangeBroadcaster.Delivery]) {
         applyingChange = true
-        changedEventFrame = delivery.eventFrame
-        navigator.apply(delivery.change, madeHere: claimOwnChange(delivery.change))
+        for delivery in batch {
+            changedEventFrame = delivery.eventFrame
+            navigator.apply(delivery.change, madeHere: claimOwnChange(delivery.change))
+        }
         changedEventFrame = nil
         applyingChange = false
-        flushSoonAfterChanges()
-    }
-
-    /// Changes come in bursts (an import writes thousands in one commit): each is applied as it
-    /// comes, and the burst goes out a moment later as one patch (then its events), instead of
-    /// one diff and one patch per change. A reply flushes first, so it still follows its patches.
-    private func flushSoonAfterChanges() {
-        guard !flushScheduled else { return }
-        flushScheduled = true
-        Task {
-            try? await Task.sleep(for: .milliseconds(2))
-            self.flushScheduledChanges()
-        }
+        flush()
     }
 
     /// Coalesces the several changes one completion can make into one patch.
