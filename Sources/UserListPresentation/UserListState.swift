@@ -7,12 +7,17 @@ public struct UserListState: Equatable, Codable, Sendable {
         case none
         case fullScreen = "full_screen"
         case nextPage = "next_page"
+        /// Rows before the first loaded one are coming (scrolling up from the list's end).
+        case previousPage = "previous_page"
     }
 
     public var users: [User] = []
     public var loading: Loading = .none
     public var errorMessage: String?
     public var hasMore = false
+    /// True when users come before the first loaded row: the rows are a window that does not
+    /// start at the top (the list was opened at its end).
+    public var hasPrevious = false
     public var totalCount: Int?
     /// The active search, or nil for everyone.
     public var search: String?
