@@ -25,6 +25,20 @@ public struct UserListState: Equatable, Codable, Sendable {
     public var isStale = false
 
     public init() {}
+
+    /// Reads every field if present, so a state written before a field existed (a session
+    /// journal from an older daemon) still restores.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        users = try container.decodeIfPresent([User].self, forKey: .users) ?? []
+        loading = try container.decodeIfPresent(Loading.self, forKey: .loading) ?? .none
+        errorMessage = try container.decodeIfPresent(String.self, forKey: .errorMessage)
+        hasMore = try container.decodeIfPresent(Bool.self, forKey: .hasMore) ?? false
+        hasPrevious = try container.decodeIfPresent(Bool.self, forKey: .hasPrevious) ?? false
+        totalCount = try container.decodeIfPresent(Int.self, forKey: .totalCount)
+        search = try container.decodeIfPresent(String.self, forKey: .search)
+        isStale = try container.decodeIfPresent(Bool.self, forKey: .isStale) ?? false
+    }
 }
 
 /// One-shot things the list screen tells its host; never part of the state.

@@ -138,4 +138,11 @@ import UserListPresentation
         states.expectNoMoreChanges()
         #expect(list.state.totalCount == 12)
     }
+
+    /// A session journal written before `hasPrevious` existed still restores.
+    @Test func aStateWithoutHasPreviousDecodes() throws {
+        let json = #"{"users":[],"loading":"none","hasMore":true,"search":"ada","isStale":false}"#
+        let state = try JSONDecoder().decode(UserListState.self, from: Data(json.utf8))
+        #expect(!state.hasPrevious && state.hasMore && state.search == "ada")
+    }
 }
