@@ -30,6 +30,8 @@ final class TUI {
         case listReloaded
         /// `show_last_page` was answered: the list's last page is in the client's mirror.
         case lastPageShown
+        /// `show_last_page` failed (the list's error message says why): stop waiting for it.
+        case lastPageFailed
         /// A save asked for by the "unsaved changes" prompt succeeded: leave the screen.
         case savedThenBack
     }
@@ -246,6 +248,8 @@ final class TUI {
             clampCursor()
             lastDisplayedRow = -1
             firstDisplayedRow = -1
+        case .lastPageFailed:
+            goingToEnd = false
         case .savedThenBack:
             // The reply follows the save's patches, which the mirror already holds.
             document = SessionDocument(client.document)
@@ -277,6 +281,13 @@ final class TUI {
         if goingToEnd, !document.showsDetail {
             goingToEnd = false  // the key's own job wins over the jump still on its way
             if key == .character("G") || key == .end || key == .escape { return true }
+            if key == .character("g") || key == .home {
+                // The last page may land after this key: go back to the first page for sure.
+                cursor = 0
+                scroll = 0
+                send("list", "refresh", then: .listReloaded)
+                return true
+            }
         }
         if var text = searching {
             switch key {
@@ -322,7 +333,7 @@ final class TUI {
             if list?.hasMore == true {
                 // One read of the last page, not a walk through every page before it.
                 goingToEnd = true
-                send("list", "show_last_page", then: .lastPageShown)
+                send("list", "show_last_page", then: .lastPageShown, otherwise: .lastPageFailed)
             } else {
                 cursor = count - 1
             }
@@ -505,8 +516,9 @@ final class TUI {
         send(screen, "dismiss_error")
     }
 
-    /// Sends an intent; `then` is fed back once it succeeded.
-    func send(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil, then: Input? = nil) {
+    /// Sends an intent; `then` is fed back once it succeeded, `otherwise` once it failed.
+    func send(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil, then: Input? = nil,
+              otherwise: Input? = nil) {
         let feed = self.feed
         // Written now, in key order; the reply comes back through the input stream.
         client.enqueue(screen: screen, action: action, args: args) { result in
@@ -514,6 +526,7 @@ final class TUI {
                 if let then { feed.yield(then) }
                 return
             }
+            if let otherwise { feed.yield(otherwise) }
             // Failed loads and saves also show in the screen's own error_message; say it once.
             if case .server(let code) = error.kind, [.unavailable, .validation, .conflict, .notFound].contains(code),
                screen != "session" {
