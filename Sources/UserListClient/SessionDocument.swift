@@ -35,7 +35,9 @@ public struct UserRow: Sendable, Equatable {
 }
 
 public struct ListScreen: Sendable, Equatable {
-    public enum Loading: String, Sendable { case none, fullScreen = "full_screen", nextPage = "next_page" }
+    public enum Loading: String, Sendable {
+        case none, fullScreen = "full_screen", nextPage = "next_page", previousPage = "previous_page"
+    }
 
     /// The rows as they arrived, decoded only when read: a view that shows 30 of 50,000 users
     /// reads `rowCount` and `user(at:)` and does not decode every row on every change.
@@ -43,6 +45,8 @@ public struct ListScreen: Sendable, Equatable {
     public var loading: Loading
     public var errorMessage: String?
     public var hasMore: Bool
+    /// Users come before the first row (the list was opened at its end).
+    public var hasPrevious: Bool
     public var totalCount: Int?
     public var search: String?
     public var isStale: Bool
@@ -52,6 +56,7 @@ public struct ListScreen: Sendable, Equatable {
         loading = state["loading"]?.stringValue.flatMap(Loading.init(rawValue:)) ?? .none
         errorMessage = state["error_message"]?.stringValue
         hasMore = state["has_more"]?.boolValue ?? false
+        hasPrevious = state["has_previous"]?.boolValue ?? false
         totalCount = state["total_count"]?.int64Value.map { Int($0) }
         search = state["search"]?.stringValue
         isStale = state["is_stale"]?.boolValue ?? false

@@ -20,6 +20,16 @@ public struct FetchUserPageUseCase: Sendable {
             search: (trimmed?.isEmpty ?? true) ? nil : trimmed)
         return try await repository.fetchPage(request)
     }
+
+    /// The page right before `cursor` (a page's `previous`), or the last page when it is nil.
+    public func execute(before cursor: PageCursor?, search: String? = nil,
+                        limit: Int = defaultPageSize) async throws(UserError) -> UserPage {
+        let trimmed = search?.trimmingCharacters(in: .whitespaces)
+        let request = BackwardPageRequest(
+            before: cursor, limit: max(1, min(limit, 1_000)),
+            search: (trimmed?.isEmpty ?? true) ? nil : trimmed)
+        return try await repository.fetchPage(request)
+    }
 }
 
 /// Fetches one user by id.

@@ -6,6 +6,10 @@ import Foundation
 /// which store is behind it.
 public protocol UserRepository: Sendable {
     func fetchPage(_ request: PageRequest) async throws(UserError) -> UserPage
+    /// The users right before `request.before`, or the list's last users: still in list order,
+    /// with `previous` set while users come before them. Lets a list jump to its end in one
+    /// read. The default declines with `.unavailable` (a store that can only read forward).
+    func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage
     func fetchUser(id: UUID) async throws(UserError) -> User
     /// Commits `user` if the stored version is still `user.version`; returns the stored result
     /// (with the next version). Otherwise throws `.conflict` carrying the stored user.
@@ -24,6 +28,10 @@ public protocol UserRepository: Sendable {
 
 extension UserRepository {
     public func cursor(after user: User, totalCount: Int?) -> PageCursor? { nil }
+
+    public func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage {
+        throw .unavailable(reason: "this store lists users from the first one only; scroll down to reach the end")
+    }
 
     public func importUsers(_ users: [User]) async throws(UserError) -> Int {
         for user in users {

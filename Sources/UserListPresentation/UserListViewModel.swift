@@ -20,6 +20,8 @@ public final class UserListViewModel {
     private let useCases: UserUseCases
     private let pageSize: Int
     private var next: PageCursor?
+    /// Where the rows before the first loaded one are read from (`hasPrevious`).
+    private var previous: PageCursor?
     /// Rows the pages brought (the list keeps at most this many, or a page, through changes).
     private var loadedRows = 0
     private var hasLoaded = false
@@ -43,14 +45,23 @@ public final class UserListViewModel {
     public func onAppear(isolation: isolated (any Actor) = #isolation) -> Load {
         guard !hasLoaded else { return loadTask ?? Self.done }
         hasLoaded = true
-        return load(reset: true, isolation: isolation)
+        return load(.first, isolation: isolation)
     }
 
-    /// Reloads from the first page; clears `isStale`.
+    /// Reloads from the first page (back to the top after `showLastPage`); clears `isStale`.
     @discardableResult
     public func refresh(isolation: isolated (any Actor) = #isolation) -> Load {
         hasLoaded = true
-        return load(reset: true, isolation: isolation)
+        return load(.first, isolation: isolation)
+    }
+
+    /// Replaces the rows with the list's last page (of the active search), read directly rather
+    /// than page by page: `hasPrevious` then says rows come before them, and displaying the
+    /// first rows loads those. Clears `isStale`.
+    @discardableResult
+    public func showLastPage(isolation: isolated (any Actor) = #isolation) -> Load {
+        hasLoaded = true
+        return load(.last, isolation: isolation)
     }
 
     /// Starts a new listing filtered by a name or email substring (`TextKey.matches`); empty text lists everyone.
@@ -58,16 +69,23 @@ public final class UserListViewModel {
     public func search(_ text: String, isolation: isolated (any Actor) = #isolation) -> Load {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         hasLoaded = true
-        return load(reset: true, search: .some(trimmed.isEmpty ? nil : trimmed), isolation: isolation)
+        return load(.first, search: .some(trimmed.isEmpty ? nil : trimmed), isolation: isolation)
     }
 
-    /// The view reports each row it shows; near the end, the next page is fetched. Returns the
-    /// load it started (or the one in flight), or a finished success when none is needed.
+    /// The view reports each row it shows; near the end, the next page is fetched, and near
+    /// the top of rows that do not start at the first user (`hasPrevious`), the page before
+    /// them. Returns the load it started (or the one in flight), or a finished success when
+    /// none is needed.
     @discardableResult
     public func didDisplayRow(at index: Int, isolation: isolated (any Actor) = #isolation) -> Load {
-        guard state.hasMore, state.loading == .none,
-              index >= state.users.count - Self.prefetchDistance else { return loadTask ?? Self.done }
-        return load(reset: false, isolation: isolation)
+        guard state.loading == .none else { return loadTask ?? Self.done }
+        if state.hasMore, index >= state.users.count - Self.prefetchDistance {
+            return load(.next, isolation: isolation)
+        }
+        if state.hasPrevious, index < Self.prefetchDistance {
+            return load(.previous, isolation: isolation)
+        }
+        return loadTask ?? Self.done
     }
 
     /// A load the host may await for its outcome: the page shown, or why it is not. A load
@@ -157,7 +175,7 @@ public final class UserListViewModel {
             guard let index = updated.users.firstIndex(where: { $0.id == user.id }) else {
                 // Not on screen: it may now sort into the loaded rows, or newly match the search.
                 guard matchesSearch(user) else { return }
-                if Self.insertSorted(user, into: &updated), !updated.hasMore {
+                if Self.insertSorted(user, into: &updated), !updated.hasMore, !updated.hasPrevious {
                     Self.adjustTotal(of: &updated, by: 1)
                 }
                 return
@@ -178,7 +196,7 @@ public final class UserListViewModel {
             if let index = updated.users.firstIndex(where: { $0.id == id }) {
                 updated.users.remove(at: index)
                 Self.adjustTotal(of: &updated, by: -1)
-            } else if updated.hasMore {
+            } else if updated.hasMore || updated.hasPrevious {
                 Self.adjustTotal(of: &updated, by: -1)  // on a page not loaded yet
             }
         }
@@ -186,55 +204,80 @@ public final class UserListViewModel {
 
     // MARK: loading
 
+    /// Which rows a load brings: the first page (replacing the rows), the next or the previous
+    /// page (added after or before them), or the last page (replacing them).
+    private enum LoadKind {
+        case first, next, previous, last
+
+        var replaces: Bool { self == .first || self == .last }
+    }
+
     /// Starts a load. `search`, when given, replaces the active search in the same state change.
     /// The error is cleared and the loading indicator shown in one change, so a host never sees
     /// an in-between "not loading, no error" frame.
-    private func load(reset: Bool, search newSearch: String?? = .none, isolation: isolated (any Actor)) -> Load {
+    private func load(_ kind: LoadKind, search newSearch: String?? = .none, isolation: isolated (any Actor)) -> Load {
         loadTask?.cancel()
         loadGeneration += 1
         let generation = loadGeneration
-        let cursor = reset ? nil : next
+        let (after, before) = (next, previous)
         var updated = state
         if case .some(let replacement) = newSearch { updated.search = replacement }
         updated.errorMessage = nil  // a retry must not keep showing the last failure (seed 000)
-        updated.loading = reset ? .fullScreen : .nextPage
+        switch kind {
+        case .first, .last: updated.loading = .fullScreen
+        case .next: updated.loading = .nextPage
+        case .previous: updated.loading = .previousPage
+        }
         let search = updated.search
         state = updated
         let task = Load {
             _ = isolation  // run on the owner's actor
             let result: Result<UserPage, UserError>
             do throws(UserError) {
-                result = .success(try await self.useCases.fetchPage.execute(
-                    after: cursor, search: search, limit: self.pageSize))
+                let fetch = self.useCases.fetchPage
+                switch kind {
+                case .first: result = .success(try await fetch.execute(after: nil, search: search, limit: self.pageSize))
+                case .next: result = .success(try await fetch.execute(after: after, search: search, limit: self.pageSize))
+                case .last: result = .success(try await fetch.execute(before: nil, search: search, limit: self.pageSize))
+                case .previous: result = .success(try await fetch.execute(before: before, search: search, limit: self.pageSize))
+                }
             } catch {
                 result = .failure(error)
             }
             let current = generation == self.loadGeneration
-            self.finishLoad(result, reset: reset, generation: generation)
+            self.finishLoad(result, kind, generation: generation)
             return current ? result.map { _ in () } : .success(())
         }
         loadTask = task
         return task
     }
 
-    private func finishLoad(_ result: Result<UserPage, UserError>, reset: Bool, generation: Int) {
+    private func finishLoad(_ result: Result<UserPage, UserError>, _ kind: LoadKind, generation: Int) {
         guard generation == loadGeneration else { return }  // superseded: newer state wins
         var updated = state
         updated.loading = .none
         switch result {
         case .success(let page):
-            if reset {
-                updated.users = page.users
-            } else {
-                let known = Set(updated.users.map(\.id))
-                updated.users.append(contentsOf: page.users.filter { !known.contains($0.id) })
+            let known = kind.replaces ? [] : Set(updated.users.map(\.id))
+            let fresh = page.users.filter { !known.contains($0.id) }
+            switch kind {
+            case .first, .last: updated.users = page.users
+            case .next: updated.users.append(contentsOf: fresh)
+            case .previous: updated.users.insert(contentsOf: fresh, at: 0)
             }
-            next = page.next
+            // A page says how the list goes on in its own direction only; the other side stays.
+            if kind != .previous {
+                next = page.next
+                updated.hasMore = page.hasMore
+            }
+            if kind != .next {
+                previous = page.previous
+                updated.hasPrevious = page.hasPrevious
+            }
             loadedRows = updated.users.count
-            updated.hasMore = page.hasMore
             updated.totalCount = page.totalCount
-            // A next page does not bring the loaded rows up to date: only a reload clears staleness.
-            updated.isStale = reset ? page.isStale : (updated.isStale || page.isStale)
+            // Another page does not bring the loaded rows up to date: only a reload clears staleness.
+            updated.isStale = kind.replaces ? page.isStale : (updated.isStale || page.isStale)
         case .failure(let error):
             updated.errorMessage = error.message
         }
@@ -245,7 +288,8 @@ public final class UserListViewModel {
     // MARK: ordering
 
     /// Inserts `user` at its place in the loaded rows; returns false when that place is past the
-    /// loaded rows and more pages exist (the page that holds it will bring it).
+    /// loaded rows and more pages exist, or before them and earlier pages exist (the page that
+    /// holds it will bring it).
     @discardableResult
     private static func insertSorted(_ user: User, into state: inout UserListState) -> Bool {
         // The rows are in the store's order: a binary search folds O(log n) names, not n.
@@ -257,6 +301,7 @@ public final class UserListViewModel {
         }
         let index = low
         if index == state.users.endIndex && state.hasMore { return false }
+        if index == state.users.startIndex && state.hasPrevious { return false }
         state.users.insert(user, at: index)
         return true
     }

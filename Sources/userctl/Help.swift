@@ -44,8 +44,8 @@ enum Help {
         CommandSpec(name: "tui", positionals: [], options: [], summary: "the interactive screen (the default)",
                     details: """
                     List keys: j/k or arrows move, PgDn/Space and PgUp a screen, g/Home the first user, G/End the
-                    last user of the whole list (pages load until the end; any key stops), Enter opens, / searches
-                    (Esc clears the search), r refreshes, x or Esc dismisses a message, ? or F1 help, q quits.
+                    last user of the whole list (read at once; the rows above load as you go up), Enter opens,
+                    / searches (Esc clears the search), r refreshes, x or Esc dismisses a message, ? or F1 help, q quits.
                     User screen: every key that types goes into the name (pastes too, whole); Backspace, Ctrl-W
                     (word) and Ctrl-U (all) delete; Enter or Ctrl-S saves; Esc dismisses a message or goes back,
                     asking first when there are unsaved changes (s save, d discard, k keep editing); F1 help.

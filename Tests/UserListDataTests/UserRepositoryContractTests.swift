@@ -56,6 +56,35 @@ import UserListDomain
         if search != "nothing-matches-this" { #expect(!expected.isEmpty) }
     }
 
+    /// "G": the last page read directly, then backward to the first user, in list order.
+    @Test(arguments: StoreKind.allCases, [nil, "a", "jose.", "nothing-matches-this"])
+    func backwardPagesWalkFromTheEndToTheFirstUser(kind: StoreKind, search: String?) async throws {
+        let store = try kind.makeFixture().open()
+        var users = SampleUsers.generate(count: 1_234, seed: 7)
+        for i in 0..<6 { users[i].name = i.isMultiple(of: 2) ? "same name" : "SAME NAME" }
+        _ = try await store.importUsers(users)
+        let expected = listOrder(users.filter { user in
+            guard let search else { return true }
+            return TextKey.matches(search, name: user.name, email: user.email)
+        })
+
+        var request = BackwardPageRequest(limit: 50, search: search)
+        var walked: [User] = []
+        var pages: [UserPage] = []
+        while true {
+            let page = try await store.fetchPage(request)
+            pages.append(page)
+            walked = page.users + walked
+            guard let previous = page.previous else { break }
+            request.before = previous
+        }
+        #expect(walked == expected)
+        #expect(pages.first?.users == Array(expected.suffix(50)))
+        #expect(pages.allSatisfy { $0.next == nil && $0.users.count <= 50 })
+        #expect(pages.count == max(1, (expected.count + 49) / 50))
+        if search == nil { #expect(pages.allSatisfy { $0.totalCount == 1_234 }) }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func updateBumpsTheVersionAndRefusesStaleOrMissingUsers(kind: StoreKind) async throws {
         let store = try kind.makeFixture().open()

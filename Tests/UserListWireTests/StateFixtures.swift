@@ -41,6 +41,7 @@ enum StateFixtures {
                 "loading": "none",
                 "error_message": nil,
                 "has_more": true,
+                "has_previous": false,
                 "total_count": .int(Int64(users.count)),
                 "search": search.map(JSONValue.string) ?? .null,
                 "is_stale": false,

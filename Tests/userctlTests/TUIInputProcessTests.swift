@@ -140,7 +140,7 @@ struct TUIInputProcessTests {
         #expect(!cleared[0].contains("search:"), "Esc cleared the search: \(cleared[0])")
     }
 
-    @Test func bigGReachesTheTrueEndAndPgDnMovesAFullScreenAcrossPages() async throws {
+    @Test func bigGShowsTheTrueEndAndPgDnMovesAFullScreenAcrossPages() async throws {
         let h = try H(sampleData: 1000)
         defer { h.tearDown() }
         let users = try h.allUsers()
@@ -156,13 +156,43 @@ struct TUIInputProcessTests {
         #expect(lines.contains { $0.hasPrefix("▸ ") && $0.contains(users[2 * listRows].email) }, "PgDn PgDn: row \(2 * listRows): \(lines)")
 
         try h.keys("G")
-        lines = try await h.waitFor(.seconds(60)) { H.shows($0, loaded: 1000, of: 1000) && $0.contains { $0.hasPrefix("▸ ") && $0.contains(users[999].email) } }
-        #expect(H.shows(lines, loaded: 1000, of: 1000), "G loaded every page: \(lines[0])")
+        lines = try await h.waitFor(.seconds(60)) { H.shows($0, loaded: 50, of: 1000) && $0.contains { $0.hasPrefix("▸ ") && $0.contains(users[999].email) } }
+        #expect(H.shows(lines, loaded: 50, of: 1000), "G read the last page, not every page: \(lines[0])")
+        #expect(lines[0].contains("more above"), "the header says rows come before: \(lines[0])")
         #expect(H.cursorRow(lines) == h.rows - 3 && lines[h.rows - 3].contains(users[999].email), "G: the last user: \(lines)")
-        #expect(!lines[h.rows - 2].contains("going to the end"), "done walking: \(lines[h.rows - 2])")
+        #expect(!lines[h.rows - 2].contains("going to the end"), "done: \(lines[h.rows - 2])")
         try h.keys("g")
-        lines = try await h.waitFor { H.cursorRow($0) == 2 && $0[2].contains(users[0].email) }
+        lines = try await h.waitFor { H.cursorRow($0) == 2 && $0[2].contains(users[0].email) && !$0[0].contains("more above") }
         #expect(lines[2].contains(users[0].email), "g: the first user")
+    }
+
+    /// `G` among thousands of users reads the last page at once (no walk), and scrolling up from
+    /// there loads the rows above while the cursor stays on its user.
+    @Test func bigGAmongThousandsShowsTheLastUserThenScrollsUpAcrossTheWindowsTop() async throws {
+        let h = try H(sampleData: 3000)
+        defer { h.tearDown() }
+        let users = try h.allUsers()
+        try #require(users.count == 3000)
+        _ = try await h.waitFor { H.shows($0, loaded: 50, of: 3000) && H.cursorRow($0) == 2 }
+
+        try h.keys("End")
+        var lines = try await h.waitFor { $0.contains { $0.hasPrefix("▸ ") && $0.contains(users[2999].name) && $0.contains(users[2999].email) } }
+        #expect(H.shows(lines, loaded: 50, of: 3000), "G read one page: \(lines[0])")
+
+        // Up three screens: past the window's first row the page above is loaded, and PgUp goes on.
+        let listRows = h.rows - 4
+        try h.keys("PPage")
+        try h.keys("PPage")
+        try h.keys("PPage")
+        lines = try await h.waitFor { lines in
+            H.shows(lines, loaded: 100, of: 3000) && lines.contains { $0.hasPrefix("▸ ") }
+        }
+        let cursorLine = lines[H.cursorRow(lines) ?? 0]
+        let onUser = users[2800...].firstIndex { cursorLine.contains($0.email) }
+        #expect(onUser.map { $0 <= 2999 - 2 * listRows } == true, "PgUp went on past the window's first row: \(cursorLine)")
+        try h.keys("Home")
+        lines = try await h.waitFor { H.cursorRow($0) == 2 && $0[2].contains(users[0].email) && H.shows($0, loaded: 50, of: 3000) }
+        #expect(!lines[0].contains("more above"), "Home: back at the top: \(lines[0])")
     }
 
     /// Whether the program in the pane asked the terminal for mouse reports.

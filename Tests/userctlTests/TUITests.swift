@@ -64,10 +64,10 @@ struct TUITests {
         #expect(lines.contains { $0.hasPrefix("▸ ") && $0.contains(users[afterPage].email) }, "PgDn: cursor on user \(afterPage): \(lines)")
         #expect(H.cursorRow(lines) == h.rows - 3, "PgDn scrolled: the cursor is on the last list row")
 
-        // G: the last user of the whole list; the pages in between load on the way.
+        // G: the last user of the whole list, its last page read at once (none in between).
         try h.keys("G")
-        lines = try await h.waitFor { H.shows($0, loaded: 200, of: 200) && $0.contains { $0.hasPrefix("▸ ") && $0.contains(users[199].email) } }
-        #expect(H.shows(lines, loaded: 200, of: 200), "G loads every page: \(lines[0])")
+        lines = try await h.waitFor { H.shows($0, loaded: 50, of: 200) && $0.contains { $0.hasPrefix("▸ ") && $0.contains(users[199].email) } }
+        #expect(H.shows(lines, loaded: 50, of: 200) && lines[0].contains("more above"), "G loads the last page only: \(lines[0])")
         #expect(H.cursorRow(lines) == h.rows - 3 && lines[h.rows - 3].contains(users[199].email), "G: the last user: \(lines)")
         #expect(lines[h.rows - 2].contains("j/k move"), "nothing left to load: \(lines[h.rows - 2])")
         try h.keys("j")  // past the end: stays
@@ -83,7 +83,7 @@ struct TUITests {
         try h.keys("g")
         lines = try await h.waitFor { H.cursorRow($0) == 2 && $0[2].contains(users[0].email) }
         #expect(H.cursorRow(lines) == 2 && lines[2].contains(users[0].email), "g: back to the first user")
-        #expect(H.shows(lines, loaded: 200, of: 200))
+        #expect(H.shows(lines, loaded: 50, of: 200) && !lines[0].contains("more above"), "g reloads the first page: \(lines[0])")
     }
 
     /// A refresh with the cursor on the last loaded row: the first page comes back with the
@@ -94,8 +94,8 @@ struct TUITests {
         let users = try h.allUsers()
         _ = try await h.waitFor { H.cursorRow($0) == 2 }
         try h.keys("G")
-        var lines = try await h.waitFor { H.shows($0, loaded: 200, of: 200) }
-        #expect(H.shows(lines, loaded: 200, of: 200))
+        var lines = try await h.waitFor { H.shows($0, loaded: 50, of: 200) && $0[0].contains("more above") && H.cursorRow($0) == h.rows - 3 }
+        #expect(H.cursorRow(lines) == h.rows - 3 && lines[h.rows - 3].contains(users[199].email), "G: on the last user")
         try h.keys("r")
         // The refresh shows 50 of 200 only briefly: with the cursor's row on screen, the next
         // page follows at once (it used to stay at 50, the cursor stuck on the last row).

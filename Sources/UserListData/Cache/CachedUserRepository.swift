@@ -62,6 +62,44 @@ public final class CachedUserRepository: UserRepository {
                         totalCount: page.totalCount, isStale: true)
     }
 
+    /// As `fetchPage(_: PageRequest)`, read backward: the cursor pairs upstream's `previous`
+    /// with the cache's keyset position before the page's first user.
+    public func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage {
+        let cursor: CachedCursor?
+        if let before = request.before {
+            guard let decoded = CachedCursor(before) else {
+                throw .unavailable(reason: "the page cursor is not one the cached store made")
+            }
+            cursor = decoded
+        } else {
+            cursor = nil
+        }
+
+        var upstreamError: UserError?
+        if cursor == nil || cursor?.upstream != nil {
+            do {
+                let page = try await upstream.fetchPage(BackwardPageRequest(
+                    before: cursor?.upstream.map(PageCursor.init), limit: request.limit, search: request.search))
+                _ = try? await cache.importUsers(page.users)
+                let cachePosition = page.users.first.map {
+                    KeysetCursor(nameKey: UserKey.fold($0.name), id: $0.id.uuidString, total: nil).pageCursor.token
+                }
+                return UserPage(users: page.users, next: nil,
+                                previous: page.previous.map { CachedCursor(upstream: $0.token, cache: cachePosition).pageCursor },
+                                totalCount: page.totalCount, isStale: false)
+            } catch .unavailable(let reason) {
+                upstreamError = .unavailable(reason: reason)
+            }
+        }
+
+        let page = try await cache.fetchPage(BackwardPageRequest(
+            before: cursor?.cache.map(PageCursor.init), limit: request.limit, search: request.search))
+        if let upstreamError, page.users.isEmpty, cursor == nil { throw upstreamError }
+        return UserPage(users: page.users, next: nil,
+                        previous: page.previous.map { CachedCursor(upstream: nil, cache: $0.token).pageCursor },
+                        totalCount: page.totalCount, isStale: true)
+    }
+
     public func fetchUser(id: UUID) async throws(UserError) -> User {
         do {
             let user = try await upstream.fetchUser(id: id)

@@ -44,6 +44,11 @@ public final class SharedPageRepository: UserRepository {
         return page
     }
 
+    /// Not shared: a list's end is asked for by one person pressing a key, not by every session.
+    public func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage {
+        try await base.fetchPage(request)
+    }
+
     public func cursor(after user: User, totalCount: Int?) -> PageCursor? {
         base.cursor(after: user, totalCount: totalCount)
     }

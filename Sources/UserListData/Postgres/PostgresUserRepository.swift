@@ -114,6 +114,52 @@ public final class PostgresUserRepository: UserRepository {
         }
     }
 
+    /// The forward page's query turned round (`<` the cursor, descending), then reversed: the
+    /// list's end is an index range read from its top.
+    public func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage {
+        let limit = max(1, request.limit)
+        let search = request.search.map(UserKey.fold).flatMap { $0.isEmpty ? nil : Self.likePattern($0) }
+        var before: KeysetCursor?
+        if let cursor = request.before {
+            guard let decoded = KeysetCursor(cursor) else {
+                throw .unavailable(reason: "the page cursor is not one this store made (was the source changed?)")
+            }
+            before = decoded
+        }
+        let keyset = before
+        return try await read { connection throws(PGError) -> UserPage in
+            var parameters: [String?] = []
+            var conditions: [String] = []
+            if let search {
+                parameters.append(search)
+                conditions.append("(name_key LIKE $1 OR email_key LIKE $1)")
+            }
+            if let keyset {
+                conditions.append("(name_key, id) < ($\(parameters.count + 1), $\(parameters.count + 2)::uuid)")
+                parameters += [keyset.nameKey, keyset.id]
+            }
+            parameters.append(String(limit + 1))
+            let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            let sql = "SELECT \(Self.columns), name_key FROM users \(whereClause) ORDER BY name_key DESC, id DESC LIMIT $\(parameters.count)"
+            let rows = try connection.query(sql, parameters, "reading a page of users").rows
+            let more = rows.count > limit
+            let users = rows.prefix(limit).map { Self.user($0) }
+            let total: Int
+            if search != nil, let carried = keyset?.total {
+                total = carried
+            } else if let search {
+                total = Int(try connection.query("SELECT COUNT(*) FROM users WHERE name_key LIKE $1 OR email_key LIKE $1", [search],
+                                                 "counting users").first?[0] ?? "0") ?? 0
+            } else {
+                total = Int(try connection.query("SELECT user_count FROM store_state", [], "counting users").first?[0] ?? "0") ?? 0
+            }
+            let previous = more
+                ? KeysetCursor(nameKey: rows[limit - 1][5] ?? "", id: users[limit - 1].id.uuidString, total: total).pageCursor
+                : nil
+            return UserPage(users: users.reversed(), next: nil, previous: previous, totalCount: total)
+        }
+    }
+
     public func fetchUser(id: UUID) async throws(UserError) -> User {
         let found = try await read { connection throws(PGError) -> User? in try Self.stored(id: id, connection) }
         guard let found else { throw .notFound(id: id) }

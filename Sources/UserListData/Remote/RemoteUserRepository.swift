@@ -60,19 +60,43 @@ public final class RemoteUserRepository: UserRepository {
         } else {
             page = 1
         }
+        let dto = try await fetchNumbered(page, limit: request.limit, search: request.search)
+        return UserPage(users: dto.data.map { $0.toDomain() },
+                        next: dto.page < dto.totalPages ? PageCursor(token: String(dto.page + 1)) : nil,
+                        totalCount: dto.total)
+    }
+
+    /// Page numbers run both ways: the last page is `total_pages` (learnt from the first), and a
+    /// backward cursor is the number of the page to read. A last page may be short.
+    public func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage {
+        var dto: PageDTO
+        if let cursor = request.before {
+            guard let number = Int(cursor.token), number >= 1 else {
+                throw .unavailable(reason: "the page cursor “\(cursor.token)” is not a page number of \(usersURL)")
+            }
+            dto = try await fetchNumbered(number, limit: request.limit, search: request.search)
+        } else {
+            dto = try await fetchNumbered(1, limit: request.limit, search: request.search)
+            if dto.totalPages > 1 {
+                dto = try await fetchNumbered(dto.totalPages, limit: request.limit, search: request.search)
+            }
+        }
+        return UserPage(users: dto.data.map { $0.toDomain() }, next: nil,
+                        previous: dto.page > 1 ? PageCursor(token: String(dto.page - 1)) : nil,
+                        totalCount: dto.total)
+    }
+
+    private func fetchNumbered(_ page: Int, limit: Int, search: String?) async throws(UserError) -> PageDTO {
         var components = URLComponents(url: usersURL, resolvingAgainstBaseURL: false)
         var query = [URLQueryItem(name: "page", value: String(page)),
-                     URLQueryItem(name: "per_page", value: String(max(1, request.limit)))]
-        if let search = request.search, !search.isEmpty { query.append(URLQueryItem(name: "search", value: search)) }
+                     URLQueryItem(name: "per_page", value: String(max(1, limit)))]
+        if let search, !search.isEmpty { query.append(URLQueryItem(name: "search", value: search)) }
         components?.queryItems = query
         guard let url = components?.url else { throw .unavailable(reason: "cannot build a page URL from \(usersURL)") }
 
         let response = try await send("GET", url)
         guard response.status == 200 else { throw failure(response, id: nil) }
-        let dto: PageDTO = try decode(response)
-        return UserPage(users: dto.data.map { $0.toDomain() },
-                        next: dto.page < dto.totalPages ? PageCursor(token: String(dto.page + 1)) : nil,
-                        totalCount: dto.total)
+        return try decode(response)
     }
 
     public func fetchUser(id: UUID) async throws(UserError) -> User {

@@ -130,13 +130,24 @@ public final class SQLiteUserRepository: UserRepository {
         try fetchPageNow(request)
     }
 
+    /// Reads `(name_key, id) < cursor` in descending order and turns the rows round: the list's
+    /// end is an index range read from its top, as cheap as the first page.
+    public func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage {
+        try readPage(cursor: request.before, backward: true, limit: request.limit, search: request.search)
+    }
+
     /// `fetchPage` without the `async`: a page read never waits for a lock (WAL), so it runs on
     /// the caller's thread.
     func fetchPageNow(_ request: PageRequest) throws(UserError) -> UserPage {
-        let limit = max(1, request.limit)
-        let search = request.search.flatMap(SQLiteSearch.init)
+        try readPage(cursor: request.after, backward: false, limit: request.limit, search: request.search)
+    }
+
+    /// One keyset page after `cursor` (forward) or before it (backward), in list order.
+    private func readPage(cursor: PageCursor?, backward: Bool, limit requested: Int, search text: String?) throws(UserError) -> UserPage {
+        let limit = max(1, requested)
+        let search = text.flatMap(SQLiteSearch.init)
         let after: KeysetCursor?
-        if let cursor = request.after {
+        if let cursor {
             guard let decoded = KeysetCursor(cursor) else {
                 throw .unavailable(reason: "the page cursor is not one this store made (was the source changed?)")
             }
@@ -150,11 +161,13 @@ public final class SQLiteUserRepository: UserRepository {
                 // SQLite from walking the whole name index in order instead.
                 let narrow = try search?.isNarrow(connection, limit: limit) ?? false
                 var conditions = search?.conditions(narrow: narrow) ?? []
+                let past = backward ? "<" : ">"
                 if after != nil {
-                    conditions.append(narrow ? "(+name_key > ?3 OR (+name_key = ?3 AND +id > ?4))" : "(name_key, id) > (?3, ?4)")
+                    conditions.append(narrow ? "(+name_key \(past) ?3 OR (+name_key = ?3 AND +id \(past) ?4))" : "(name_key, id) \(past) (?3, ?4)")
                 }
                 let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-                let order = narrow ? "+name_key, +id" : "name_key, id"
+                let direction = backward ? " DESC" : ""
+                let order = narrow ? "+name_key\(direction), +id\(direction)" : "name_key\(direction), id\(direction)"
                 let page = try connection.statement(
                     "SELECT \(Self.columns), name_key FROM users \(whereClause) ORDER BY \(order) LIMIT ?5")
                 defer { page.reset() }
@@ -190,10 +203,12 @@ public final class SQLiteUserRepository: UserRepository {
                 } else {
                     total = try connection.integer("SELECT user_count FROM store_state WHERE only = 1", "counting users")
                 }
-                let next = more
+                // The row read last is the page's edge on the side it continues.
+                let edge = more
                     ? KeysetCursor(nameKey: lastKey, id: users[users.count - 1].id.uuidString, total: total).pageCursor
                     : nil
-                return UserPage(users: users, next: next, totalCount: total)
+                if backward { return UserPage(users: users.reversed(), next: nil, previous: edge, totalCount: total) }
+                return UserPage(users: users, next: edge, totalCount: total)
             }
         }
     }

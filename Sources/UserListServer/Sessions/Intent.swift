@@ -37,6 +37,7 @@ enum Intent: Equatable {
 enum ListIntent: Equatable {
     case onAppear
     case refresh
+    case showLastPage
     case didDisplayRow(index: Int)
     case didSelectRow(index: Int)
     case dismissError
@@ -48,6 +49,7 @@ enum ListIntent: Equatable {
         switch action {
         case "on_appear": self = .onAppear
         case "refresh": self = .refresh
+        case "show_last_page": self = .showLastPage
         case "did_display_row": self = .didDisplayRow(index: try args.int("index"))
         case "did_select_row": self = .didSelectRow(index: try args.int("index"))
         case "dismiss_error": self = .dismissError

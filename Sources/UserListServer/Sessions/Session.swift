@@ -368,6 +368,7 @@ package actor Session {
         switch intent {
         case .onAppear: return Self.outcome(of: list.onAppear())
         case .refresh: return Self.outcome(of: list.refresh())
+        case .showLastPage: return Self.outcome(of: list.showLastPage())
         case .search(let text): return Self.outcome(of: list.search(text))
         case .didDisplayRow(let index):
             guard list.hasRow(at: index) else { throw Self.noRow(index, rows: list.state.users.count) }

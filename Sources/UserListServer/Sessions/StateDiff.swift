@@ -43,6 +43,7 @@ package enum StateDiff {
         field(a.loading, b.loading, "loading", path, &ops) { .string($0.rawValue) }
         field(a.errorMessage, b.errorMessage, "error_message", path, &ops, optionalString)
         field(a.hasMore, b.hasMore, "has_more", path, &ops) { .bool($0) }
+        field(a.hasPrevious, b.hasPrevious, "has_previous", path, &ops) { .bool($0) }
         field(a.totalCount, b.totalCount, "total_count", path, &ops) { $0.map { .int(Int64($0)) } ?? .null }
         field(a.search, b.search, "search", path, &ops, optionalString)
         field(a.isStale, b.isStale, "is_stale", path, &ops) { .bool($0) }

@@ -27,6 +27,7 @@ package enum StateDocument {
             "loading": .string(state.loading.rawValue),
             "error_message": optional(state.errorMessage),
             "has_more": .bool(state.hasMore),
+            "has_previous": .bool(state.hasPrevious),
             "total_count": state.totalCount.map { .int(Int64($0)) } ?? .null,
             "search": optional(state.search),
             "is_stale": .bool(state.isStale),

@@ -9,7 +9,7 @@ extension TUI {
     /// Every key of each screen, for the help overlay (and, shortest first, the hint bar).
     static let listKeys: [(keys: String, does: String)] = [
         ("j k ↑ ↓", "move"), ("PgDn Space / PgUp", "a screen down / up (Ctrl-F / Ctrl-B)"),
-        ("g Home / G End", "first user / last user of the whole list (any key stops)"),
+        ("g Home / G End", "first user / last user of the whole list"),
         ("Enter", "open the user"), ("/", "search (Enter applies, Esc cancels, Ctrl-U clears, Ctrl-W deletes a word)"),
         ("Esc", "clear the search, or dismiss a message"), ("x", "dismiss a message"), ("r", "refresh"),
         ("wheel / click", "scroll / select (off with --no-mouse)"), ("? F1", "this help"), ("q Ctrl-C", "quit"),
@@ -60,6 +60,7 @@ extension TUI {
         var title = "Users"
         if let total = list?.totalCount { title += " (\(loaded) of \(total))" } else { title += " (\(loaded))" }
         if let search = list?.search, !search.isEmpty { title += "  search: \(search)" }
+        if list?.hasPrevious == true { title += "  ↑ more above" }
         if list?.isStale == true { title += "  [stale]" }
         var lines = [header(title), bannerLine(list?.errorMessage)]
         let nameWidth = max(10, min(40, (size.columns - 4) / 2))
@@ -93,10 +94,9 @@ extension TUI {
         }
         if let search = searching {
             lines.append(Line("/" + search + "▏  (Enter applies, Esc cancels, Ctrl-U clears)", .bold))
-        } else if seekTarget == Int.max, let list {
-            let total = list.totalCount.map { " of \($0)" } ?? ""
-            lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) going to the end: \(loaded)\(total) loaded (any key stops)", .dim))
-        } else if list?.loading == .nextPage {
+        } else if goingToEnd {
+            lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) going to the end…", .dim))
+        } else if list?.loading == .nextPage || list?.loading == .previousPage {
             lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) loading more…", .dim))
         } else if list?.loading == .fullScreen {
             lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) loading…", .dim))

@@ -28,6 +28,10 @@ final class TUI {
         case endOfInput
         /// A refresh or search was answered: its first page is in the client's mirror.
         case listReloaded
+        /// `show_last_page` was answered: the list's last page is in the client's mirror.
+        case lastPageShown
+        /// `show_last_page` failed (the list's error message says why): stop waiting for it.
+        case lastPageFailed
         /// A save asked for by the "unsaved changes" prompt succeeded: leave the screen.
         case savedThenBack
     }
@@ -53,11 +57,17 @@ final class TUI {
     var highlights: [String: ContinuousClock.Instant] = [:]
     var spinner = 0
     var lastDisplayedRow = -1
+    var firstDisplayedRow = -1
     var showingHelp = false
     var prompt: Prompt?
-    /// A row to move the cursor to once it is loaded (PgDn past the loaded rows); `Int.max` for
-    /// `G`, the true end: pages are asked for until the list has no more.
+    /// A row to move the cursor to once it is loaded (PgDn past the loaded rows).
     var seekTarget: Int?
+    /// Rows still to move up once the rows above the first one are loaded (PgUp at the top of
+    /// a list opened at its end).
+    var seekUp = 0
+    /// `G` asked for the list's last page; the cursor goes to its last row when it is in,
+    /// unless another key came first.
+    var goingToEnd = false
 
     // The draft as typed, and how far the server has it.
     var draft: String?
@@ -162,7 +172,10 @@ final class TUI {
             case .state(let change):
                 // The mirror's latest, not `change.document`: replies reach this loop by another
                 // path than updates and may overtake them, so `.draftSent` already synced it.
+                let before = document.list
                 document = SessionDocument(client.document)
+                keepCursorOnItsRow(before: before)
+                followEnd()
                 let now = ContinuousClock.now
                 for id in change.editedUserIDs { highlights[id] = now }
                 syncDraft()
@@ -228,6 +241,15 @@ final class TUI {
             document = SessionDocument(client.document)
             clampCursor()
             lastDisplayedRow = -1  // the same row index may now be the end of a shorter list
+            firstDisplayedRow = -1
+        case .lastPageShown:
+            document = SessionDocument(client.document)
+            followEnd()
+            clampCursor()
+            lastDisplayedRow = -1
+            firstDisplayedRow = -1
+        case .lastPageFailed:
+            goingToEnd = false
         case .savedThenBack:
             // The reply follows the save's patches, which the mirror already holds.
             document = SessionDocument(client.document)
@@ -252,9 +274,20 @@ final class TUI {
             return true
         }
         if key == .f1 { showingHelp = true; return true }
-        if seekTarget != nil, !document.showsDetail {
-            seekTarget = nil  // any key stops a walk to the end, and then does its own job
+        if seekTarget != nil || seekUp > 0, !document.showsDetail {
+            seekTarget = nil  // any key stops a PgDn or PgUp waiting for its page, and then does its own job
+            seekUp = 0
+        }
+        if goingToEnd, !document.showsDetail {
+            goingToEnd = false  // the key's own job wins over the jump still on its way
             if key == .character("G") || key == .end || key == .escape { return true }
+            if key == .character("g") || key == .home {
+                // The last page may land after this key: go back to the first page for sure.
+                cursor = 0
+                scroll = 0
+                send("list", "refresh", then: .listReloaded)
+                return true
+            }
         }
         if var text = searching {
             switch key {
@@ -287,13 +320,23 @@ final class TUI {
         case .character("q"): return false
         case .character("?"): showingHelp = true
         case .character("j"), .down: cursor += 1
-        case .character("k"), .up: cursor -= 1
+        case .character("k"), .up: moveBackward(1)
         case .pageDown, .control("f"), .character(" "): moveForward(listRows)
-        case .pageUp, .control("b"): cursor -= listRows
-        case .character("g"), .home: cursor = 0
+        case .pageUp, .control("b"): moveBackward(listRows)
+        case .character("g"), .home:
+            cursor = 0
+            if list?.hasPrevious == true {
+                scroll = 0
+                send("list", "refresh", then: .listReloaded)  // back to the first page
+            }
         case .character("G"), .end:
-            cursor = count - 1
-            if list?.hasMore == true { seekTarget = Int.max }
+            if list?.hasMore == true {
+                // One read of the last page, not a walk through every page before it.
+                goingToEnd = true
+                send("list", "show_last_page", then: .lastPageShown, otherwise: .lastPageFailed)
+            } else {
+                cursor = count - 1
+            }
         case .enter:
             if count > 0 { send("list", "did_select_row", ["index": .int(Int64(cursor))]) }
         case .character("r"): send("list", "refresh", then: .listReloaded)
@@ -309,7 +352,7 @@ final class TUI {
             }
         case .mouse(let event):
             switch event {
-            case .wheelUp: cursor -= 3
+            case .wheelUp: moveBackward(3)
             case .wheelDown: moveForward(3)
             case .click(let row, _):
                 let index = scroll + row - 2
@@ -330,11 +373,45 @@ final class TUI {
         cursor = target
     }
 
-    /// After a list update: move on towards the row a PgDn or `G` is waiting for.
+    /// After a list update: once the last page `G` asked for is in (the rows end the list),
+    /// the cursor goes to its last row, in the same frame as the rows (so the top of the old
+    /// scroll position is never reported as displayed, which would load the rows above).
+    private func followEnd() {
+        guard goingToEnd, !document.showsDetail, let list = document.list,
+              list.loading == ListScreen.Loading.none, !list.hasMore else { return }
+        goingToEnd = false
+        cursor = list.rowCount - 1
+    }
+
+    /// Moves the cursor `rows` up; above the first loaded row of a list opened at its end, it
+    /// waits there and goes on once the rows above are in (`keepCursorOnItsRow`).
+    private func moveBackward(_ rows: Int) {
+        let target = cursor - rows
+        if target < 0, document.list?.hasPrevious == true { seekUp = -target }
+        cursor = target
+    }
+
+    /// After a list update: move on towards the row a PgDn is waiting for.
     private func followSeek() {
         guard let target = seekTarget, let list = document.list, !document.showsDetail else { return }
         cursor = min(target, list.rowCount - 1)
         if !list.hasMore || list.rowCount - 1 >= target { seekTarget = nil }
+    }
+
+    /// Rows loaded upward (a list opened at its end) arrive before the first row: move the
+    /// cursor and the scroll by as many rows, so they stay on the users they were on.
+    private func keepCursorOnItsRow(before: ListScreen?) {
+        guard let before, before.hasPrevious, let first = before.user(at: 0)?.id,
+              let list = document.list, list.rowCount > before.rowCount,
+              list.user(at: 0)?.id != first else { return }
+        let added = list.rowCount - before.rowCount
+        guard list.user(at: added)?.id == first else { return }
+        cursor += added
+        scroll += added
+        let step = min(seekUp, cursor)
+        cursor -= step
+        seekUp = list.hasPrevious ? seekUp - step : 0
+        firstDisplayedRow = -1
     }
 
     private func handleDetail(_ key: Key) -> Bool {
@@ -439,8 +516,9 @@ final class TUI {
         send(screen, "dismiss_error")
     }
 
-    /// Sends an intent; `then` is fed back once it succeeded.
-    func send(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil, then: Input? = nil) {
+    /// Sends an intent; `then` is fed back once it succeeded, `otherwise` once it failed.
+    func send(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil, then: Input? = nil,
+              otherwise: Input? = nil) {
         let feed = self.feed
         // Written now, in key order; the reply comes back through the input stream.
         client.enqueue(screen: screen, action: action, args: args) { result in
@@ -448,6 +526,7 @@ final class TUI {
                 if let then { feed.yield(then) }
                 return
             }
+            if let otherwise { feed.yield(otherwise) }
             // Failed loads and saves also show in the screen's own error_message; say it once.
             if case .server(let code) = error.kind, [.unavailable, .validation, .conflict, .notFound].contains(code),
                screen != "session" {
@@ -480,14 +559,22 @@ final class TUI {
     /// ignores the report while it is loading, and a reload can bring back a list whose last
     /// visible row has the same index (the cursor on the last row of the first page), which
     /// must still fetch the next page.
+    /// The first visible row is reported likewise while rows come before it (`has_previous`),
+    /// so scrolling up from the list's end loads the pages above.
     private func reportLastVisibleRow() {
         guard let list = document.list, list.rowCount > 0, list.loading == ListScreen.Loading.none else {
             lastDisplayedRow = -1
+            firstDisplayedRow = -1
             return
         }
         let last = min(list.rowCount, scroll + listRows) - 1
-        guard last != lastDisplayedRow else { return }
-        lastDisplayedRow = last
-        if list.hasMore { send("list", "did_display_row", ["index": .int(Int64(last))]) }
+        if last != lastDisplayedRow {
+            lastDisplayedRow = last
+            if list.hasMore { send("list", "did_display_row", ["index": .int(Int64(last))]) }
+        }
+        if list.hasPrevious, scroll != firstDisplayedRow {
+            firstDisplayedRow = scroll
+            send("list", "did_display_row", ["index": .int(Int64(scroll))])
+        }
     }
 }

@@ -36,6 +36,29 @@ import UserListDomain
         #expect(reason.contains("cannot reach the upstream"), "\(reason)")
     }
 
+    /// The last page comes from upstream and lands in the cache, which serves it (stale) once
+    /// upstream is gone.
+    @Test func theLastPageIsCachedAndServedStaleWhenUpstreamIsUnreachable() async throws {
+        let server = try HTTPFixture(users: users)
+        let directory = try TemporaryDirectory()
+        let cache = try SQLiteUserRepository(path: directory.file("cache.sqlite"))
+        let cached = CachedUserRepository(upstream: RemoteUserRepository(baseURL: server.baseURL), cache: cache)
+
+        let last = try await cached.fetchPage(BackwardPageRequest(limit: 50))
+        #expect(!last.isStale && last.hasPrevious)
+        #expect(last.users == Array(listOrder(users).suffix(20)))  // page 3 of 50, 50, 20
+        let before = try await cached.fetchPage(BackwardPageRequest(before: last.previous, limit: 50))
+        #expect(before.users == Array(listOrder(users)[50..<100]))
+
+        server.stop()
+        let staleLast = try await cached.fetchPage(BackwardPageRequest(limit: 50))
+        #expect(staleLast.isStale)
+        #expect(staleLast.users == Array(listOrder(users)[70..<120]))  // the cache's own last 50
+        // Half-way up, the listing continues from the cache before the page it was on.
+        let staleBefore = try await cached.fetchPage(BackwardPageRequest(before: last.previous, limit: 50))
+        #expect(staleBefore.isStale && staleBefore.users == Array(listOrder(users)[50..<100]) && !staleBefore.hasPrevious)
+    }
+
     @Test func anEmptyCacheWithUpstreamDownIsUnavailable() async throws {
         let server = try HTTPFixture(users: users)
         server.stop()

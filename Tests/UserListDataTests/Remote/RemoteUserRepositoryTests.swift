@@ -21,6 +21,25 @@ import UserListDomain
         }))
     }
 
+    /// The last page is `total_pages` (two requests), and a backward cursor the page before.
+    @Test func backwardPagesAreThePageNumbersCountedDown() async throws {
+        let server = try HTTPFixture(users: users)
+        let remote = RemoteUserRepository(baseURL: server.baseURL)
+        var request = BackwardPageRequest(limit: 50)
+        var walked: [User] = []
+        var tokens: [String?] = []
+        while true {
+            let page = try await remote.fetchPage(request)
+            #expect(page.totalCount == 120 && page.next == nil)
+            walked = page.users + walked
+            tokens.append(page.previous?.token)
+            guard let previous = page.previous else { break }
+            request.before = previous
+        }
+        #expect(walked == listOrder(users))
+        #expect(tokens == ["2", "1", nil])
+    }
+
     @Test func fetchUpdateAddRemoveSucceed() async throws {
         let server = try HTTPFixture(users: users)
         let remote = RemoteUserRepository(baseURL: server.baseURL)

@@ -44,6 +44,18 @@ func outcome<T>(_ body: () async throws(UserError) -> T) async -> Result<T, User
         #expect(!plan.joined().contains("TEMP B-TREE"), "\(plan)")
     }
 
+    /// The last page ("G") reads the same index from its far end: no sort, no scan.
+    @Test func backwardPagesReadTheKeysetIndexFromTheEnd() throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteUserRepository(path: directory.file("users.sqlite"))
+        for sql in ["SELECT id FROM users ORDER BY name_key DESC, id DESC LIMIT 51",
+                    "SELECT id FROM users WHERE (name_key, id) < ('m', '') ORDER BY name_key DESC, id DESC LIMIT 51"] {
+            let plan = try store.queryPlan(sql)
+            #expect(plan.joined().contains("users_by_name_key"), "\(plan)")
+            #expect(!plan.joined().contains("TEMP B-TREE"), "\(plan)")
+        }
+    }
+
     @Test func aVersion1FileIsMigratedKeepingItsRows() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("old.sqlite")

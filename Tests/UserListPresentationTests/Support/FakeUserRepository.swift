@@ -18,6 +18,8 @@ final class FakeUserRepository: UserRepository {
 
     enum Call: Equatable, Sendable {
         case fetchPage(PageRequest)
+        /// A backward page (held and failed as `.fetchPage`).
+        case fetchPageBackward(BackwardPageRequest)
         case fetchUser(UUID)
         case update(User)
         case add(NewUser)
@@ -25,7 +27,7 @@ final class FakeUserRepository: UserRepository {
 
         var method: Method {
             switch self {
-            case .fetchPage: .fetchPage
+            case .fetchPage, .fetchPageBackward: .fetchPage
             case .fetchUser: .fetchUser
             case .update: .update
             case .add: .add
@@ -68,6 +70,11 @@ final class FakeUserRepository: UserRepository {
     /// The page requests seen, in order.
     var pageRequests: [PageRequest] {
         calls.compactMap { if case .fetchPage(let request) = $0 { request } else { nil } }
+    }
+
+    /// The backward page requests seen, in order.
+    var backwardRequests: [BackwardPageRequest] {
+        calls.compactMap { if case .fetchPageBackward(let request) = $0 { request } else { nil } }
     }
 
     func stored(_ id: UUID) -> User? { state.withLock { $0.users[id] } }
@@ -127,14 +134,7 @@ final class FakeUserRepository: UserRepository {
 
     func fetchPage(_ request: PageRequest) async throws(UserError) -> UserPage {
         try await answer(.fetchPage(request)) { s throws(UserError) in
-            let search = request.search?.lowercased()
-            let matching = s.users.values
-                .filter { user in
-                    guard let search else { return true }
-                    return user.name.lowercased().hasPrefix(search)
-                        || user.email.lowercased().hasPrefix(search)
-                }
-                .sorted { Self.key($0) < Self.key($1) }
+            let matching = Self.matching(s, request.search)
             let start: Int
             if let cursor = request.after {
                 guard let after = Self.decode(cursor) else {
@@ -149,6 +149,37 @@ final class FakeUserRepository: UserRepository {
             let next = end < matching.endIndex ? page.last.map { Self.encode(Self.key($0)) } : nil
             return UserPage(users: page, next: next, totalCount: matching.count, isStale: s.servesStale)
         }
+    }
+
+    /// The `limit` users before the cursor's key (the last ones without a cursor).
+    func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage {
+        try await answer(.fetchPageBackward(request)) { s throws(UserError) in
+            let matching = Self.matching(s, request.search)
+            let end: Int
+            if let cursor = request.before {
+                guard let before = Self.decode(cursor) else {
+                    throw .validation(field: .name, message: "bad cursor \(cursor.token)")
+                }
+                end = matching.firstIndex { Self.key($0) >= before } ?? matching.endIndex
+            } else {
+                end = matching.endIndex
+            }
+            let start = max(0, end - request.limit)
+            let page = Array(matching[start..<end])
+            let previous = start > 0 ? page.first.map { Self.encode(Self.key($0)) } : nil
+            return UserPage(users: page, next: nil, previous: previous, totalCount: matching.count, isStale: s.servesStale)
+        }
+    }
+
+    private static func matching(_ s: State, _ search: String?) -> [User] {
+        let search = search?.lowercased()
+        return s.users.values
+            .filter { user in
+                guard let search else { return true }
+                return user.name.lowercased().hasPrefix(search)
+                    || user.email.lowercased().hasPrefix(search)
+            }
+            .sorted { Self.key($0) < Self.key($1) }
     }
 
     func fetchUser(id: UUID) async throws(UserError) -> User {
