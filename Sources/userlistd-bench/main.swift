@@ -10,7 +10,7 @@ if arguments.first == "--flood", arguments.count == 4 {
     FloodMode.run(mode: arguments[1], socket: arguments[2], seconds: Double(arguments[3]) ?? 10)
 }
 if arguments.contains("-h") || arguments.contains("--help") {
-    print("usage: userlistd-bench [--quick] [--only SECTION,...]\n  sections: roundtrip, fanout, sustained, idle, startup, fairness, store, journal, restart")
+    print("usage: userlistd-bench [--quick] [--only SECTION,...]\n  sections: roundtrip, fanout, otherwriter, sustained, idle, startup, fairness, store, journal, restart")
     exit(0)
 }
 let quick = arguments.contains("--quick")
@@ -52,6 +52,7 @@ print("daemon: \(daemonBinary); temp dir \(directory)")
 if wanted("startup") { StartupBench.run(context) }
 if wanted("roundtrip") { RoundTripBench.run(context) }
 if wanted("fanout") { FanOutBench.run(context) }
+if wanted("otherwriter") { OtherWriterBench.run(context) }
 if wanted("sustained") { SustainedBench.run(context) }
 if wanted("idle") { IdleSessionsBench.run(context) }
 if wanted("fairness") { FairnessBench.run(context) }
