@@ -27,6 +27,9 @@ public final class UserListViewModel {
     /// anyway (cancellation is cooperative) from overwriting newer state.
     private var loadTask: Task<Result<Void, UserError>, Never>?
     private var loadGeneration = 0
+    /// The generation of a resync's reload while it is in flight: it shows no indicator, so
+    /// the next-page check must not take the list for idle and supersede it with a stale cursor.
+    private var quietGeneration: Int?
 
     public init(useCases: UserUseCases, pageSize: Int = FetchUserPageUseCase.defaultPageSize) {
         self.useCases = useCases
@@ -61,11 +64,25 @@ public final class UserListViewModel {
         return load(reset: true, search: .some(trimmed.isEmpty ? nil : trimmed), isolation: isolation)
     }
 
+    /// The change feed lost track of changes (`UserChange.resync`): reloads the rows loaded so
+    /// far (at least a page, at most a thousand), from the first, with the active search. No
+    /// loading indicator: the rows change in place, in one state change, when the reload lands.
+    /// A list that has not loaded yet has nothing to reload.
+    @discardableResult
+    public func resync(isolation: isolated (any Actor) = #isolation) -> Load {
+        guard hasLoaded else { return Self.done }
+        let window = min(max(pageSize, loadedRows, state.users.count), Self.maximumResyncRows)
+        return load(reset: true, limit: window, showingProgress: false, isolation: isolation)
+    }
+
+    /// The most rows a resync reloads (one page request's limit).
+    public static let maximumResyncRows = 1_000
+
     /// The view reports each row it shows; near the end, the next page is fetched. Returns the
     /// load it started (or the one in flight), or a finished success when none is needed.
     @discardableResult
     public func didDisplayRow(at index: Int, isolation: isolated (any Actor) = #isolation) -> Load {
-        guard state.hasMore, state.loading == .none,
+        guard state.hasMore, state.loading == .none, quietGeneration != loadGeneration,
               index >= state.users.count - Self.prefetchDistance else { return loadTask ?? Self.done }
         return load(reset: false, isolation: isolation)
     }
@@ -118,7 +135,8 @@ public final class UserListViewModel {
 
     // MARK: live updates
 
-    /// Applies a change committed anywhere (another session, another process) to the rows shown.
+    /// Applies a change committed anywhere (another session, another process) to the rows shown;
+    /// `.resync` says nothing about any row and is left to `resync(isolation:)`.
     /// Rows stay in the store's order (name, case-insensitively, then id); a row that sorts past
     /// the loaded rows while more pages exist is left for the page that will bring it.
     ///
@@ -181,6 +199,8 @@ public final class UserListViewModel {
             } else if updated.hasMore {
                 Self.adjustTotal(of: &updated, by: -1)  // on a page not loaded yet
             }
+        case .resync:
+            break
         }
     }
 
@@ -188,24 +208,30 @@ public final class UserListViewModel {
 
     /// Starts a load. `search`, when given, replaces the active search in the same state change.
     /// The error is cleared and the loading indicator shown in one change, so a host never sees
-    /// an in-between "not loading, no error" frame.
-    private func load(reset: Bool, search newSearch: String?? = .none, isolation: isolated (any Actor)) -> Load {
+    /// an in-between "not loading, no error" frame. Without `showingProgress` (a resync) neither
+    /// changes until the load lands.
+    private func load(reset: Bool, search newSearch: String?? = .none, limit: Int? = nil, showingProgress: Bool = true,
+                      isolation: isolated (any Actor)) -> Load {
         loadTask?.cancel()
         loadGeneration += 1
         let generation = loadGeneration
         let cursor = reset ? nil : next
         var updated = state
         if case .some(let replacement) = newSearch { updated.search = replacement }
-        updated.errorMessage = nil  // a retry must not keep showing the last failure (seed 000)
-        updated.loading = reset ? .fullScreen : .nextPage
+        if showingProgress {
+            updated.errorMessage = nil  // a retry must not keep showing the last failure (seed 000)
+            updated.loading = reset ? .fullScreen : .nextPage
+        }
         let search = updated.search
+        let limit = limit ?? pageSize
+        quietGeneration = showingProgress ? nil : generation
         state = updated
         let task = Load {
             _ = isolation  // run on the owner's actor
             let result: Result<UserPage, UserError>
             do throws(UserError) {
                 result = .success(try await self.useCases.fetchPage.execute(
-                    after: cursor, search: search, limit: self.pageSize))
+                    after: cursor, search: search, limit: limit))
             } catch {
                 result = .failure(error)
             }
@@ -219,6 +245,7 @@ public final class UserListViewModel {
 
     private func finishLoad(_ result: Result<UserPage, UserError>, reset: Bool, generation: Int) {
         guard generation == loadGeneration else { return }  // superseded: newer state wins
+        quietGeneration = nil
         var updated = state
         updated.loading = .none
         switch result {

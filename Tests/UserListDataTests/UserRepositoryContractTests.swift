@@ -52,7 +52,7 @@ import UserListDomain
         let users = SampleUsers.generate(count: 300, seed: 11)
         _ = try await store.importUsers(users)
         let term: String? = search.isEmpty ? nil : search
-        let expected = listOrder(users.filter { term.map { t in TextKey.matches(t, name: $0.name, email: $0.email) } ?? true })
+        let expected = listOrder(users.filter { user in term.map { TextKey.matches($0, name: user.name, email: user.email) } ?? true })
         let kept = expected[40]
         let total = term == nil ? nil : expected.count
         let cursor = try #require(store.cursor(after: kept, totalCount: total))

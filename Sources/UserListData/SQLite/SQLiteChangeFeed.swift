@@ -25,7 +25,8 @@ import UserListDomain
 /// iteration).
 ///
 /// The log is pruned by the writers to the last 10,000 rows, never touching rows younger than a
-/// minute: a feed (in any process) that falls more than a minute behind may miss changes.
+/// minute: a feed (in any process) that falls more than a minute behind may miss changes; it
+/// then delivers `.resync` in their place (it sees the hole in `seq`).
 public final class SQLiteChangeFeed: UserChangeFeed, @unchecked Sendable {
     // Invariant that makes it Sendable: every `var` below and `connection` are touched only on
     // `queue` (or in `init`, before `self` is shared).
@@ -132,6 +133,13 @@ public final class SQLiteChangeFeed: UserChangeFeed, @unchecked Sendable {
                 while try statement.step("reading the change log") {
                     read += 1
                     let seq = statement.int(0)
+                    if seq > lastSeq + 1 {
+                        // `seq` has no gaps (AUTOINCREMENT, one writer): the rows between were
+                        // pruned before this feed read them. Say so rather than skip them silently.
+                        for subscriber in subscribers.values where seq - 1 > subscriber.after {
+                            subscriber.continuation.yield(.resync)
+                        }
+                    }
                     lastSeq = seq
                     guard let change = Self.change(from: statement) else { continue }
                     for subscriber in subscribers.values where seq > subscriber.after {

@@ -13,7 +13,8 @@ import UserListWire
 package final class ChangeBroadcaster: Sendable {
     package struct Delivery: Sendable {
         package let change: UserChange
-        /// The `session`/`changed` event frame for `change`.
+        /// The `session`/`changed` event frame for `change` (nil for `.resync`: sessions reload,
+        /// and their clients see the outcome as an ordinary patch).
         package let eventFrame: [UInt8]?
     }
 
@@ -27,7 +28,7 @@ package final class ChangeBroadcaster: Sendable {
         let task = Task.detached { [weak self] in
             for await change in changes {
                 guard let self else { return }
-                let frame = try? encoder.encode(ServerMessage.event(Self.event(for: change)))
+                let frame = Self.event(for: change).flatMap { try? encoder.encode(ServerMessage.event($0)) }
                 self.deliver(Delivery(change: change, eventFrame: frame))
             }
         }
@@ -58,12 +59,16 @@ package final class ChangeBroadcaster: Sendable {
     /// How many streams are subscribed (tests: every dropped subscriber is forgotten).
     package var subscriberCount: Int { subscribers.withLock { $0.count } }
 
-    package static func event(for change: UserChange) -> ServerMessage.Event {
-        var payload: [String: JSONValue] = ["id": .string(change.userID.uuidString.lowercased())]
+    /// The `changed` event telling clients of `change`; nil for `.resync`, which has no event
+    /// of its own in the protocol.
+    package static func event(for change: UserChange) -> ServerMessage.Event? {
+        guard let id = change.userID else { return nil }
+        var payload: [String: JSONValue] = ["id": .string(id.uuidString.lowercased())]
         switch change {
         case .saved(let user): payload["kind"] = "saved"; payload["user"] = StateDocument.user(user)
         case .added(let user): payload["kind"] = "added"; payload["user"] = StateDocument.user(user)
         case .removed: payload["kind"] = "removed"
+        case .resync: return nil
         }
         return .init(screen: "session", name: "changed", payload: .object(payload))
     }
