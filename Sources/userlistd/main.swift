@@ -92,8 +92,6 @@ func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -
         // Observing the repository: our own commits reach our sessions without the NOTIFY round trip.
         let feed = try PostgresChangeFeed(observing: database)
         let repository = SharedPageRepository(base: database)
-        let invalidations = feed.subscribe()
-        Task.detached { for await _ in invalidations { repository.invalidate() } }
         let events = feed.events()
         Task.detached {
             for await event in events {
@@ -104,11 +102,12 @@ func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -
                 case .reconnected:
                     logger.notice("The PostgreSQL change feed is back; changes made meanwhile are being delivered")
                 case .resync:
-                    logger.warning("The PostgreSQL change log was pruned past what this daemon had seen; cached pages dropped, screens show fresh data on their next load")
+                    logger.warning("The PostgreSQL change log was pruned past what this daemon had seen; cached pages dropped and every screen reads its rows again")
                 }
             }
         }
-        return Daemon.Store(repository: repository, feed: feed, description: "postgresql:\(connection.redacted)", close: {
+        return Daemon.Store(repository: repository, feed: PageInvalidatingFeed(base: feed, pages: repository),
+                            description: "postgresql:\(connection.redacted)", close: {
             _ = feed
             _ = database
         })
@@ -138,11 +137,9 @@ func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -
         description = "sqlite:\(config.databasePath)"
     }
     // Sessions showing the same page share one copy of it; any commit, ours or another
-    // process's (seen through the feed), clears it.
+    // process's (seen through the feed), clears it before sessions hear of it.
     let repository = SharedPageRepository(base: source)
-    let invalidations = feed.subscribe()
-    Task.detached { for await _ in invalidations { repository.invalidate() } }
-    return Daemon.Store(repository: repository, feed: feed, description: description, close: {
+    return Daemon.Store(repository: repository, feed: PageInvalidatingFeed(base: feed, pages: repository), description: description, close: {
         _ = feed
         _ = database
     })

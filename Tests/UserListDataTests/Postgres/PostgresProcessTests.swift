@@ -93,4 +93,52 @@ struct PostgresProcessTests {
         let last = try #require(acknowledged.last)
         #expect(await watch.wait { $0.contains(last.name) }, "B's log: \(b.log())")
     }
+
+    /// A daemon that missed changes it can no longer read (frozen while they were made, and the
+    /// log pruned past them meanwhile) resyncs: its session's list, loaded before, ends up
+    /// showing the rows as they are, without anyone asking it to reload.
+    @Test func aDaemonThatMissedPrunedChangesResyncsItsSessions() async throws {
+        let server = try PostgresTestServer.shared()
+        let database = try server.makeDatabase()
+        let a = try PostgresDaemon(database: server.conninfo(database), sampleData: 30)
+        defer { a.tearDown() }
+        try await a.waitUntilAnswering()
+        let b = try PostgresDaemon(database: server.conninfo(database))
+        defer { b.tearDown() }
+        try await b.waitUntilAnswering()
+        let key = "resync-\(UUID().uuidString.prefix(6))"
+        let ids = try userIDs(server, database, count: 3)
+        // The session: kept attached by a watcher; `list` in it shows its rows as they are.
+        let watch = try b.watch(session: key)
+        defer { watch.stop() }
+        #expect(await watch.wait { $0.contains("\"connected\"") })
+        let before = try b.userctl(["--session", key, "--json", "list"])
+        #expect(before.status == 0, "\(before.stderr)")
+        for id in ids { #expect(before.stdout.contains(id.lowercased())) }
+
+        b.pause()
+        var names: [String] = []
+        for id in ids {
+            let name = "Missed By B \(UUID().uuidString.prefix(6))"
+            let rename = try a.userctl(["rename", id, name])
+            #expect(rename.status == 0, "\(rename.stderr)")
+            names.append(name)
+        }
+        _ = try server.psql(database, """
+            UPDATE store_state SET pruned_through = (SELECT MAX(seq) FROM changes);
+            DELETE FROM changes;
+            """)
+        b.resume()
+
+        let deadline = ContinuousClock.now + .seconds(120)
+        var shown = ""
+        while ContinuousClock.now < deadline {
+            shown = try b.userctl(["--session", key, "--json", "list"]).stdout
+            if names.allSatisfy(shown.contains) { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(names.allSatisfy(shown.contains), "B's session shows: \(shown)\nB's log: \(b.log())")
+        #expect(b.log().contains("pruned past"), "the rows came by a resync: \(b.log())")
+        #expect(b.log().components(separatedBy: "Client opened a session").count == 2, "one session throughout: \(b.log())")
+    }
 }
