@@ -173,6 +173,8 @@ extension PostgresChangeFeed {
                         emit(.reconnected)
                         try catchUp()
                     } catch {
+                        // Lost again before catching up: say so, or the daemon would show it as back.
+                        if connected { emit(.disconnected(reason: error.description)) }
                         listener.disconnect()
                         connected = false
                         sleepInterruptibly(backoff)

@@ -11,7 +11,7 @@ final class PostgresDaemon: @unchecked Sendable {  // Invariant: used by one tes
     private var process: Process?
 
     /// Starts the process without waiting for it (see `waitUntilAnswering`).
-    init(database: String, sampleData: Int = 0) throws {
+    init(database: String, sampleData: Int = 0, environment: [String: String] = [:]) throws {
         directory = "/tmp/ulpgd-" + String(UUID().uuidString.prefix(8))
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/sock"
@@ -23,6 +23,9 @@ final class PostgresDaemon: @unchecked Sendable {  // Invariant: used by one tes
                              "--sample-data", String(sampleData), "--log-level", "debug"]
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         _ = FileManager.default.createFile(atPath: directory + "/daemon.log", contents: nil)
         process.standardError = FileHandle(forWritingAtPath: directory + "/daemon.log")
         try process.run()

@@ -141,4 +141,59 @@ struct PostgresProcessTests {
         #expect(b.log().contains("pruned past"), "the rows came by a resync: \(b.log())")
         #expect(b.log().components(separatedBy: "Client opened a session").count == 2, "one session throughout: \(b.log())")
     }
+
+    /// PostgreSQL stopped: the daemon keeps running, says so in `STATUS=` and in `status`,
+    /// refuses writes clearly, and logs the loss and the return once each (not once per retry).
+    @Test func anUnreachableStoreIsShownInStatusAndLoggedOncePerTransition() async throws {
+        let server = try PostgresTestServer.makePrivate()
+        defer { server.tearDown() }
+        let database = try server.makeDatabase()
+        let notifyDirectory = "/tmp/ulpgn-" + String(UUID().uuidString.prefix(8))
+        try FileManager.default.createDirectory(atPath: notifyDirectory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: notifyDirectory) }
+        let notify = try NotifyListener(path: notifyDirectory + "/notify.sock")
+        defer { notify.close() }
+        let daemon = try PostgresDaemon(database: server.conninfo(database), sampleData: 10, environment: ["NOTIFY_SOCKET": notify.path])
+        defer { daemon.tearDown() }
+        try await daemon.waitUntilAnswering()
+        let id = try #require(try userIDs(server, database, count: 1).first)
+
+        func status() throws -> [String: Any] {
+            let run = try daemon.userctl(["--json", "status"])
+            let object = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+            return object ?? [:]
+        }
+        func waitFor(_ what: String, _ condition: () throws -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(120)
+            while ContinuousClock.now < deadline {
+                if try condition() { return }
+                notify.drain()
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            Issue.record("\(what) did not happen within 120 s; status \(try status()), STATUS= \(notify.statuses), log: \(daemon.log())")
+        }
+        #expect(try status()["store_available"] as? Bool == true)
+
+        server.stop()
+        try await waitFor("status showing the store unavailable") { try status()["store_available"] as? Bool == false }
+        #expect((try status()["store_problem"] as? String)?.isEmpty == false)
+        try await waitFor("STATUS= saying so") { notify.statuses.contains { $0.contains("the store is unavailable, reconnecting") } }
+        let refused = try daemon.userctl(["rename", id, "Renamed While Down"])
+        #expect(refused.status == 69, "\(refused.stdout) \(refused.stderr)")
+        #expect(refused.stderr.contains("unavailable") || refused.stderr.contains("cannot be reached"), "\(refused.stderr)")
+
+        try server.start()
+        try await waitFor("status showing the store back") { try status()["store_available"] as? Bool == true }
+        #expect(try status()["store_problem"] is NSNull)
+        try await waitFor("STATUS= back to normal") {
+            let statuses = notify.statuses
+            guard let down = statuses.lastIndex(where: { $0.contains("unavailable") }) else { return false }
+            return statuses[(down + 1)...].contains { $0.hasPrefix("Serving") && !$0.contains("unavailable") }
+        }
+        let renamed = try daemon.userctl(["rename", id, "Renamed After"])
+        #expect(renamed.status == 0, "\(renamed.stderr)")
+        let log = daemon.log()
+        #expect(log.components(separatedBy: "The store is unavailable").count == 2, "once, however many retries: \(log)")
+        #expect(log.components(separatedBy: "The store is available again").count == 2, "\(log)")
+    }
 }
