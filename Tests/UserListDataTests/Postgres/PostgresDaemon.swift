@@ -67,6 +67,7 @@ final class PostgresDaemon: @unchecked Sendable {  // Invariant: used by one tes
     /// SIGTERM, wait, remove the directory. Call at the end of every test (`defer`).
     func tearDown() {
         if let process {
+            resume()  // a paused process would never act on SIGTERM
             if process.isRunning { process.terminate() }
             process.waitUntilExit()
         }
