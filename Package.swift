@@ -51,7 +51,8 @@ let package = Package(
             dependencies: ["UserListDomain", "UserListData", "UserListPresentation", "UserListServer", "CDaemonSignals"]),
         .executableTarget(name: "userctl", dependencies: ["UserListClient", "UserListWire"]),
         .executableTarget(name: "userlistd-bench-store", dependencies: ["UserListData", "UserListDomain"]),
-        .executableTarget(name: "userlistd-bench", dependencies: ["UserListWire", "CLinuxIO"]),
+        // UserListTestSupport: the store section starts a scratch PostgreSQL as the tests do.
+        .executableTarget(name: "userlistd-bench", dependencies: ["UserListWire", "CLinuxIO", "UserListTestSupport"]),
 
         // MARK: tests mirror the sources
         // Helpers several test targets share (a real daemon child process, a seeded PRNG).

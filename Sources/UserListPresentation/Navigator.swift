@@ -145,15 +145,17 @@ public final class Navigator {
             _ = isolation
             for await change in changes {
                 guard let self else { return }
-                self.apply(change)
+                self.apply(change, isolation: isolation)
             }
         }
     }
 
     /// Applies a committed change to every screen. A change made elsewhere (`madeHere` false)
     /// also marks the list stale and is announced as `changed`; a change this session made is
-    /// only applied (its own screens already show it, and its client asked for it).
-    public func apply(_ change: UserChange, madeHere: Bool = false) {
+    /// only applied (its own screens already show it, and its client asked for it). A
+    /// `.resync` makes every screen read what it shows again (`resync`), and is not announced.
+    public func apply(_ change: UserChange, madeHere: Bool = false, isolation: isolated (any Actor) = #isolation) {
+        if case .resync = change { return resync(isolation: isolation) }
         for screen in screens {
             switch screen {
             case .list(let list): list.apply(change, markingStale: !madeHere)
@@ -161,6 +163,18 @@ public final class Navigator {
             }
         }
         if !madeHere { onEvent?(.changed(change)) }
+    }
+
+    /// The change feed lost track of changes: the list reloads the rows it has loaded and the
+    /// detail screen reads its user again, keeping a draft. Each screen's new state goes out
+    /// as its ordinary state change.
+    public func resync(isolation: isolated (any Actor) = #isolation) {
+        for screen in screens {
+            switch screen {
+            case .list(let list): list.resync(isolation: isolation)
+            case .detail(let detail): detail.resync(isolation: isolation)
+            }
+        }
     }
 
     // MARK: wiring

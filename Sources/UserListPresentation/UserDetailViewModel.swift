@@ -89,6 +89,34 @@ public final class UserDetailViewModel {
         return task
     }
 
+    /// The change feed lost track of changes (`UserChange.resync`): reads the user again and
+    /// follows it as it follows a save made elsewhere (`apply`), so a draft is kept, with the
+    /// version it was edited from. A user gone meanwhile shows as removed. Returns the read.
+    @discardableResult
+    public func resync(isolation: isolated (any Actor) = #isolation) -> Load {
+        if let loading = loadTask { return loading }  // a load in flight reads the store anyway
+        guard !needsLoad else { return onAppear(isolation: isolation) }
+        let id = state.userID
+        let task = Load {
+            _ = isolation
+            defer { self.loadTask = nil }
+            do throws(UserError) {
+                let user = try await self.useCases.fetchUser.execute(id: id)
+                self.apply(.saved(user))
+                return .success(user)
+            } catch {
+                if case .notFound = error {
+                    self.apply(.removed(id: id))
+                } else {
+                    self.state.errorMessage = error.message
+                }
+                return .failure(error)
+            }
+        }
+        loadTask = task
+        return task
+    }
+
     public func setDraftName(_ name: String) {
         state.draftName = name
     }
@@ -178,6 +206,7 @@ public final class UserDetailViewModel {
     /// A change committed elsewhere. An untouched screen follows it; a screen with a draft keeps
     /// the draft and the version it was edited from, so its next save is refused with a
     /// conflict by the store (`conflict` is set only when this screen tried to save).
+    /// `.resync` names no user and is left to `resync(isolation:)`.
     public func apply(_ change: UserChange) {
         guard change.userID == state.userID, let current = state.user else { return }
         switch change {
@@ -194,6 +223,8 @@ public final class UserDetailViewModel {
             updated.user = nil
             updated.errorMessage = "This user was removed."
             state = updated
+        case .resync:
+            break
         }
     }
 }

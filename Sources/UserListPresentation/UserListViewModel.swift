@@ -29,6 +29,9 @@ public final class UserListViewModel {
     /// anyway (cancellation is cooperative) from overwriting newer state.
     private var loadTask: Task<Result<Void, UserError>, Never>?
     private var loadGeneration = 0
+    /// The generation of a resync's reload while it is in flight: it shows no indicator, so
+    /// the next-page check must not take the list for idle and supersede it with a stale cursor.
+    private var quietGeneration: Int?
 
     public init(useCases: UserUseCases, pageSize: Int = FetchUserPageUseCase.defaultPageSize) {
         self.useCases = useCases
@@ -72,13 +75,27 @@ public final class UserListViewModel {
         return load(.first, search: .some(trimmed.isEmpty ? nil : trimmed), isolation: isolation)
     }
 
+    /// The change feed lost track of changes (`UserChange.resync`): reloads the rows loaded so
+    /// far (at least a page, at most a thousand), from the first, with the active search. No
+    /// loading indicator: the rows change in place, in one state change, when the reload lands.
+    /// A list that has not loaded yet has nothing to reload.
+    @discardableResult
+    public func resync(isolation: isolated (any Actor) = #isolation) -> Load {
+        guard hasLoaded else { return Self.done }
+        let window = min(max(pageSize, loadedRows, state.users.count), Self.maximumResyncRows)
+        return load(.first, limit: window, showingProgress: false, isolation: isolation)
+    }
+
+    /// The most rows a resync reloads (one page request's limit).
+    public static let maximumResyncRows = 1_000
+
     /// The view reports each row it shows; near the end, the next page is fetched, and near
     /// the top of rows that do not start at the first user (`hasPrevious`), the page before
     /// them. Returns the load it started (or the one in flight), or a finished success when
-    /// none is needed.
+    /// none is needed. Nothing starts while a resync's quiet reload is on its way.
     @discardableResult
     public func didDisplayRow(at index: Int, isolation: isolated (any Actor) = #isolation) -> Load {
-        guard state.loading == .none else { return loadTask ?? Self.done }
+        guard state.loading == .none, quietGeneration != loadGeneration else { return loadTask ?? Self.done }
         if state.hasMore, index >= state.users.count - Self.prefetchDistance {
             return load(.next, isolation: isolation)
         }
@@ -136,7 +153,8 @@ public final class UserListViewModel {
 
     // MARK: live updates
 
-    /// Applies a change committed anywhere (another session, another process) to the rows shown.
+    /// Applies a change committed anywhere (another session, another process) to the rows shown;
+    /// `.resync` says nothing about any row and is left to `resync(isolation:)`.
     /// Rows stay in the store's order (name, case-insensitively, then id); a row that sorts past
     /// the loaded rows while more pages exist is left for the page that will bring it.
     ///
@@ -199,6 +217,8 @@ public final class UserListViewModel {
             } else if updated.hasMore || updated.hasPrevious {
                 Self.adjustTotal(of: &updated, by: -1)  // on a page not loaded yet
             }
+        case .resync:
+            break
         }
     }
 
@@ -214,21 +234,27 @@ public final class UserListViewModel {
 
     /// Starts a load. `search`, when given, replaces the active search in the same state change.
     /// The error is cleared and the loading indicator shown in one change, so a host never sees
-    /// an in-between "not loading, no error" frame.
-    private func load(_ kind: LoadKind, search newSearch: String?? = .none, isolation: isolated (any Actor)) -> Load {
+    /// an in-between "not loading, no error" frame. Without `showingProgress` (a resync) neither
+    /// changes until the load lands.
+    private func load(_ kind: LoadKind, search newSearch: String?? = .none, limit: Int? = nil, showingProgress: Bool = true,
+                      isolation: isolated (any Actor)) -> Load {
         loadTask?.cancel()
         loadGeneration += 1
         let generation = loadGeneration
         let (after, before) = (next, previous)
         var updated = state
         if case .some(let replacement) = newSearch { updated.search = replacement }
-        updated.errorMessage = nil  // a retry must not keep showing the last failure (seed 000)
-        switch kind {
-        case .first, .last: updated.loading = .fullScreen
-        case .next: updated.loading = .nextPage
-        case .previous: updated.loading = .previousPage
+        if showingProgress {
+            updated.errorMessage = nil  // a retry must not keep showing the last failure (seed 000)
+            switch kind {
+            case .first, .last: updated.loading = .fullScreen
+            case .next: updated.loading = .nextPage
+            case .previous: updated.loading = .previousPage
+            }
         }
         let search = updated.search
+        let limit = limit ?? pageSize
+        quietGeneration = showingProgress ? nil : generation
         state = updated
         let task = Load {
             _ = isolation  // run on the owner's actor
@@ -236,10 +262,10 @@ public final class UserListViewModel {
             do throws(UserError) {
                 let fetch = self.useCases.fetchPage
                 switch kind {
-                case .first: result = .success(try await fetch.execute(after: nil, search: search, limit: self.pageSize))
-                case .next: result = .success(try await fetch.execute(after: after, search: search, limit: self.pageSize))
-                case .last: result = .success(try await fetch.execute(before: nil, search: search, limit: self.pageSize))
-                case .previous: result = .success(try await fetch.execute(before: before, search: search, limit: self.pageSize))
+                case .first: result = .success(try await fetch.execute(after: nil, search: search, limit: limit))
+                case .next: result = .success(try await fetch.execute(after: after, search: search, limit: limit))
+                case .last: result = .success(try await fetch.execute(before: nil, search: search, limit: limit))
+                case .previous: result = .success(try await fetch.execute(before: before, search: search, limit: limit))
                 }
             } catch {
                 result = .failure(error)
@@ -254,6 +280,7 @@ public final class UserListViewModel {
 
     private func finishLoad(_ result: Result<UserPage, UserError>, _ kind: LoadKind, generation: Int) {
         guard generation == loadGeneration else { return }  // superseded: newer state wins
+        quietGeneration = nil
         var updated = state
         updated.loading = .none
         switch result {

@@ -2,8 +2,9 @@ import Foundation
 import UserListData
 import UserListDomain
 
-/// The PostgreSQL store beside SQLite: import rate, then first page, deep page (90%) and a
-/// prefix search, medians over `fetches`, at `count` users. The database must be empty (the
+/// The PostgreSQL store beside SQLite: import rate, then first page, deep page (90%) and
+/// substring searches (two terms, pg_trgm-indexed from three characters), medians over
+/// `fetches`, at `count` users. The database must be empty (the
 /// bench fills it and leaves it filled; point it at a scratch database).
 func runPostgresSection(_ text: String, count: Int) async {
     let connection: PGConnectionString
@@ -31,12 +32,14 @@ func runPostgresSection(_ text: String, count: Int) async {
         let first = PageRequest(limit: pageSize)
         let deep = PageRequest(after: deepCursor, limit: pageSize)
         let search = PageRequest(limit: pageSize, search: "ma")
+        let broad = PageRequest(limit: pageSize, search: "son")
         for _ in 0..<20 {
             _ = try await store.fetchPage(first)
             _ = try await store.fetchPage(deep)
             _ = try await store.fetchPage(search)
+            _ = try await store.fetchPage(broad)
         }
-        var firstTimes: [Double] = [], deepTimes: [Double] = [], searchTimes: [Double] = []
+        var firstTimes: [Double] = [], deepTimes: [Double] = [], searchTimes: [Double] = [], broadTimes: [Double] = []
         for _ in 0..<fetches {
             start = clock.now
             _ = try await store.fetchPage(first)
@@ -47,10 +50,14 @@ func runPostgresSection(_ text: String, count: Int) async {
             start = clock.now
             _ = try await store.fetchPage(search)
             searchTimes.append(microseconds(clock.now - start))
+            start = clock.now
+            _ = try await store.fetchPage(broad)
+            broadTimes.append(microseconds(clock.now - start))
         }
         say("page fetch, \(pageSize) users, median of \(fetches) (µs): first \(String(format: "%.0f", median(firstTimes)))"
               + ", deep (90%) \(String(format: "%.0f", median(deepTimes)))"
-              + ", search \"ma\" first page \(String(format: "%.0f", median(searchTimes)))")
+              + ", search \"ma\" first page \(String(format: "%.0f", median(searchTimes)))"
+              + ", search \"son\" first page \(String(format: "%.0f", median(broadTimes)))")
     } catch {
         fail(error)
     }

@@ -10,7 +10,8 @@
 // 3-letter term, a narrow email fragment), medians over 200 fetches taken in interleaved rounds.
 // A benchmark, not a test: it prints a table and asserts nothing.
 //
-// With `--postgres CONNINFO` (an empty scratch database), the same for the PostgreSQL store.
+// With `--postgres CONNINFO` (an empty scratch database), the same for the PostgreSQL store, at
+// `--postgres-users N` users (default: as many as the SQLite import).
 import Foundation
 import UserListData
 import UserListDomain
@@ -51,6 +52,24 @@ let directory = FileManager.default.temporaryDirectory
 try? FileManager.default.removeItem(at: directory)
 do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch { fail(error) }
 defer { try? FileManager.default.removeItem(at: directory) }
+
+/// `--postgres-only`: the PostgreSQL section alone (a quick look; a full run has both).
+if CommandLine.arguments.contains("--postgres-only") {
+    guard let flag = CommandLine.arguments.firstIndex(of: "--postgres"), flag + 1 < CommandLine.arguments.count else {
+        fail(BenchStoreUsage("--postgres-only needs --postgres CONNINFO"))
+    }
+    let count = CommandLine.arguments.firstIndex(of: "--postgres-users").flatMap { index in
+        index + 1 < CommandLine.arguments.count ? Int(CommandLine.arguments[index + 1]) : nil
+    } ?? importCount
+    say("userlistd-bench-store --postgres-only: \(ProcessInfo.processInfo.activeProcessorCount) cores")
+    await runPostgresSection(CommandLine.arguments[flag + 1], count: count)
+    exit(0)
+}
+
+struct BenchStoreUsage: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
 
 say("userlistd-bench-store\(quick ? " --quick" : ""): SQLite store, WAL, synchronous=FULL, \(ProcessInfo.processInfo.activeProcessorCount) cores")
 say("")
@@ -175,5 +194,8 @@ for size in sizes {
 }
 
 if let flag = CommandLine.arguments.firstIndex(of: "--postgres"), flag + 1 < CommandLine.arguments.count {
-    await runPostgresSection(CommandLine.arguments[flag + 1], count: importCount)
+    let count = CommandLine.arguments.firstIndex(of: "--postgres-users").flatMap { index in
+        index + 1 < CommandLine.arguments.count ? Int(CommandLine.arguments[index + 1]) : nil
+    } ?? importCount
+    await runPostgresSection(CommandLine.arguments[flag + 1], count: count)
 }

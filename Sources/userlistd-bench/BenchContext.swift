@@ -11,6 +11,10 @@ final class BenchContext {
     let directory: String
     let database: String
     let report = Report()
+    /// Users in the store section's PostgreSQL figures (`--pg-users`).
+    var postgresUsers = 100_000
+    /// `--pg-only`: the store section skips the SQLite store bench.
+    var postgresOnly = false
     private var daemonCount = 0
 
     init(quick: Bool, daemonBinary: String, binDirectory: String, directory: String) {

@@ -37,7 +37,9 @@ enum FanOutBench {
     }
 
     /// Rounds of rename-and-wait; returns the samples and the size of an observer's patch frame.
-    static func measure(_ daemon: DaemonProcess, receivers: Int, rounds: Int, tag: String) throws(BenchError) -> (Samples, Int) {
+    /// The observing sessions are on `observers` when given (another daemon on the same store).
+    static func measure(_ daemon: DaemonProcess, receivers: Int, rounds: Int, tag: String,
+                        observers: DaemonProcess? = nil) throws(BenchError) -> (Samples, Int) {
         let writer = try WireConnection.connect(daemon.socketPath)
         writer.trackDocument = true
         try writer.attach(sessionKey: "\(tag)-writer")
@@ -46,7 +48,7 @@ enum FanOutBench {
         try writer.awaitReply(writer.intent("session", "open_user", ["id": .string(user.id)]).id)
         writer.trackDocument = false
 
-        let sessions = try ManySessions.open(socketPath: daemon.socketPath, count: receivers, keyPrefix: tag)
+        let sessions = try ManySessions.open(socketPath: (observers ?? daemon).socketPath, count: receivers, keyPrefix: tag)
         let set = sessions.connections
         var samples = Samples()
         var patchBytes = 0

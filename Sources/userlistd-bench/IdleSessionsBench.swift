@@ -52,7 +52,7 @@ enum IdleSessionsBench {
 enum AttachFloor {
     static func run(_ context: BenchContext, count: Int) throws(BenchError) -> UInt64 {
         let path = context.temporaryPath("attach-floor.sock")
-        let listenFD = try Sockets.bind(path, type: Int32(SOCK_STREAM.rawValue))
+        let listenFD = try Sockets.bind(path, type: Sockets.stream)
         defer { close(listenFD); unlink(path) }
         let answer = Sockets.rawFrame(bodySize: 400)
         let total = count

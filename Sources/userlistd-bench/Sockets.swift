@@ -3,6 +3,8 @@ import Glibc
 
 /// Plain Glibc socket calls shared by the daemon clients and the raw baselines.
 enum Sockets {
+    /// `SOCK_STREAM` as the socket calls take it (one spelling for the whole bench).
+    static let stream = Int32(SOCK_STREAM.rawValue)
     static func address(_ path: String) -> (sockaddr_un, socklen_t)? {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)

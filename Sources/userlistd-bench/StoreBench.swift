@@ -1,13 +1,31 @@
 import Dispatch
 import Foundation
+import UserListTestSupport
 
 /// The store figures (first and deep page at 1M users, import rate) come from another engineer's
 /// `userlistd-bench-store` when it is built next to this binary: its full run (10M users) in a
-/// full bench, `--quick` (1M) in a quick one.
+/// full bench, `--quick` (1M) in a quick one. When PostgreSQL 15 is installed, the bench starts
+/// a scratch server (fsync on) and the same binary measures the PostgreSQL store beside SQLite
+/// at `--pg-users` users; then `PostgresPropagationBench` measures a rename crossing daemons.
 enum StoreBench {
     static func run(_ context: BenchContext) {
-        let binary = "\(context.binDirectory)/userlistd-bench-store"
         print("== store")
+        var server: PostgresTestServer?
+        if let reason = PostgresTestServer.skipReason {
+            context.report.note("store: PostgreSQL figures skipped: \(reason)")
+        } else {
+            do { server = try PostgresTestServer.makePrivate(durable: true) } catch {
+                context.report.failed("store", "scratch PostgreSQL start", error)
+            }
+        }
+        defer { server?.tearDown() }
+        runStoreBinary(context, postgres: server)
+        if let server { PostgresPropagationBench.run(context, server: server) }
+    }
+
+    private static func runStoreBinary(_ context: BenchContext, postgres server: PostgresTestServer?) {
+        let binary = "\(context.binDirectory)/userlistd-bench-store"
+        if context.postgresOnly && server == nil { return }
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             context.report.add("store", "first/deep page at 1M users, import rate",
                                value: "skipped: \(binary) not built")
@@ -15,8 +33,21 @@ enum StoreBench {
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        let label = context.quick ? "userlistd-bench-store --quick (1M users)" : "userlistd-bench-store (10M users)"
+        var label = context.quick ? "userlistd-bench-store --quick (1M users)" : "userlistd-bench-store (10M users)"
         process.arguments = context.quick ? ["--quick"] : []
+        if let server {
+            do {
+                let database = try server.makeDatabase()
+                process.arguments! += ["--postgres", server.conninfo(database), "--postgres-users", String(context.postgresUsers)]
+                if context.postgresOnly {
+                    process.arguments!.append("--postgres-only")
+                    label = "userlistd-bench-store --postgres-only"
+                }
+                label += ", PostgreSQL at \(grouped(context.postgresUsers)) users"
+            } catch {
+                context.report.failed("store", "scratch PostgreSQL database", error)
+            }
+        }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output

@@ -10,7 +10,12 @@ if arguments.first == "--flood", arguments.count == 4 {
     FloodMode.run(mode: arguments[1], socket: arguments[2], seconds: Double(arguments[3]) ?? 10)
 }
 if arguments.contains("-h") || arguments.contains("--help") {
-    print("usage: userlistd-bench [--quick] [--only SECTION,...]\n  sections: roundtrip, fanout, otherwriter, sustained, idle, startup, fairness, store, journal, restart")
+    print("""
+        usage: userlistd-bench [--quick] [--only SECTION,...] [--pg-users N] [--pg-only]
+          sections: roundtrip, fanout, otherwriter, sustained, idle, startup, fairness, store, journal, restart
+          --pg-users N  users in the store section's PostgreSQL figures (default 100000; 1000000 for the issue's size)
+          --pg-only     the store section measures PostgreSQL alone (skips the SQLite store bench)
+        """)
     exit(0)
 }
 let quick = arguments.contains("--quick")
@@ -40,6 +45,10 @@ var template = Array("/tmp/ulbench.XXXXXX".utf8CString)
 guard let made = mkdtemp(&template) else { print("mkdtemp failed"); exit(1) }
 let directory = String(cString: made)
 let context = BenchContext(quick: quick, daemonBinary: daemonBinary, binDirectory: binDirectory, directory: directory)
+context.postgresUsers = arguments.firstIndex(of: "--pg-users").flatMap { index in
+    index + 1 < arguments.count ? Int(arguments[index + 1]) : nil
+} ?? 100_000
+context.postgresOnly = arguments.contains("--pg-only")
 let started = monotonicNanos()
 
 var uts = utsname()

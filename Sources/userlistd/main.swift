@@ -92,23 +92,24 @@ func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -
         // Observing the repository: our own commits reach our sessions without the NOTIFY round trip.
         let feed = try PostgresChangeFeed(observing: database)
         let repository = SharedPageRepository(base: database)
-        let invalidations = feed.subscribe()
-        Task.detached { for await _ in invalidations { repository.invalidate() } }
+        // The feed's connection is the store's pulse: the daemon shows and logs each transition.
+        let health = StoreHealth()
         let events = feed.events()
         Task.detached {
             for await event in events {
                 repository.invalidate()
                 switch event {
                 case .disconnected(let reason):
-                    logger.warning("Lost the PostgreSQL change feed; reconnecting with backoff: \(reason)")
+                    health.report(.unavailable(reason: reason))
                 case .reconnected:
-                    logger.notice("The PostgreSQL change feed is back; changes made meanwhile are being delivered")
+                    health.report(.available)
                 case .resync:
-                    logger.warning("The PostgreSQL change log was pruned past what this daemon had seen; cached pages dropped, screens show fresh data on their next load")
+                    logger.warning("The PostgreSQL change log was pruned past what this daemon had seen; cached pages dropped and every screen reads its rows again")
                 }
             }
         }
-        return Daemon.Store(repository: repository, feed: feed, description: "postgresql:\(connection.redacted)", close: {
+        return Daemon.Store(repository: repository, feed: PageInvalidatingFeed(base: feed, pages: repository),
+                            description: "postgresql:\(connection.redacted)", health: health, close: {
             _ = feed
             _ = database
         })
@@ -138,11 +139,9 @@ func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -
         description = "sqlite:\(config.databasePath)"
     }
     // Sessions showing the same page share one copy of it; any commit, ours or another
-    // process's (seen through the feed), clears it.
+    // process's (seen through the feed), clears it before sessions hear of it.
     let repository = SharedPageRepository(base: source)
-    let invalidations = feed.subscribe()
-    Task.detached { for await _ in invalidations { repository.invalidate() } }
-    return Daemon.Store(repository: repository, feed: feed, description: description, close: {
+    return Daemon.Store(repository: repository, feed: PageInvalidatingFeed(base: feed, pages: repository), description: description, close: {
         _ = feed
         _ = database
     })

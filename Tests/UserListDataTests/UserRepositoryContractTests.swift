@@ -44,6 +44,23 @@ import UserListDomain
 
     static let searches = ["a", "Zo", "ZOË", "王", "김", "jose.", "DJ", "þÓ", "Σο", "nothing-matches-this"]
 
+    /// A list that drops rows past its loaded pages continues from a cursor made after its last
+    /// kept row: the next page is exactly the rows after it, in a search too (with its total).
+    @Test(arguments: StoreKind.allCases, ["", "a"])
+    func aCursorAfterAUserContinuesTheListRightAfterIt(kind: StoreKind, search: String) async throws {
+        let store = try kind.makeFixture().open()
+        let users = SampleUsers.generate(count: 300, seed: 11)
+        _ = try await store.importUsers(users)
+        let term: String? = search.isEmpty ? nil : search
+        let expected = listOrder(users.filter { user in term.map { TextKey.matches($0, name: user.name, email: user.email) } ?? true })
+        let kept = expected[40]
+        let total = term == nil ? nil : expected.count
+        let cursor = try #require(store.cursor(after: kept, totalCount: total))
+        let page = try await store.fetchPage(PageRequest(after: cursor, limit: 25, search: term))
+        #expect(page.users == Array(expected[41..<66]))
+        #expect(page.totalCount == expected.count)
+    }
+
     @Test(arguments: StoreKind.allCases, searches)
     func searchPagesWalkEveryMatchOnceInOrder(kind: StoreKind, search: String) async throws {
         let store = try kind.makeFixture().open()

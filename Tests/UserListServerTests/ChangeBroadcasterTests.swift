@@ -62,6 +62,26 @@ import UserListServer
         #expect(seen)
     }
 
+    /// A resync reaches every session in its place among the changes, with no `changed` event
+    /// (the protocol has none for it: clients see the reload as a patch).
+    @Test func aResyncIsPassedOnInOrderWithoutAnEventFrame() async {
+        let feed = ManualFeed()
+        let broadcaster = ChangeBroadcaster(feed: feed)
+        let stream = broadcaster.subscribe()
+        let before = UUID(), after = UUID()
+        feed.continuation.yield(.removed(id: before))
+        feed.continuation.yield(.resync)
+        feed.continuation.yield(.removed(id: after))
+        var deliveries: [ChangeBroadcaster.Delivery] = []
+        for await delivery in stream {
+            deliveries.append(delivery)
+            if deliveries.count == 3 { break }
+        }
+        #expect(deliveries.map(\.change) == [.removed(id: before), .resync, .removed(id: after)])
+        #expect(deliveries.map { $0.eventFrame == nil } == [false, true, false])
+        #expect(ChangeBroadcaster.event(for: .resync) == nil)
+    }
+
     static func uuid(_ index: Int) -> uuid_t {
         var bytes = [UInt8](repeating: 0, count: 16)
         withUnsafeBytes(of: UInt64(index).bigEndian) { bytes.replaceSubrange(8..<16, with: $0) }

@@ -41,6 +41,7 @@ package final class PostgresTestServer: Sendable {
     package let directory: String
     package let port: Int
     private let runAs: [String]
+    private let durable: Bool
 
     /// Connection string for `database` over the socket, as user `postgres` (trust auth).
     package func conninfo(_ database: String) -> String { "host=\(directory) port=\(port) user=postgres dbname=\(database)" }
@@ -53,7 +54,8 @@ package final class PostgresTestServer: Sendable {
 
     /// A server of its own, for a test that stops or restarts it (which would disturb the
     /// tests sharing `shared()`); call `tearDown()` at the end (a `defer`).
-    package static func makePrivate() throws -> PostgresTestServer { try PostgresTestServer() }
+    /// `durable` keeps PostgreSQL's default `fsync=on` (the bench's figures); tests skip it.
+    package static func makePrivate(durable: Bool = false) throws -> PostgresTestServer { try PostgresTestServer(durable: durable) }
 
     /// Stops the server and removes its directory.
     package func tearDown() {
@@ -61,7 +63,8 @@ package final class PostgresTestServer: Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    private init() throws {
+    private init(durable: Bool = false) throws {
+        self.durable = durable
         directory = "/tmp/ulpg-" + String(UUID().uuidString.prefix(8))
         port = 20_000 + Int.random(in: 0..<20_000)
         runAs = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []
@@ -78,7 +81,7 @@ package final class PostgresTestServer: Sendable {
     /// Starts the server (again, after `stop` or `restart`), waiting until it accepts connections.
     package func start() throws {
         try run(["\(Self.binaries)/pg_ctl", "-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-t", "30",
-                 "-o", "-k \(directory) -p \(port) -c listen_addresses='' -c fsync=off -c max_connections=200", "start"],
+                 "-o", "-k \(directory) -p \(port) -c listen_addresses=''\(durable ? "" : " -c fsync=off") -c max_connections=200", "start"],
                 "pg_ctl start")
     }
 

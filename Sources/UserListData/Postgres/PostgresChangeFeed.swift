@@ -12,8 +12,8 @@ import UserListDomain
 /// a dedicated thread, `LISTEN`s, and on each notification reads the rows after the last `seq`
 /// it delivered. After a disconnect it reconnects with backoff (0.1 s doubling to 5 s) and
 /// resumes from that `seq`, so nothing committed meanwhile is missed; if the log was pruned
-/// past it (`store_state.pruned_through`), it cannot know what changed and reports `.resync`
-/// on `events()` instead.
+/// past it (`store_state.pruned_through`), it cannot know what changed: it delivers
+/// `UserChange.resync` in place of the lost changes (and reports `.resync` on `events()`).
 ///
 /// The daemon's own commits (an observed `PostgresUserRepository`) are delivered at once,
 /// without the NOTIFY round trip, when they are the next `seq`; otherwise (another daemon's
@@ -173,6 +173,8 @@ extension PostgresChangeFeed {
                         emit(.reconnected)
                         try catchUp()
                     } catch {
+                        // Lost again before catching up: say so, or the daemon would show it as back.
+                        if connected { emit(.disconnected(reason: error.description)) }
                         listener.disconnect()
                         connected = false
                         sleepInterruptibly(backoff)
@@ -204,7 +206,7 @@ extension PostgresChangeFeed {
 
         /// Reads and delivers every logged change after the last delivered one; when the log
         /// was pruned past that point (this daemon was away too long), skips to the newest
-        /// change and reports `.resync` instead. The pruning mark comes in the same round trip.
+        /// change and delivers (and reports) `.resync` instead. The pruning mark comes in the same round trip.
         private func catchUp() throws(PGError) {
             while true {
                 let after = state.withLock { $0.lastSeq }
@@ -218,7 +220,10 @@ extension PostgresChangeFeed {
                 if pruned > after {
                     let newest = Int(try listener.query("SELECT GREATEST(COALESCE(MAX(seq), 0), $1) FROM changes", [String(pruned)],
                                                         "reading the change log").first?[0] ?? "0") ?? pruned
-                    state.withLock { $0.lastSeq = max($0.lastSeq, newest) }
+                    state.withLock { state in
+                        state.lastSeq = max(state.lastSeq, newest)
+                        for continuation in state.subscribers.values { continuation.yield(.resync) }
+                    }
                     emit(.resync)
                     return
                 }

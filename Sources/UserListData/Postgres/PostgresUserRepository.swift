@@ -160,6 +160,12 @@ public final class PostgresUserRepository: UserRepository {
         }
     }
 
+    /// The keyset position of `user` (its folded name and id), as a page would have made it:
+    /// a list that trims rows past its loaded pages continues from here.
+    public func cursor(after user: User, totalCount: Int?) -> PageCursor? {
+        KeysetCursor(nameKey: UserKey.fold(user.name), id: user.id.uuidString, total: totalCount).pageCursor
+    }
+
     public func fetchUser(id: UUID) async throws(UserError) -> User {
         let found = try await read { connection throws(PGError) -> User? in try Self.stored(id: id, connection) }
         guard let found else { throw .notFound(id: id) }

@@ -28,7 +28,8 @@ import UserListDomain
 /// iteration).
 ///
 /// The log is pruned by the writers to the last 10,000 rows, never touching rows younger than a
-/// minute: a feed (in any process) that falls more than a minute behind may miss changes.
+/// minute: a feed (in any process) that falls more than a minute behind may miss changes; it
+/// then delivers `.resync` in their place (it sees the hole in `seq`).
 public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
     private struct Reader {
         let connection: SQLiteConnection
@@ -171,6 +172,11 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
                 while try statement.step("reading the change log") {
                     read += 1
                     let seq = statement.int(0)
+                    if seq > reader.lastSeq + 1 {
+                        // `seq` has no gaps (AUTOINCREMENT, one writer): the rows between were
+                        // pruned before this feed read them. Say so rather than skip them silently.
+                        deliver(.resync, seq: seq - 1)
+                    }
                     reader.lastSeq = seq
                     guard let change = Self.change(from: statement) else { continue }
                     deliver(change, seq: seq)

@@ -18,12 +18,15 @@ public final class Daemon: Sendable {
         public let feed: any UserChangeFeed
         public let description: String
         public let close: @Sendable () -> Void
+        /// Whether the store answers (a store that cannot tell keeps it `.available`).
+        public let health: StoreHealth
 
         public init(repository: any UserRepository, feed: any UserChangeFeed, description: String,
-                    close: @escaping @Sendable () -> Void) {
+                    health: StoreHealth = StoreHealth(), close: @escaping @Sendable () -> Void) {
             self.repository = repository
             self.feed = feed
             self.description = description
+            self.health = health
             self.close = close
         }
     }
@@ -128,15 +131,19 @@ public final class Daemon: Sendable {
         let handover = Handover.load(directory: config.stateDirectory, logger: logger)
 
         runningRegistry.withLock { $0 = registry }
+        let health = store.health
         let statusLine: @Sendable () -> String = {
             let sessions = registry.sessionCount
-            return "Serving \(sessions) session\(sessions == 1 ? "" : "s"), \(registry.connectionCount) client connection\(registry.connectionCount == 1 ? "" : "s")"
+            let serving = "Serving \(sessions) session\(sessions == 1 ? "" : "s"), \(registry.connectionCount) client connection\(registry.connectionCount == 1 ? "" : "s")"
+            guard case .unavailable(let reason) = health.current else { return serving }
+            return serving + "; the store is unavailable, reconnecting: " + reason
         }
         let notifier = self.notifier
         let context = ServerContext(
             config: config, registry: registry, logger: logger,
             serverInfo: PeerInfo(name: "userlistd", build: Self.version),
-            introspection: Introspection(startedAt: started, storeDescription: store.description, version: Self.version),
+            introspection: Introspection(startedAt: started, storeDescription: store.description, version: Self.version,
+                                         storeHealth: store.health),
             isWriter: { policy.canWrite(uid: $0) },
             liveObjects: liveObjects,
             onConnectionsChanged: { notifier.status(statusLine()) })
@@ -161,6 +168,7 @@ public final class Daemon: Sendable {
         let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), canWrite: { false },
                             useCases: UserUseCases(repository: store.repository), changes: registry.changeBroadcaster, logger: logger)
         let background = startBackgroundWork(registry: registry, context: context, loop: loop, probe: probe, statusLine: statusLine)
+        let healthWatch = watchStoreHealth(statusLine: statusLine)
         let reloads = Task { [reloadSignal] in
             for await _ in reloadSignal.stream { self.reload(registry: registry, context: context, policy: policy, statusLine: statusLine) }
         }
@@ -180,6 +188,7 @@ public final class Daemon: Sendable {
         if route == .reexec { notifier.reloading() } else { notifier.stopping() }
         logger.notice(route == nil ? "Stopping: saving sessions" : "Restarting: handing \(registry.connectionCount) client connections to the next process")
         background.cancel()
+        healthWatch.cancel()
         reloads.cancel()
         acceptor.stop()
         let sessions = registry.allSessions
@@ -262,6 +271,25 @@ public final class Daemon: Sendable {
         limit.rlim_cur = limit.rlim_max
         if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 {
             logger.debug("Raised the open file limit to \(limit.rlim_max)")
+        }
+    }
+
+    /// Each store transition once: in the journal, and in `STATUS=` at once (not rate-limited).
+    private func watchStoreHealth(statusLine: @escaping @Sendable () -> String) -> Task<Void, Never> {
+        let notifier = self.notifier
+        let logger = self.logger
+        let store = self.store
+        return Task.detached {
+            for await state in store.health.transitions {
+                switch state {
+                case .available:
+                    logger.notice("The store is available again", ["USERLISTD_STORE": store.description])
+                case .unavailable(let reason):
+                    logger.warning("The store is unavailable; sessions are kept, writes are refused, reconnecting with backoff: \(reason)",
+                                   ["USERLISTD_STORE": store.description])
+                }
+                notifier.status(statusLine(), force: true)
+            }
         }
     }
 

@@ -8,10 +8,20 @@ package struct Introspection: Sendable {
     package let startedAt: ContinuousClock.Instant
     package let storeDescription: String
     package let version: String
+    package let storeHealth: StoreHealth
+
+    package init(startedAt: ContinuousClock.Instant, storeDescription: String, version: String, storeHealth: StoreHealth = StoreHealth()) {
+        self.startedAt = startedAt
+        self.storeDescription = storeDescription
+        self.version = version
+        self.storeHealth = storeHealth
+    }
 
     package func status(registry: SessionRegistry) -> JSONValue {
         let sessions = registry.allSessions
         let clients = sessions.reduce(0) { $0 + $1.activity.withLock { $0.clients } }
+        let problem: JSONValue
+        if case .unavailable(let reason) = storeHealth.current { problem = .string(reason) } else { problem = .null }
         return .object([
             "version": .string(version),
             "pid": .int(Int64(getpid())),
@@ -20,6 +30,8 @@ package struct Introspection: Sendable {
             "clients": .int(Int64(clients)),
             "connections": .int(Int64(registry.connectionCount)),
             "store": .string(storeDescription),
+            "store_available": .bool(problem == .null),
+            "store_problem": problem,
             "rss_bytes": .int(Int64(Self.residentBytes())),
         ])
     }

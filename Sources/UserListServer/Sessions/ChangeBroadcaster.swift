@@ -17,7 +17,8 @@ import UserListWire
 package final class ChangeBroadcaster: Sendable {
     package struct Delivery: Sendable {
         package let change: UserChange
-        /// The `session`/`changed` event frame for `change`.
+        /// The `session`/`changed` event frame for `change` (nil for `.resync`: sessions reload,
+        /// and their clients see the outcome as an ordinary patch).
         package let eventFrame: [UInt8]?
     }
 
@@ -76,7 +77,7 @@ package final class ChangeBroadcaster: Sendable {
     private func deliver(_ change: UserChange, _ encoder: FrameEncoder) {
         let current = listeners.withLock { Array($0.values) }
         guard !current.isEmpty else { return }
-        let frame = try? encoder.encode(ServerMessage.event(Self.event(for: change)))
+        let frame = Self.event(for: change).flatMap { try? encoder.encode(ServerMessage.event($0)) }
         let delivery = Delivery(change: change, eventFrame: frame)
         for listener in current { listener(delivery) }
     }
@@ -84,12 +85,16 @@ package final class ChangeBroadcaster: Sendable {
     /// How many listeners are attached (tests: every dropped subscriber is forgotten).
     package var subscriberCount: Int { listeners.withLock { $0.count } }
 
-    package static func event(for change: UserChange) -> ServerMessage.Event {
-        var payload: [String: JSONValue] = ["id": .string(change.userID.uuidString.lowercased())]
+    /// The `changed` event telling clients of `change`; nil for `.resync`, which has no event
+    /// of its own in the protocol.
+    package static func event(for change: UserChange) -> ServerMessage.Event? {
+        guard let id = change.userID else { return nil }
+        var payload: [String: JSONValue] = ["id": .string(id.uuidString.lowercased())]
         switch change {
         case .saved(let user): payload["kind"] = "saved"; payload["user"] = StateDocument.user(user)
         case .added(let user): payload["kind"] = "added"; payload["user"] = StateDocument.user(user)
         case .removed: payload["kind"] = "removed"
+        case .resync: return nil
         }
         return .init(screen: "session", name: "changed", payload: .object(payload))
     }

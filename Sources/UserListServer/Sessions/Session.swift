@@ -283,7 +283,8 @@ package actor Session {
         case .detail(.didSave(let user)):
             message = .init(screen: "detail", name: "did_save", payload: ["user": StateDocument.user(user)])
         case .changed(let change):
-            message = ChangeBroadcaster.event(for: change)
+            guard let changed = ChangeBroadcaster.event(for: change) else { return }  // a resync: the patch says it all
+            message = changed
             // Encoded once for all sessions by the broadcaster, when the change came from it.
             if let frame = changedEventFrame {
                 pendingEvents.append(frame)
@@ -610,7 +611,7 @@ package actor Session {
     private func claimOwnChange(_ change: UserChange) -> Bool {
         let now = ContinuousClock.now
         ownWrites.removeAll { $0.waiter == nil && now - $0.started > .seconds(60) }  // the feed lost it
-        guard let write = ownWrites.first(where: { $0.ids.contains(change.userID) && !$0.complete }) else { return false }
+        guard let id = change.userID, let write = ownWrites.first(where: { $0.ids.contains(id) && !$0.complete }) else { return false }
         write.seen += 1
         if write.complete {
             ownWrites.removeAll { $0 === write }

@@ -11,7 +11,7 @@ final class PostgresDaemon: @unchecked Sendable {  // Invariant: used by one tes
     private var process: Process?
 
     /// Starts the process without waiting for it (see `waitUntilAnswering`).
-    init(database: String, sampleData: Int = 0) throws {
+    init(database: String, sampleData: Int = 0, environment: [String: String] = [:]) throws {
         directory = "/tmp/ulpgd-" + String(UUID().uuidString.prefix(8))
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/sock"
@@ -23,6 +23,9 @@ final class PostgresDaemon: @unchecked Sendable {  // Invariant: used by one tes
                              "--sample-data", String(sampleData), "--log-level", "debug"]
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         _ = FileManager.default.createFile(atPath: directory + "/daemon.log", contents: nil)
         process.standardError = FileHandle(forWritingAtPath: directory + "/daemon.log")
         try process.run()
@@ -48,11 +51,23 @@ final class PostgresDaemon: @unchecked Sendable {  // Invariant: used by one tes
         process.waitUntilExit()
     }
 
+    /// SIGSTOP: the process hears nothing (its feed included) until `resume()`.
+    func pause() {
+        guard let process, process.isRunning else { return }
+        kill(process.processIdentifier, SIGSTOP)
+    }
+
+    func resume() {
+        guard let process else { return }
+        kill(process.processIdentifier, SIGCONT)
+    }
+
     func log() -> String { (try? String(contentsOfFile: directory + "/daemon.log", encoding: .utf8)) ?? "" }
 
     /// SIGTERM, wait, remove the directory. Call at the end of every test (`defer`).
     func tearDown() {
         if let process {
+            resume()  // a paused process would never act on SIGTERM
             if process.isRunning { process.terminate() }
             process.waitUntilExit()
         }
@@ -84,20 +99,22 @@ final class PostgresDaemon: @unchecked Sendable {  // Invariant: used by one tes
                    stderr: String(decoding: stderr, as: UTF8.self))
     }
 
-    /// `userctl watch --json` in the background, its output going to a file `output()` reads.
-    func watch() throws -> Watch { try Watch(self) }
+    /// `userctl watch --json` in the background, its output going to a file `output()` reads;
+    /// attached to session `session` when given (keeping it alive: a one-shot `userctl` ends
+    /// the session it used unless another client is attached).
+    func watch(session: String? = nil) throws -> Watch { try Watch(self, session: session) }
 
     final class Watch: @unchecked Sendable {  // Invariant: `process` is set in init, then only read.
         private let process: Process
         private let path: String
 
-        init(_ daemon: PostgresDaemon) throws {
+        init(_ daemon: PostgresDaemon, session: String?) throws {
             guard let products = RealDaemon.productsDirectory else { throw RealDaemon.Failure("userctl is not built") }
             path = daemon.directory + "/watch-\(UUID().uuidString.prefix(6)).out"
             _ = FileManager.default.createFile(atPath: path, contents: nil)
             process = Process()
             process.executableURL = URL(fileURLWithPath: products + "/userctl")
-            process.arguments = ["--socket", daemon.socketPath, "--no-spawn", "watch", "--json"]
+            process.arguments = ["--socket", daemon.socketPath, "--no-spawn"] + (session.map { ["--session", $0] } ?? []) + ["watch", "--json"]
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = FileHandle(forWritingAtPath: path)
             process.standardError = FileHandle.nullDevice

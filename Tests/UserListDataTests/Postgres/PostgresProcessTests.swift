@@ -93,4 +93,107 @@ struct PostgresProcessTests {
         let last = try #require(acknowledged.last)
         #expect(await watch.wait { $0.contains(last.name) }, "B's log: \(b.log())")
     }
+
+    /// A daemon that missed changes it can no longer read (frozen while they were made, and the
+    /// log pruned past them meanwhile) resyncs: its session's list, loaded before, ends up
+    /// showing the rows as they are, without anyone asking it to reload.
+    @Test func aDaemonThatMissedPrunedChangesResyncsItsSessions() async throws {
+        let server = try PostgresTestServer.shared()
+        let database = try server.makeDatabase()
+        let a = try PostgresDaemon(database: server.conninfo(database), sampleData: 30)
+        defer { a.tearDown() }
+        try await a.waitUntilAnswering()
+        let b = try PostgresDaemon(database: server.conninfo(database))
+        defer { b.tearDown() }
+        try await b.waitUntilAnswering()
+        let key = "resync-\(UUID().uuidString.prefix(6))"
+        let ids = try userIDs(server, database, count: 3)
+        // The session: kept attached by a watcher; `list` in it shows its rows as they are.
+        let watch = try b.watch(session: key)
+        defer { watch.stop() }
+        #expect(await watch.wait { $0.contains("\"connected\"") })
+        let before = try b.userctl(["--session", key, "--json", "list"])
+        #expect(before.status == 0, "\(before.stderr)")
+        for id in ids { #expect(before.stdout.contains(id.lowercased())) }
+
+        b.pause()
+        var names: [String] = []
+        for id in ids {
+            let name = "Missed By B \(UUID().uuidString.prefix(6))"
+            let rename = try a.userctl(["rename", id, name])
+            #expect(rename.status == 0, "\(rename.stderr)")
+            names.append(name)
+        }
+        _ = try server.psql(database, """
+            UPDATE store_state SET pruned_through = (SELECT MAX(seq) FROM changes);
+            DELETE FROM changes;
+            """)
+        b.resume()
+
+        let deadline = ContinuousClock.now + .seconds(120)
+        var shown = ""
+        while ContinuousClock.now < deadline {
+            shown = try b.userctl(["--session", key, "--json", "list"]).stdout
+            if names.allSatisfy(shown.contains) { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(names.allSatisfy(shown.contains), "B's session shows: \(shown)\nB's log: \(b.log())")
+        #expect(b.log().contains("pruned past"), "the rows came by a resync: \(b.log())")
+        #expect(b.log().components(separatedBy: "Client opened a session").count == 2, "one session throughout: \(b.log())")
+    }
+
+    /// PostgreSQL stopped: the daemon keeps running, says so in `STATUS=` and in `status`,
+    /// refuses writes clearly, and logs the loss and the return once each (not once per retry).
+    @Test func anUnreachableStoreIsShownInStatusAndLoggedOncePerTransition() async throws {
+        let server = try PostgresTestServer.makePrivate()
+        defer { server.tearDown() }
+        let database = try server.makeDatabase()
+        let notifyDirectory = "/tmp/ulpgn-" + String(UUID().uuidString.prefix(8))
+        try FileManager.default.createDirectory(atPath: notifyDirectory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: notifyDirectory) }
+        let notify = try NotifyListener(path: notifyDirectory + "/notify.sock")
+        defer { notify.close() }
+        let daemon = try PostgresDaemon(database: server.conninfo(database), sampleData: 10, environment: ["NOTIFY_SOCKET": notify.path])
+        defer { daemon.tearDown() }
+        try await daemon.waitUntilAnswering()
+        let id = try #require(try userIDs(server, database, count: 1).first)
+
+        func status() throws -> [String: Any] {
+            let run = try daemon.userctl(["--json", "status"])
+            let object = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+            return object ?? [:]
+        }
+        func waitFor(_ what: String, _ condition: () throws -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(120)
+            while ContinuousClock.now < deadline {
+                if try condition() { return }
+                notify.drain()
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            Issue.record("\(what) did not happen within 120 s; status \(try status()), STATUS= \(notify.statuses), log: \(daemon.log())")
+        }
+        #expect(try status()["store_available"] as? Bool == true)
+
+        server.stop()
+        try await waitFor("status showing the store unavailable") { try status()["store_available"] as? Bool == false }
+        #expect((try status()["store_problem"] as? String)?.isEmpty == false)
+        try await waitFor("STATUS= saying so") { notify.statuses.contains { $0.contains("the store is unavailable, reconnecting") } }
+        let refused = try daemon.userctl(["rename", id, "Renamed While Down"])
+        #expect(refused.status == 69, "\(refused.stdout) \(refused.stderr)")
+        #expect(refused.stderr.contains("unavailable") || refused.stderr.contains("cannot be reached"), "\(refused.stderr)")
+
+        try server.start()
+        try await waitFor("status showing the store back") { try status()["store_available"] as? Bool == true }
+        #expect(try status()["store_problem"] is NSNull)
+        try await waitFor("STATUS= back to normal") {
+            let statuses = notify.statuses
+            guard let down = statuses.lastIndex(where: { $0.contains("unavailable") }) else { return false }
+            return statuses[(down + 1)...].contains { $0.hasPrefix("Serving") && !$0.contains("unavailable") }
+        }
+        let renamed = try daemon.userctl(["rename", id, "Renamed After"])
+        #expect(renamed.status == 0, "\(renamed.stderr)")
+        let log = daemon.log()
+        #expect(log.components(separatedBy: "The store is unavailable").count == 2, "once, however many retries: \(log)")
+        #expect(log.components(separatedBy: "The store is available again").count == 2, "\(log)")
+    }
 }

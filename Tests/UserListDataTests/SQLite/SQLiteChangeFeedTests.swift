@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import UserListData
+@testable import UserListData
 import UserListDomain
 
 /// Reads a change stream in the background so a test can wait for N changes, then check that
@@ -88,6 +88,26 @@ final class ChangeCollector: Sendable {
         let b = try await store.add(NewUser(name: "B", email: "b@example.com"))
         #expect(await early.wait(for: 2) == [.added(a), .added(b)])
         #expect(await late.wait(for: 1) == [.added(b)])
+    }
+
+    /// A feed that fell behind a pruning writer cannot deliver what was pruned: it says
+    /// `.resync` in its place, then goes on.
+    @Test func aFeedBehindThePrunedLogSaysResyncThenCarriesOn() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("users.sqlite")
+        let store = try SQLiteUserRepository(path: path)
+        let feed = try SQLiteChangeFeed(path: path, pollInterval: .milliseconds(20))
+        let collector = ChangeCollector(feed.subscribe())
+        // Two changes committed together, the first pruned before the feed could read it.
+        let writer = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: 5_000)
+        try writer.execute("""
+            BEGIN;
+            INSERT INTO changes (kind, user_id, at) VALUES ('removed', '\(UUID().uuidString)', 0);
+            DELETE FROM changes WHERE seq = (SELECT MAX(seq) FROM changes);
+            COMMIT;
+            """, "pruning behind the feed")
+        let ada = try await store.add(NewUser(name: "Ada", email: "ada@example.com"))
+        #expect(await collector.wait(for: 2) == [.resync, .added(ada)])
     }
 
     @Test func importsAnnounceEachChangedUserAndIdenticalReimportsNothing() async throws {

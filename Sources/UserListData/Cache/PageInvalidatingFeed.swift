@@ -1,0 +1,32 @@
+import UserListDomain
+
+/// `base`'s changes, each passed on only after `pages` has forgotten every page it shared.
+///
+/// A subscriber that reads the store because of a change (a list reloading on `.resync` above
+/// all) must not be answered from a page cached before that change. Clearing the cache from a
+/// second, independent subscription would race with the first; doing it here, before the yield,
+/// cannot.
+public struct PageInvalidatingFeed: UserChangeFeed {
+    private let base: any UserChangeFeed
+    private let pages: SharedPageRepository
+
+    public init(base: any UserChangeFeed, pages: SharedPageRepository) {
+        self.base = base
+        self.pages = pages
+    }
+
+    public func subscribe() -> AsyncStream<UserChange> {
+        let changes = base.subscribe()
+        let pages = self.pages
+        let (stream, continuation) = AsyncStream.makeStream(of: UserChange.self, bufferingPolicy: .unbounded)
+        let task = Task.detached {
+            for await change in changes {
+                pages.invalidate()
+                continuation.yield(change)
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+}
