@@ -96,7 +96,7 @@ final class ChangeCollector: Sendable {
         let directory = try TemporaryDirectory()
         let path = directory.file("users.sqlite")
         let store = try SQLiteUserRepository(path: path)
-        let feed = try SQLiteChangeFeed(path: path, pollInterval: .milliseconds(20))
+        let feed = try SQLiteChangeFeed(path: path, safetyInterval: .seconds(600))
         let collector = ChangeCollector(feed.subscribe())
         // Two changes committed together, the first pruned before the feed could read it.
         let writer = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: 5_000)
