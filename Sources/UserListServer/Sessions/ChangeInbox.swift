@@ -1,48 +1,41 @@
 import Synchronization
 
-/// Changes waiting for one session: the broadcaster's thread queues them here, and one task per
-/// burst carries the whole queue onto the session's actor.
+/// Changes waiting for one session. The broadcaster's thread posts them here; the session takes
+/// them on its own actor, all that are waiting at once, in order.
 ///
-/// One task per burst, not per change: while a session is busy, the changes that arrive pile up
-/// and are applied together, so an import of thousands of rows costs each session one diff and
-/// one patch, with no timer deciding what counts as a burst.
+/// A post that finds the inbox idle asks for one task to wake the session; until the session
+/// takes the batch, further posts only queue. So while a session is busy its changes pile up and
+/// are applied together (an import's thousands of changes cost a session a few diffs, with no
+/// timer deciding what a burst is), and a session that knows a change is waiting (its own save,
+/// just committed) can take it at once without waiting for that task. Taking happens only on the
+/// session's actor, so batches never overtake each other.
 final class ChangeInbox: Sendable {
     private struct Queue {
         var pending: [ChangeBroadcaster.Delivery] = []
-        /// A task is on its way (or running) to empty `pending`.
-        var draining = false
+        /// A wake-up task is on its way for what is pending.
+        var wakeScheduled = false
     }
 
     private let queue = Mutex(Queue())
-    private let receive: @Sendable ([ChangeBroadcaster.Delivery]) async -> Void
 
-    /// `receive` gets each batch in order, one batch at a time.
-    init(receive: @escaping @Sendable ([ChangeBroadcaster.Delivery]) async -> Void) {
-        self.receive = receive
-    }
-
-    func post(_ delivery: ChangeBroadcaster.Delivery) {
-        let start = queue.withLock { queue -> Bool in
+    /// Queues `delivery`; returns true when the caller must wake the session (start a task
+    /// that makes it `take()`).
+    func post(_ delivery: ChangeBroadcaster.Delivery) -> Bool {
+        queue.withLock { queue in
             queue.pending.append(delivery)
-            guard !queue.draining else { return false }
-            queue.draining = true
+            guard !queue.wakeScheduled else { return false }
+            queue.wakeScheduled = true
             return true
         }
-        if start { Task { await self.drain() } }
     }
 
-    /// Hands over batches until none is left; only then may the next `post` start a task, so
-    /// batches never overtake each other.
-    private func drain() async {
-        while true {
-            let batch = queue.withLock { queue -> [ChangeBroadcaster.Delivery] in
-                let batch = queue.pending
-                queue.pending.removeAll(keepingCapacity: true)
-                if batch.isEmpty { queue.draining = false }
-                return batch
-            }
-            if batch.isEmpty { return }
-            await receive(batch)
+    /// Everything waiting, oldest first. Only on the session's actor.
+    func take() -> [ChangeBroadcaster.Delivery] {
+        queue.withLock { queue in
+            queue.wakeScheduled = false
+            guard !queue.pending.isEmpty else { return [] }
+            defer { queue.pending.removeAll(keepingCapacity: true) }
+            return queue.pending
         }
     }
 }

@@ -55,6 +55,8 @@ package actor Session {
     private var pendingEvents: [[UInt8]] = []
     /// This session's listener on the broadcaster, while it follows changes.
     private var listenerID: UInt64?
+    /// Changes committed anywhere, waiting for this actor.
+    private let inbox = ChangeInbox()
     /// Writes this session is making: the feed's deliveries of their changes are applied
     /// without a `changed` event and without marking the list stale (§4.2: `changed` reports a
     /// change made by someone else).
@@ -205,15 +207,19 @@ package actor Session {
         }
         navigator.onStateChange = { [unowned self] in self.stateChanged() }
         navigator.onEvent = { [unowned self] event in self.forward(event) }
-        let inbox = ChangeInbox { [weak self] batch in await self?.apply(batch) }
-        listenerID = changes.attach { delivery in inbox.post(delivery) }
+        let inbox = self.inbox
+        listenerID = changes.attach { [weak self] delivery in
+            if inbox.post(delivery) { Task { await self?.takeChanges() } }
+        }
         sent = navigator.state
     }
 
     /// Changes committed anywhere, as many as arrived since the last batch: every screen
     /// follows them, then each client gets one patch and the `changed` events together, in one
     /// write (an import's thousands of changes become a few patches, not thousands).
-    private func apply(_ batch: [ChangeBroadcaster.Delivery]) {
+    private func takeChanges() {
+        let batch = inbox.take()
+        guard !batch.isEmpty else { return }
         applyingChange = true
         for delivery in batch {
             changedEventFrame = delivery.eventFrame
@@ -624,6 +630,9 @@ package actor Session {
     /// Waits until the feed has delivered `count` changes of `write` (at most a few seconds);
     /// returns whether it did.
     private func awaitDeliveries(of number: Int, count: Int) async -> Bool {
+        // A store whose feed delivers on the writer's thread (SQLite) has posted the change
+        // before the write returned: take it now rather than wait for the inbox's wake-up.
+        takeChanges()
         guard let write = ownWrite(number) else { return false }
         write.expected = count
         if write.complete {
