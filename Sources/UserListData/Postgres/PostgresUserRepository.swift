@@ -94,18 +94,14 @@ public final class PostgresUserRepository: UserRepository {
             parameters.append(String(limit + 1))
             let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             let sql = "SELECT \(Self.columns), name_key FROM users \(whereClause) ORDER BY name_key, id LIMIT $\(parameters.count)"
-            let searchCondition = "name_key LIKE $1 OR email_key LIKE $1"
             let rows = try connection.query(sql, parameters, "reading a page of users").rows
             let more = rows.count > limit
             let users = rows.prefix(limit).map { Self.user($0) }
-            let total: Int
+            let total: Int?
             if search != nil, let carried = keyset?.total {
                 total = carried
-            } else if let search {
-                total = Int(try connection.query("SELECT COUNT(*) FROM users WHERE \(searchCondition)", [search],
-                                                 "counting users").first?[0] ?? "0") ?? 0
             } else {
-                total = Int(try connection.query("SELECT user_count FROM store_state", [], "counting users").first?[0] ?? "0") ?? 0
+                total = try Self.total(matching: search, limit: limit, connection)
             }
             let next = more
                 ? KeysetCursor(nameKey: rows[limit - 1][5] ?? "", id: users[limit - 1].id.uuidString, total: total).pageCursor
@@ -144,14 +140,11 @@ public final class PostgresUserRepository: UserRepository {
             let rows = try connection.query(sql, parameters, "reading a page of users").rows
             let more = rows.count > limit
             let users = rows.prefix(limit).map { Self.user($0) }
-            let total: Int
+            let total: Int?
             if search != nil, let carried = keyset?.total {
                 total = carried
-            } else if let search {
-                total = Int(try connection.query("SELECT COUNT(*) FROM users WHERE name_key LIKE $1 OR email_key LIKE $1", [search],
-                                                 "counting users").first?[0] ?? "0") ?? 0
             } else {
-                total = Int(try connection.query("SELECT user_count FROM store_state", [], "counting users").first?[0] ?? "0") ?? 0
+                total = try Self.total(matching: search, limit: limit, connection)
             }
             let previous = more
                 ? KeysetCursor(nameKey: rows[limit - 1][5] ?? "", id: users[limit - 1].id.uuidString, total: total).pageCursor
@@ -159,6 +152,44 @@ public final class PostgresUserRepository: UserRepository {
             return UserPage(users: users.reversed(), next: nil, previous: previous, totalCount: total)
         }
     }
+
+    /// How many users a page's list holds: all of them, or those matching `pattern` (a LIKE
+    /// pattern of the folded term). A search is counted where counting is cheap, as the SQLite
+    /// store does: exactly in a store of at most `broadCountLimit` users; in a bigger one only a
+    /// term the trigram index serves (three characters or more) with at most `countCap` matches;
+    /// otherwise the total is unknown (nil) rather than a scan of every row for each page.
+    static func total(matching pattern: String?, limit: Int, _ connection: PGConnection) throws(PGError) -> Int? {
+        let stored = Int(try connection.query("SELECT user_count FROM store_state", [], "counting users").first?[0] ?? "0") ?? 0
+        guard let pattern else { return stored }
+        let condition = "name_key LIKE $1 OR email_key LIKE $1"
+        if stored <= broadCountLimit {
+            return Int(try connection.query("SELECT COUNT(*) FROM users WHERE \(condition)", [pattern],
+                                            "counting users").first?[0] ?? "0") ?? 0
+        }
+        guard termLength(ofPattern: pattern) >= 3 else { return nil }
+        let cap = max(2_000, Int(Double(max(1, limit) * stored).squareRoot()))
+        let counted = Int(try connection.query("SELECT COUNT(*) FROM (SELECT 1 FROM users WHERE \(condition) LIMIT $2) AS m",
+                                               [pattern, String(cap + 1)], "counting users").first?[0] ?? "0") ?? 0
+        return counted <= cap ? counted : nil
+    }
+
+    /// The characters of the term inside a `likePattern` (`%term%`, with `\` escaping).
+    static func termLength(ofPattern pattern: String) -> Int {
+        var count = 0
+        var escaped = false
+        for scalar in pattern.unicodeScalars.dropFirst().dropLast() {
+            if scalar == "\\" && !escaped {
+                escaped = true
+                continue
+            }
+            escaped = false
+            count += 1
+        }
+        return count
+    }
+
+    /// Above this many users a broad search's total is not counted (see `total(matching:)`).
+    static let broadCountLimit = 50_000
 
     /// The keyset position of `user` (its folded name and id), as a page would have made it:
     /// a list that trims rows past its loaded pages continues from here.
