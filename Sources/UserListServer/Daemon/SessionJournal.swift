@@ -8,8 +8,9 @@ import UserListPresentation
 /// loses at most the last `interval` of a session's screens and drafts.
 ///
 /// Off the intent's path: a session's flush only hands its new state over (`record`: a lock and
-/// a dictionary store). A serial writer queue (a Dispatch thread, not one of Swift's cooperative
-/// threads, because it blocks in `fdatasync`) wakes at most every `interval`, reduces each
+/// a dictionary store). A serial writer queue (a thread of its own at a lower priority,
+/// `LowPriorityWorker`, not one of Swift's cooperative threads, because it blocks in `fdatasync`
+/// and must not take CPU from a session that wants it) wakes at most every `interval`, reduces each
 /// changed state to what a restore uses (the stack, the list's search, the detail screen with
 /// its draft; not the list's rows, which a restore reloads anyway), and appends those that differ
 /// from what it last wrote as JSON lines to `sessions.journal`, with one `fdatasync` for the
@@ -56,7 +57,7 @@ package final class SessionJournal: Sendable {
     private let interval: Duration
     private let logger: Logger
     private let pending = Mutex(Pending())
-    private let queue = DispatchQueue(label: "userlistd-session-journal")
+    private let queue = LowPriorityWorker(name: "ul-journal")
     private let writer = WriterState()
     /// The keys of the sessions that exist now: sessions the registry ended (retention, `bye`,
     /// eviction) are missing from it and get their tombstone.
@@ -93,8 +94,7 @@ package final class SessionJournal: Sendable {
             return !pending.scheduled
         }
         guard first else { return }
-        let nanoseconds = Int(interval.components.seconds) * 1_000_000_000 + Int(interval.components.attoseconds / 1_000_000_000)
-        queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in writeBatch() }
+        queue.async(after: interval) { [self] in writeBatch() }
     }
 
     // MARK: start and stop
@@ -118,7 +118,7 @@ package final class SessionJournal: Sendable {
 
     /// Writes what is pending and closes the file (clean shutdown, before the full save).
     package func finish() {
-        queue.sync {
+        queue.sync { [self] in
             writeBatch()
             if writer.fd >= 0 { Glibc.close(writer.fd) }
             writer.fd = -1
@@ -128,7 +128,7 @@ package final class SessionJournal: Sendable {
 
     /// Removes the journal: the clean shutdown's `sessions.json` holds everything now.
     package func remove() {
-        queue.sync { _ = unlink(path) }
+        queue.sync { [path] in _ = unlink(path) }
     }
 
     // MARK: reading back
@@ -233,7 +233,7 @@ package final class SessionJournal: Sendable {
             // Not due yet: look again when it is, so an ended session gets its tombstone even
             // if nothing else changes meanwhile.
             writer.reconcileScheduled = true
-            queue.asyncAfter(deadline: .now() + .seconds(2)) { [self] in
+            queue.async(after: .seconds(2)) { [self] in
                 writer.reconcileScheduled = false
                 writeBatch()
             }
