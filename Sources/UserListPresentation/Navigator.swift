@@ -154,11 +154,14 @@ public final class Navigator {
     /// also marks the list stale and is announced as `changed`; a change this session made is
     /// only applied (its own screens already show it, and its client asked for it). A
     /// `.resync` makes every screen read what it shows again (`resync`), and is not announced.
-    public func apply(_ change: UserChange, madeHere: Bool = false, isolation: isolated (any Actor) = #isolation) {
+    ///
+    /// `sharing`: outcomes other sessions' lists recorded for this change (see `SharedListOutcomes`).
+    public func apply(_ change: UserChange, madeHere: Bool = false, sharing outcomes: SharedListOutcomes? = nil,
+                      isolation: isolated (any Actor) = #isolation) {
         if case .resync = change { return resync(isolation: isolation) }
         for screen in screens {
             switch screen {
-            case .list(let list): list.apply(change, markingStale: !madeHere)
+            case .list(let list): list.apply(change, markingStale: !madeHere, sharing: outcomes)
             case .detail(let detail): detail.apply(change)
             }
         }

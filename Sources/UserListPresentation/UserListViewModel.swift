@@ -163,28 +163,45 @@ public final class UserListViewModel {
     /// page is loaded, every counted user is on screen.
     ///
     /// `markingStale` (a change made elsewhere) also sets `isStale`, in the same state change.
-    public func apply(_ change: UserChange, markingStale: Bool = false) {
+    ///
+    /// `sharing`: the outcomes other lists recorded for this change; a list in the very same state
+    /// takes theirs instead of computing it (a fan-out to many sessions showing the same page).
+    public func apply(_ change: UserChange, markingStale: Bool = false, sharing outcomes: SharedListOutcomes? = nil) {
+        if let outcomes, let after = outcomes.outcome(from: state, markingStale: markingStale), !wouldTrim(after) {
+            state = after
+            return
+        }
         var updated = state
         Self.apply(change, to: &updated, matching: matchesSearch)
-        trimToLoadedRows(&updated)
+        let trimmed = trimToLoadedRows(&updated)
         if markingStale { updated.isStale = true }
+        // A trim also moved this list's cursor: not an outcome another list may simply take.
+        if !trimmed { outcomes?.record(from: state, markingStale: markingStale, to: updated) }
         state = updated
+    }
+
+    /// Whether `trimToLoadedRows` would cut `updated` in this list (its capacity is its own).
+    private func wouldTrim(_ updated: UserListState) -> Bool {
+        updated.users.count > max(pageSize, loadedRows) && updated.loading == .none
     }
 
     /// A burst of changes (an import of a million users) must not grow the list past what its
     /// pages loaded: rows beyond that (at least a page) are dropped and become the next page
     /// again, reloaded from the store's cursor after the last row kept. Stores that cannot make
     /// such a cursor keep every row, as before.
-    private func trimToLoadedRows(_ updated: inout UserListState) {
+    /// Returns whether it cut.
+    @discardableResult
+    private func trimToLoadedRows(_ updated: inout UserListState) -> Bool {
         let capacity = max(pageSize, loadedRows)
-        guard updated.users.count > capacity, updated.loading == .none else { return }
+        guard wouldTrim(updated) else { return false }
         let kept = updated.users[capacity - 1]
         guard let cursor = useCases.fetchPage.cursor(after: kept, totalCount: updated.search == nil ? nil : updated.totalCount) else {
-            return
+            return false
         }
         updated.users.removeSubrange(capacity...)
         updated.hasMore = true
         next = cursor
+        return true
     }
 
     private static func apply(_ change: UserChange, to updated: inout UserListState, matching matchesSearch: (User) -> Bool) {

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import UserListDomain
+import UserListPresentation
 import UserListWire
 
 /// The daemon's one subscription to the Domain's change feed, passed on to every session with
@@ -20,6 +21,10 @@ package final class ChangeBroadcaster: Sendable {
         /// The `session`/`changed` event frame for `change` (nil for `.resync`: sessions reload,
         /// and their clients see the outcome as an ordinary patch).
         package let eventFrame: [UInt8]?
+        /// What the change made of the lists and patches of sessions that applied it so far:
+        /// sessions showing the same rows take it instead of computing it again.
+        package let lists = SharedListOutcomes()
+        let patches = SharedPatches()
     }
 
     package typealias Listener = @Sendable (Delivery) -> Void

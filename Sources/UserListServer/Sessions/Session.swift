@@ -223,11 +223,11 @@ package actor Session {
         applyingChange = true
         for delivery in batch {
             changedEventFrame = delivery.eventFrame
-            navigator.apply(delivery.change, madeHere: claimOwnChange(delivery.change))
+            navigator.apply(delivery.change, madeHere: claimOwnChange(delivery.change), sharing: delivery.lists)
         }
         changedEventFrame = nil
         applyingChange = false
-        flush()
+        flush(sharing: batch.count == 1 ? batch[0].patches : nil)
     }
 
     /// Coalesces the several changes one completion can make into one patch.
@@ -244,15 +244,28 @@ package actor Session {
 
     /// Diffs and sends one patch to every client that is in step, followed by the events that
     /// describe the new state.
-    package func flush() {
+    ///
+    /// `sharing`: the patches other sessions serialized for the change just applied; a session
+    /// that showed and now shows the same list as one of them sends the same bytes.
+    package func flush(sharing patches: SharedPatches? = nil) {
         let current = navigator.state
         let previous = sent
-        let ops = sent.map { StateDiff.ops(from: $0, to: current) } ?? []
+        var serializedOps: [UInt8] = []
+        if let previous {
+            if let shared = patches?.operations(from: previous, to: current) {
+                serializedOps = shared
+            } else {
+                let ops = StateDiff.ops(from: previous, to: current)
+                if !ops.isEmpty { serializedOps = FrameEncoder.serializedOperations(ops) }
+                patches?.record(from: previous, to: current, serializedOps)
+            }
+        }
         sent = current
         let events = pendingEvents
         pendingEvents.removeAll()
-        guard !ops.isEmpty || !events.isEmpty else { return }
-        if !ops.isEmpty {
+        let changed = !serializedOps.isEmpty
+        guard changed || !events.isEmpty else { return }
+        if changed {
             activity.withLock { $0.screens = current.screens.count }
             // Handed over, written off this path; a list merely following others' saves is not
             // worth a hand-over (a restore reloads the rows anyway).
@@ -261,10 +274,9 @@ package actor Session {
             }
         }
         let eventFrames = events
-        let serializedOps = ops.isEmpty ? [] : FrameEncoder.serializedOperations(ops)
         for (id, var attached) in clients {
             var frames: [(bytes: [UInt8], droppable: Bool)] = []
-            if !ops.isEmpty && !attached.awaitingSnapshot {
+            if changed && !attached.awaitingSnapshot {
                 attached.seq += 1
                 clients[id] = attached
                 do {

@@ -1,0 +1,44 @@
+import Synchronization
+import UserListPresentation
+
+/// The serialized patch operations one change produced for sessions that show nothing but the
+/// list, kept while the change is being applied, so sessions whose list went from the very same
+/// state to the very same state (see `SharedListOutcomes`) serialize it once.
+///
+/// The operations of a list-only session depend on its states alone (the list is always screen
+/// 0), so equal before and after states mean equal bytes; each client still gets its own
+/// envelope (epoch, sequence number).
+package final class SharedPatches: Sendable {
+    private struct Entry: Sendable {
+        let before: UserListState
+        let after: UserListState
+        let serializedOperations: [UInt8]
+    }
+
+    static let capacity = 8
+    private let entries = Mutex<[Entry]>([])
+
+    /// The bytes recorded for a list-only session going from `before` to `after`.
+    func operations(from before: NavigationState, to after: NavigationState) -> [UInt8]? {
+        guard let (a, b) = Self.listOnly(before, after) else { return nil }
+        return entries.withLock { entries in
+            entries.first {
+                SharedListOutcomes.isSameValue($0.before, a) && SharedListOutcomes.isSameValue($0.after, b)
+            }?.serializedOperations
+        }
+    }
+
+    func record(from before: NavigationState, to after: NavigationState, _ serializedOperations: [UInt8]) {
+        guard let (a, b) = Self.listOnly(before, after) else { return }
+        entries.withLock { entries in
+            guard entries.count < Self.capacity else { return }
+            entries.append(Entry(before: a, after: b, serializedOperations: serializedOperations))
+        }
+    }
+
+    private static func listOnly(_ before: NavigationState, _ after: NavigationState) -> (UserListState, UserListState)? {
+        guard before.screens.count == 1, after.screens.count == 1,
+              case .list(let a) = before.screens[0], case .list(let b) = after.screens[0] else { return nil }
+        return (a, b)
+    }
+}
