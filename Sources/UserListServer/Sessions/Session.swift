@@ -301,14 +301,14 @@ package actor Session {
         case .detail(.didSave(let user)):
             message = .init(screen: "detail", name: "did_save", payload: ["user": StateDocument.user(user)])
         case .changed(let change):
-            guard let changed = ChangeBroadcaster.event(for: change) else { return }  // a resync: the patch says it all
-            message = changed
             // Encoded once for all sessions by the broadcaster, when the change came from it.
             if let frame = changedEventFrame {
                 pendingEvents.append(frame)
                 stateChanged()
                 return
             }
+            guard let changed = ChangeBroadcaster.event(for: change) else { return }  // a resync: the patch says it all
+            message = changed
         }
         // Sent with the next patch, after it: the event describes the state the patch brings.
         do {
