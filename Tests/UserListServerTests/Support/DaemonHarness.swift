@@ -35,7 +35,7 @@ final class DaemonHarness: @unchecked Sendable {
         configure(&config)
         self.config = config
         let repository = try SQLiteUserRepository(path: databasePath)
-        let feed = try SQLiteChangeFeed(path: databasePath)
+        let feed = try SQLiteChangeFeed(observing: repository)  // as userlistd's composition root does
         let store = Daemon.Store(repository: repository, feed: feed, description: "test", close: { _ = feed })
         let daemon = Daemon(config: config, logger: Logger(sink: .memory, level: .debug),
                             notifier: SystemdNotifier(environment: [:]), store: store, reloadConfig: { nil })
