@@ -26,78 +26,63 @@ public final class CachedUserRepository: UserRepository {
     }
 
     public func fetchPage(_ request: PageRequest) async throws(UserError) -> UserPage {
-        let cursor: CachedCursor?
-        if let after = request.after {
-            guard let decoded = CachedCursor(after) else {
-                throw .unavailable(reason: "the page cursor is not one the cached store made")
-            }
-            cursor = decoded
-        } else {
-            cursor = nil
-        }
-
-        var upstreamError: UserError?
-        if cursor == nil || cursor?.upstream != nil {
-            do {
-                let page = try await upstream.fetchPage(
-                    PageRequest(after: cursor?.upstream.map(PageCursor.init), limit: request.limit, search: request.search))
-                _ = try? await cache.importUsers(page.users)
-                let cachePosition = page.users.last.map {
-                    KeysetCursor(nameKey: UserKey.fold($0.name), id: $0.id.uuidString, total: nil).pageCursor.token
-                }
-                return UserPage(users: page.users,
-                                next: page.next.map { CachedCursor(upstream: $0.token, cache: cachePosition).pageCursor },
-                                totalCount: page.totalCount, isStale: false)
-            } catch .unavailable(let reason) {
-                upstreamError = .unavailable(reason: reason)
-            }
-        }
-
-        let page = try await cache.fetchPage(
-            PageRequest(after: cursor?.cache.map(PageCursor.init), limit: request.limit, search: request.search))
-        // Nothing cached for the top of the list: the cache has nothing to offer; say why.
-        if let upstreamError, page.users.isEmpty, cursor == nil { throw upstreamError }
-        return UserPage(users: page.users,
-                        next: page.next.map { CachedCursor(upstream: nil, cache: $0.token).pageCursor },
-                        totalCount: page.totalCount, isStale: true)
+        try await readPage(from: request.after, backward: false, limit: request.limit, search: request.search)
     }
 
     /// As `fetchPage(_: PageRequest)`, read backward: the cursor pairs upstream's `previous`
     /// with the cache's keyset position before the page's first user.
     public func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage {
+        try await readPage(from: request.before, backward: true, limit: request.limit, search: request.search)
+    }
+
+    /// One page after `cursor` (or before it, `backward`): from upstream while the listing is
+    /// upstream's, else (or when upstream is unavailable) from the cache, marked stale.
+    private func readPage(from pageCursor: PageCursor?, backward: Bool, limit: Int, search: String?) async throws(UserError) -> UserPage {
         let cursor: CachedCursor?
-        if let before = request.before {
-            guard let decoded = CachedCursor(before) else {
+        if let pageCursor {
+            guard let decoded = CachedCursor(pageCursor) else {
                 throw .unavailable(reason: "the page cursor is not one the cached store made")
             }
             cursor = decoded
         } else {
             cursor = nil
         }
+        func fetch(_ store: any UserRepository, _ token: String?) async throws(UserError) -> UserPage {
+            let position = token.map(PageCursor.init)
+            return backward
+                ? try await store.fetchPage(BackwardPageRequest(before: position, limit: limit, search: search))
+                : try await store.fetchPage(PageRequest(after: position, limit: limit, search: search))
+        }
+        /// The page with `onward` as its cursor in the direction read.
+        func page(_ users: [User], onward: PageCursor?, _ total: Int?, stale: Bool) -> UserPage {
+            backward
+                ? UserPage(users: users, next: nil, previous: onward, totalCount: total, isStale: stale)
+                : UserPage(users: users, next: onward, totalCount: total, isStale: stale)
+        }
 
         var upstreamError: UserError?
         if cursor == nil || cursor?.upstream != nil {
             do {
-                let page = try await upstream.fetchPage(BackwardPageRequest(
-                    before: cursor?.upstream.map(PageCursor.init), limit: request.limit, search: request.search))
-                _ = try? await cache.importUsers(page.users)
-                let cachePosition = page.users.first.map {
+                let fetched = try await fetch(upstream, cursor?.upstream)
+                _ = try? await cache.importUsers(fetched.users)
+                let edge = backward ? fetched.users.first : fetched.users.last
+                let cachePosition = edge.map {
                     KeysetCursor(nameKey: UserKey.fold($0.name), id: $0.id.uuidString, total: nil).pageCursor.token
                 }
-                return UserPage(users: page.users, next: nil,
-                                previous: page.previous.map { CachedCursor(upstream: $0.token, cache: cachePosition).pageCursor },
-                                totalCount: page.totalCount, isStale: false)
+                let onward = backward ? fetched.previous : fetched.next
+                return page(fetched.users, onward: onward.map { CachedCursor(upstream: $0.token, cache: cachePosition).pageCursor },
+                            fetched.totalCount, stale: false)
             } catch .unavailable(let reason) {
                 upstreamError = .unavailable(reason: reason)
             }
         }
 
-        let page = try await cache.fetchPage(BackwardPageRequest(
-            before: cursor?.cache.map(PageCursor.init), limit: request.limit, search: request.search))
-        if let upstreamError, page.users.isEmpty, cursor == nil { throw upstreamError }
-        return UserPage(users: page.users, next: nil,
-                        previous: page.previous.map { CachedCursor(upstream: nil, cache: $0.token).pageCursor },
-                        totalCount: page.totalCount, isStale: true)
+        let cached = try await fetch(cache, cursor?.cache)
+        // Nothing cached for the top of the list: the cache has nothing to offer; say why.
+        if let upstreamError, cached.users.isEmpty, cursor == nil { throw upstreamError }
+        let onward = backward ? cached.previous : cached.next
+        return page(cached.users, onward: onward.map { CachedCursor(upstream: nil, cache: $0.token).pageCursor },
+                    cached.totalCount, stale: true)
     }
 
     public func fetchUser(id: UUID) async throws(UserError) -> User {

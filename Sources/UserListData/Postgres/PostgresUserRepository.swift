@@ -67,63 +67,30 @@ public final class PostgresUserRepository: UserRepository {
     }
 
     public func fetchPage(_ request: PageRequest) async throws(UserError) -> UserPage {
-        let limit = max(1, request.limit)
-        // Substring search, as the SQLite store and `TextKey.matches` define it: the folded term
-        // anywhere in the folded name or email; LIKE on the "C"-collated keys, which the pg_trgm
-        // GIN indexes serve for terms of three characters or more.
-        let search = request.search.map(UserKey.fold).flatMap { $0.isEmpty ? nil : Self.likePattern($0) }
-        var after: KeysetCursor?
-        if let cursor = request.after {
-            guard let decoded = KeysetCursor(cursor) else {
-                throw .unavailable(reason: "the page cursor is not one this store made (was the source changed?)")
-            }
-            after = decoded
-        }
-        let keyset = after
-        return try await read { connection throws(PGError) -> UserPage in
-            var parameters: [String?] = []
-            var conditions: [String] = []
-            if let search {
-                parameters.append(search)
-                conditions.append("(name_key LIKE $1 OR email_key LIKE $1)")
-            }
-            if let keyset {
-                conditions.append("(name_key, id) > ($\(parameters.count + 1), $\(parameters.count + 2)::uuid)")
-                parameters += [keyset.nameKey, keyset.id]
-            }
-            parameters.append(String(limit + 1))
-            let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-            let sql = "SELECT \(Self.columns), name_key FROM users \(whereClause) ORDER BY name_key, id LIMIT $\(parameters.count)"
-            let rows = try connection.query(sql, parameters, "reading a page of users").rows
-            let more = rows.count > limit
-            let users = rows.prefix(limit).map { Self.user($0) }
-            let total: Int?
-            if search != nil, let carried = keyset?.total {
-                total = carried
-            } else {
-                total = try Self.total(matching: search, limit: limit, connection)
-            }
-            let next = more
-                ? KeysetCursor(nameKey: rows[limit - 1][5] ?? "", id: users[limit - 1].id.uuidString, total: total).pageCursor
-                : nil
-            return UserPage(users: users, next: next, totalCount: total)
-        }
+        try await readPage(from: request.after, backward: false, limit: request.limit, search: request.search)
     }
 
     /// The forward page's query turned round (`<` the cursor, descending), then reversed: the
     /// list's end is an index range read from its top.
     public func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage {
-        let limit = max(1, request.limit)
-        let search = request.search.map(UserKey.fold).flatMap { $0.isEmpty ? nil : Self.likePattern($0) }
-        var before: KeysetCursor?
-        if let cursor = request.before {
+        try await readPage(from: request.before, backward: true, limit: request.limit, search: request.search)
+    }
+
+    /// One keyset page after `cursor` (or before it, `backward`), in list order either way.
+    private func readPage(from cursor: PageCursor?, backward: Bool, limit requested: Int, search term: String?) async throws(UserError) -> UserPage {
+        let limit = max(1, requested)
+        // Substring search, as the SQLite store and `TextKey.matches` define it: the folded term
+        // anywhere in the folded name or email; LIKE on the "C"-collated keys, which the pg_trgm
+        // GIN indexes serve for terms of three characters or more.
+        let search = term.map(UserKey.fold).flatMap { $0.isEmpty ? nil : Self.likePattern($0) }
+        var keyset: KeysetCursor?
+        if let cursor {
             guard let decoded = KeysetCursor(cursor) else {
                 throw .unavailable(reason: "the page cursor is not one this store made (was the source changed?)")
             }
-            before = decoded
+            keyset = decoded
         }
-        let keyset = before
-        return try await read { connection throws(PGError) -> UserPage in
+        return try await read { [keyset] connection throws(PGError) -> UserPage in
             var parameters: [String?] = []
             var conditions: [String] = []
             if let search {
@@ -131,12 +98,13 @@ public final class PostgresUserRepository: UserRepository {
                 conditions.append("(name_key LIKE $1 OR email_key LIKE $1)")
             }
             if let keyset {
-                conditions.append("(name_key, id) < ($\(parameters.count + 1), $\(parameters.count + 2)::uuid)")
+                conditions.append("(name_key, id) \(backward ? "<" : ">") ($\(parameters.count + 1), $\(parameters.count + 2)::uuid)")
                 parameters += [keyset.nameKey, keyset.id]
             }
             parameters.append(String(limit + 1))
             let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-            let sql = "SELECT \(Self.columns), name_key FROM users \(whereClause) ORDER BY name_key DESC, id DESC LIMIT $\(parameters.count)"
+            let order = backward ? "name_key DESC, id DESC" : "name_key, id"
+            let sql = "SELECT \(Self.columns), name_key FROM users \(whereClause) ORDER BY \(order) LIMIT $\(parameters.count)"
             let rows = try connection.query(sql, parameters, "reading a page of users").rows
             let more = rows.count > limit
             let users = rows.prefix(limit).map { Self.user($0) }
@@ -146,10 +114,13 @@ public final class PostgresUserRepository: UserRepository {
             } else {
                 total = try Self.total(matching: search, limit: limit, connection)
             }
-            let previous = more
+            // The cursor that continues in the direction read: past the last row fetched.
+            let onward = more
                 ? KeysetCursor(nameKey: rows[limit - 1][5] ?? "", id: users[limit - 1].id.uuidString, total: total).pageCursor
                 : nil
-            return UserPage(users: users.reversed(), next: nil, previous: previous, totalCount: total)
+            return backward
+                ? UserPage(users: users.reversed(), next: nil, previous: onward, totalCount: total)
+                : UserPage(users: users, next: onward, totalCount: total)
         }
     }
 

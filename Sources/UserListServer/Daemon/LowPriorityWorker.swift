@@ -80,10 +80,13 @@ final class LowPriorityWorker: @unchecked Sendable {
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness)
         shared.condition.lock()
         while true {
+            // The job due first (the earlier queued among equals) runs, or is waited for.
+            let next = shared.jobs.indices.min {
+                (shared.jobs[$0].due, shared.jobs[$0].sequence) < (shared.jobs[$1].due, shared.jobs[$1].sequence)
+            }
             let now = Self.now()
-            if let index = shared.jobs.indices.filter({ shared.jobs[$0].due <= now })
-                .min(by: { (shared.jobs[$0].due, shared.jobs[$0].sequence) < (shared.jobs[$1].due, shared.jobs[$1].sequence) }) {
-                let job = shared.jobs.remove(at: index)
+            if let next, shared.jobs[next].due <= now {
+                let job = shared.jobs.remove(at: next)
                 shared.condition.unlock()
                 job.work()
                 shared.condition.lock()
@@ -92,9 +95,8 @@ final class LowPriorityWorker: @unchecked Sendable {
             // Stopped: the jobs still queued hold the owner's work (the journal's last batch
             // runs before its `finish`), so the thread ends only once none is left.
             if shared.stopped && shared.jobs.isEmpty { break }
-            if let next = shared.jobs.map(\.due).min() {
-                let wait = Double(next - now) / 1_000_000_000
-                _ = shared.condition.wait(until: Date(timeIntervalSinceNow: wait))
+            if let next {
+                _ = shared.condition.wait(until: Date(timeIntervalSinceNow: Double(shared.jobs[next].due - now) / 1_000_000_000))
             } else {
                 shared.condition.wait()
             }
