@@ -1,13 +1,18 @@
 import Foundation
 import Glibc
 
-/// A serial queue on a thread of its own that runs at a lower CPU priority (nice +10), for
-/// background work that must not delay sessions: the session journal's encoding and fdatasync.
+/// A serial queue on a thread of its own that runs at the lowest CPU priority Linux has
+/// (`SCHED_IDLE`, and nice +10 where that policy is refused), for background work that must not
+/// delay sessions: the session journal's encoding and fdatasync.
 ///
 /// Why not a Dispatch queue: Dispatch's worker threads also run Swift's global executor (the
 /// sessions), so a niced Dispatch thread would slow whatever session it ran next. On Linux the
-/// nice value belongs to the thread, so this one thread carries it alone. When a session wakes on
-/// a core where this thread is running, the scheduler lets the session go first.
+/// nice value and the policy belong to the thread, so this one thread carries them alone. When a
+/// session wakes on a core where this thread is running, the session goes first. `SCHED_IDLE`
+/// rather than nice alone: with nice +10 the journal still cost one session's round trip 12-22%
+/// at p99; with `SCHED_IDLE`, 0.95-1.01x (BENCHMARKS.md, "Crash-safe sessions"). Under a CPU
+/// saturated for long, the journal then writes later (it still gets a small share), so a kill -9
+/// at such a time may lose more than the interval's typing.
 final class LowPriorityWorker: @unchecked Sendable {
     // Invariant that makes it Sendable: `jobs`, `stopped` and `nextSequence` are touched only
     // under `condition`.
@@ -22,6 +27,8 @@ final class LowPriorityWorker: @unchecked Sendable {
     private let shared = Shared()
 
     static let niceness: Int32 = 10
+    /// Linux's SCHED_IDLE policy (a GNU extension Glibc's Swift module does not export).
+    static let schedIdle: Int32 = 5
 
     init(name: String) {
         let shared = self.shared
@@ -78,6 +85,9 @@ final class LowPriorityWorker: @unchecked Sendable {
     private static func run(_ shared: Shared) {
         // On Linux the nice value is the thread's own, and `who` 0 names the calling thread.
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness)
+        // Policy and nice value are the calling thread's alone (pid 0 names it).
+        var parameters = sched_param(sched_priority: 0)
+        _ = sched_setscheduler(0, schedIdle, &parameters)
         shared.condition.lock()
         while true {
             // The job due first (the earlier queued among equals) runs, or is waited for.
