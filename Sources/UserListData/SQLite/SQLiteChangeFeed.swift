@@ -124,8 +124,13 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
                 deliver(change, seq: seq)
             case .change(_, let seq) where seq <= reader.lastSeq:
                 return  // the watcher read it from the log first
-            case .change, .readTheLog:
-                readLog(&reader)  // another writer's rows came between, or an import
+            case .changes(let changes) where changes.first?.seq == reader.lastSeq + 1:
+                for (change, seq) in changes { deliver(change, seq: seq) }
+                reader.lastSeq = changes.last?.seq ?? reader.lastSeq
+            case .changes(let changes) where (changes.last?.seq ?? 0) <= reader.lastSeq:
+                return
+            case .change, .changes, .readTheLog:
+                readLog(&reader)  // another writer's rows came between, or a big import
             }
         }
     }

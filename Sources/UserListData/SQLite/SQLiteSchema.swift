@@ -80,6 +80,12 @@ enum SQLiteSchema {
             log_changes INTEGER NOT NULL
         );
         INSERT INTO store_state (only, user_count, log_changes) VALUES (1, (SELECT COUNT(*) FROM users), 1);
+        """ + changeLogTriggers
+
+    /// The change log's triggers (part of v3), by name and as SQL: a bulk import drops them inside
+    /// its own transaction and puts them back before it commits (see `importUsers`).
+    static let changeLogTriggerNames = ["users_added", "users_saved", "users_removed"]
+    static let changeLogTriggers = """
         CREATE TRIGGER users_added AFTER INSERT ON users
         WHEN (SELECT log_changes FROM store_state WHERE only = 1) BEGIN
             INSERT INTO changes (kind, user_id, name, email, avatar_url, version, at)

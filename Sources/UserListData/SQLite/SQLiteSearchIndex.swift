@@ -32,13 +32,22 @@ enum SQLiteSearchIndex {
     }
 
     /// Empties the index and refills it from `users` in one pass, then puts the triggers back:
-    /// after a bulk load (one sorted build instead of a million small updates) or a VACUUM.
+    /// after a VACUUM.
     static func rebuild(_ connection: SQLiteConnection, _ operation: String) throws(SQLiteError) {
         try dropTriggers(connection, operation)
+        try refill(connection, operation)
+        try connection.execute(createTriggers, operation)
+    }
+
+    /// Empties the index and refills it from `users` in one pass (one sorted build instead of a
+    /// million small updates), with the triggers dropped: a bulk load's last step.
+    static func refill(_ connection: SQLiteConnection, _ operation: String) throws(SQLiteError) {
         try connection.execute("""
             INSERT INTO users_search (users_search) VALUES ('delete-all');
             INSERT INTO users_search (rowid, key) SELECT rowid, name_key || char(10) || email_key FROM users;
             """, operation)
-        try connection.execute(createTriggers, operation)
     }
+
+    /// The indexed text of a user's keys.
+    static func key(name: String, email: String) -> String { name + "\n" + email }
 }

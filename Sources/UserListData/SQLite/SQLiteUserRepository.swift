@@ -371,10 +371,11 @@ public final class SQLiteUserRepository: UserRepository {
         return try statement.step("looking up an email address") ? user(from: statement) : nil
     }
 
-    /// Binds `?1`...`?7` as id, name, email, avatar_url, version, name_key, email_key.
+    /// Binds `?1`...`?7` as id, name, email, avatar_url, version, name_key, email_key (`?1` left
+    /// alone when `skippingID`: an update by rowid binds it itself).
     static func bindRow(_ statement: SQLiteStatement, _ user: User,
-                        keys: (name: String, email: String)? = nil) {
-        statement.bind(1, user.id)
+                        keys: (name: String, email: String)? = nil, skippingID: Bool = false) {
+        if !skippingID { statement.bind(1, user.id) }
         statement.bind(2, user.name)
         statement.bind(3, user.email)
         statement.bind(4, user.avatarURL)
@@ -391,87 +392,71 @@ public final class SQLiteUserRepository: UserRepository {
     /// and announces nothing). Returns how many rows were inserted or changed.
     ///
     /// Each inserted or changed user gets a change-log row (`added` or `saved`, without the
-    /// snapshot the triggers take: the feed reads the user's current row instead).
+    /// snapshot the triggers take: another process's feed reads the user's current row instead),
+    /// and this process's feed gets the changes straight from here.
     ///
     /// Either every user is written or, on any failure, none is.
     public func importUsers(_ users: [User]) async throws(UserError) -> Int {
-        try await write { connection throws(SQLiteError) -> Int in
-            let written = try Self.upsert(users, connection)
+        try await write { connection throws(SQLiteError) -> ImportOutcome in
+            let outcome = try Self.upsert(users, connection)
             let now = Int(Date().timeIntervalSince1970)
             if now - self.lastImportPrune.load(ordering: .relaxed) >= Self.importPruneSeconds {
                 self.lastImportPrune.store(now, ordering: .relaxed)
                 try? Self.prune(connection)
             }
-            return written
-        } committed: { written in
-            written > 0 ? .readTheLog : nil
-        }
+            return outcome
+        } committed: { outcome in
+            if outcome.written == 0 { return nil }
+            return outcome.changes.isEmpty ? .readTheLog : .changes(outcome.changes)
+        }.written
     }
 
-    static func upsert(_ users: [User], _ connection: SQLiteConnection) throws(SQLiteError) -> Int {
+    /// What an import wrote: how many users, and (for imports up to `directChangesUpTo` users)
+    /// each change with its log `seq`, for the feed.
+    struct ImportOutcome: Sendable {
+        var written = 0
+        var changes: [(change: UserChange, seq: Int)] = []
+    }
+
+    /// Imports up to this size hand their changes to the feed directly; bigger ones let it read
+    /// the log (holding a million changes in memory twice buys nothing).
+    static let directChangesUpTo = 10_000
+
+    /// The import's transaction. Why it drops every trigger on `users` inside the transaction
+    /// and keeps the change log and the search index itself: with a trigger, each row's INSERT
+    /// becomes a multi-row statement that SQLite wraps in a statement savepoint, and FTS5 flushes
+    /// its pending index data at every savepoint, so each row became a segment of its own (about
+    /// 60 µs a row at 100,000 users). Without triggers the rows' index data collects in memory
+    /// and is written once at commit. No other connection sees the triggers missing: the DDL
+    /// commits (or rolls back) with the rows.
+    static func upsert(_ users: [User], _ connection: SQLiteConnection) throws(SQLiteError) -> ImportOutcome {
         let operation = "importing users"
         // A big import wants the indexes it updates at random in memory; back to normal after.
         if users.count > 10_000 { try connection.execute("PRAGMA cache_size = -\(importCacheKiB)", operation) }
         defer { _ = try? connection.execute("PRAGMA cache_size = -\(normalCacheKiB)", operation) }
-        return try connection.writeTransaction(operation) { () throws(SQLiteError) -> Int in
-            // Triggers off inside this transaction only (see SQLiteSchema.v3): we log ourselves.
-            try connection.execute("UPDATE store_state SET log_changes = 0 WHERE only = 1", operation)
+        return try connection.writeTransaction(operation) { () throws(SQLiteError) -> ImportOutcome in
+            for name in SQLiteSchema.changeLogTriggerNames + SQLiteSearchIndex.triggerNames {
+                try connection.execute("DROP TRIGGER IF EXISTS \(name)", operation)
+            }
             // Importing more users than are stored: build the secondary indexes afterwards.
             let stored = try connection.integer("SELECT user_count FROM store_state WHERE only = 1", operation)
             let rebuild = users.count >= rebuildIndexesFrom && users.count > stored
             if rebuild {
                 for index in SQLiteSchema.secondaryIndexes { try connection.execute("DROP INDEX \(index.name)", operation) }
-                try SQLiteSearchIndex.dropTriggers(connection, operation)
             }
-            let insert = try connection.statement("""
-                INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING
-                """)
-            // A user whose data changes gets a new version (past the stored one, or the imported one
-            // if higher), so open screens follow it and a save made from an older version is a
-            // conflict; an import with the same data only ever raises the version.
-            let update = try connection.statement("""
-                UPDATE users SET name = ?2, email = ?3, avatar_url = ?4, name_key = ?6,
-                    email_key = CASE WHEN email = ?3 THEN email_key ELSE ?7 END,
-                    version = CASE WHEN name IS NOT ?2 OR email IS NOT ?3 OR avatar_url IS NOT ?4
-                                   THEN MAX(version + 1, ?5) ELSE ?5 END
-                WHERE id = ?1 AND (name IS NOT ?2 OR email IS NOT ?3 OR avatar_url IS NOT ?4 OR ?5 > version)
-                """)
-            let log = try connection.statement("""
-                INSERT INTO changes (kind, user_id, at) VALUES (?1, ?2, ?3)
-                """)
-            let now = Int(Date().timeIntervalSince1970)
-            var inserted = 0, updated = 0
-            for user in users {
-                let keys = (name: UserKey.fold(user.name), email: UserKey.fold(user.email))
-                bindRow(insert, user, keys: keys)
-                try refusingDuplicateEmail(user, connection, operation) { () throws(SQLiteError) in try insert.run(operation) }
-                let kind: String
-                if connection.changes == 1 {
-                    inserted += 1
-                    kind = "added"
-                } else {
-                    bindRow(update, user, keys: keys)
-                    try refusingDuplicateEmail(user, connection, operation) { () throws(SQLiteError) in try update.run(operation) }
-                    guard connection.changes == 1 else { continue }  // identical: nothing to write or tell
-                    updated += 1
-                    kind = "saved"
-                }
-                log.bind(1, kind)
-                log.bind(2, user.id)
-                log.bind(3, now)
-                try log.run(operation)
-            }
+            var importer = try Importer(connection, indexSearch: !rebuild, keepChanges: users.count <= directChangesUpTo)
+            for user in users { try importer.write(user) }
             if rebuild {
                 // Without the unique index nothing stopped two users sharing an email: look now,
                 // before the index build would fail with SQLite's words instead of ours.
                 try refuseDuplicateEmails(connection, operation)
                 for index in SQLiteSchema.secondaryIndexes { try connection.execute(index.create, operation) }
-                try SQLiteSearchIndex.rebuild(connection, operation)
+                try SQLiteSearchIndex.refill(connection, operation)
             }
+            try connection.execute(SQLiteSchema.changeLogTriggers + SQLiteSearchIndex.createTriggers, operation)
             try connection.execute(
-                "UPDATE store_state SET user_count = user_count + \(inserted), log_changes = 1 WHERE only = 1", operation)
-            return inserted + updated
+                "UPDATE store_state SET user_count = user_count + \(importer.inserted) WHERE only = 1", operation)
+            return ImportOutcome(written: importer.inserted + importer.updated, changes: importer.changes)
         }
     }
 
@@ -501,7 +486,9 @@ public final class SQLiteUserRepository: UserRepository {
     enum CommitNotice: Sendable {
         /// One change, logged as row `seq`.
         case change(UserChange, seq: Int)
-        /// Many (an import): the log has them.
+        /// Several (an import), each with its `seq`, in order.
+        case changes([(change: UserChange, seq: Int)])
+        /// Many (a big import): the log has them.
         case readTheLog
     }
 

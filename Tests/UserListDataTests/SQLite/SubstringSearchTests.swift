@@ -141,4 +141,34 @@ import UserListDomain
         #expect(stored.version == 2 && stored.name == "Ada King")
         #expect(try await Self.all(store, "da kin").users.map(\.id) == [ada.id])
     }
+
+    /// An import keeps the search index and the change log itself, with the triggers dropped
+    /// inside its transaction: the old keys of a user it renames must leave the index, the new
+    /// ones enter it, and the triggers must be back for the next ordinary write.
+    @Test func anImportThatRenamesUsersMovesThemInTheIndexAndLeavesTheTriggersInPlace() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteUserRepository(path: directory.file("search.sqlite"))
+        var grace = User(id: UUID(), name: "Grace Hopper", email: "grace@navy.mil", version: 1)
+        let edsger = User(id: UUID(), name: "Edsger Dijkstra", email: "ewd@utexas.edu", version: 1)
+        #expect(try await store.importUsers([grace, edsger]) == 2)
+        grace.name = "Amazing Grace"
+        grace.email = "amazing@cobol.org"
+        #expect(try await store.importUsers([grace, edsger]) == 1)
+        #expect(try await Self.all(store, "hopper").users.isEmpty)
+        #expect(try await Self.all(store, "navy").users.isEmpty)
+        #expect(try await Self.all(store, "azing gr").users.map(\.id) == [grace.id])
+        #expect(try await Self.all(store, "cobol").users.map(\.id) == [grace.id])
+        #expect(try await Self.all(store, "dijkstra").users.map(\.id) == [edsger.id])
+
+        // An ordinary save after the import goes through the triggers again: indexed and logged.
+        let feed = try SQLiteChangeFeed(path: store.path)
+        let changes = feed.subscribe()
+        var renamed = try await store.fetchUser(id: edsger.id)
+        renamed.name = "Edsger Wybe Dijkstra"
+        _ = try await store.update(renamed)
+        #expect(try await Self.all(store, "wybe").users.map(\.id) == [edsger.id])
+        var iterator = changes.makeAsyncIterator()
+        let logged = await iterator.next()
+        #expect(logged?.userID == edsger.id)
+    }
 }

@@ -1,0 +1,102 @@
+import CSQLite
+import Foundation
+import UserListDomain
+
+extension SQLiteUserRepository {
+    /// Writes an import's users one by one inside `upsert`'s transaction, with the triggers on
+    /// `users` dropped: it logs each change and keeps the search index itself.
+    struct Importer {
+        let connection: SQLiteConnection
+        /// False while the search index is dropped for a rebuild after the load.
+        let indexSearch: Bool
+        let keepChanges: Bool
+        private let insert, stored, update, log, searchAdd, searchDelete: SQLiteStatement
+        private let now = Int(Date().timeIntervalSince1970)
+        private(set) var inserted = 0
+        private(set) var updated = 0
+        private(set) var changes: [(change: UserChange, seq: Int)] = []
+
+        static let operation = "importing users"
+
+        init(_ connection: SQLiteConnection, indexSearch: Bool, keepChanges: Bool) throws(SQLiteError) {
+            self.connection = connection
+            self.indexSearch = indexSearch
+            self.keepChanges = keepChanges
+            insert = try connection.statement("""
+                INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING
+                """)
+            stored = try connection.statement(
+                "SELECT rowid, name, email, avatar_url, version, name_key, email_key FROM users WHERE id = ?1")
+            update = try connection.statement("""
+                UPDATE users SET name = ?2, email = ?3, avatar_url = ?4, version = ?5, name_key = ?6, email_key = ?7
+                WHERE rowid = ?1
+                """)
+            log = try connection.statement("INSERT INTO changes (kind, user_id, at) VALUES (?1, ?2, ?3)")
+            searchAdd = try connection.statement("INSERT INTO users_search (rowid, key) VALUES (?1, ?2)")
+            searchDelete = try connection.statement(
+                "INSERT INTO users_search (users_search, rowid, key) VALUES ('delete', ?1, ?2)")
+        }
+
+        /// Inserts `user`, or updates the stored user with its id. A user whose data changes gets
+        /// a new version (past the stored one, or the imported one if higher), so open screens
+        /// follow it and a save made from an older version is a conflict; an import with the same
+        /// data only ever raises the version, and identical data is not written at all.
+        mutating func write(_ user: User) throws(SQLiteError) {
+            let keys = (name: UserKey.fold(user.name), email: UserKey.fold(user.email))
+            SQLiteUserRepository.bindRow(insert, user, keys: keys)
+            try SQLiteUserRepository.refusingDuplicateEmail(user, connection, Self.operation) { () throws(SQLiteError) in
+                try insert.run(Self.operation)
+            }
+            if connection.changes == 1 {
+                inserted += 1
+                if indexSearch { try index(rowid: sqlite3_last_insert_rowid(connection.handle), keys) }
+                try logged("added", .added(user), id: user.id)
+                return
+            }
+            stored.bind(1, user.id)
+            guard try stored.step(Self.operation) else {
+                stored.reset()
+                throw .custom("user \(user.id) was neither inserted nor found", code: SQLITE_INTERNAL,
+                              path: connection.path, operation: Self.operation)
+            }
+            let rowid = sqlite3_column_int64(stored.handle, 0)
+            let old = (name: stored.text(1), email: stored.text(2), avatarURL: stored.optionalText(3), version: stored.int(4),
+                       nameKey: stored.text(5), emailKey: stored.text(6))
+            stored.reset()
+            let changed = user.name != old.name || user.email != old.email || user.avatarURL != old.avatarURL
+            guard changed || user.version > old.version else { return }  // identical: nothing to write or tell
+            var saved = user
+            saved.version = changed ? max(old.version + 1, user.version) : user.version
+            // An unchanged email keeps its stored key (see SQLiteSchema.v4).
+            let newKeys = (name: keys.name, email: user.email == old.email ? old.emailKey : keys.email)
+            update.bind(1, Int(rowid))
+            SQLiteUserRepository.bindRow(update, saved, keys: newKeys, skippingID: true)
+            try SQLiteUserRepository.refusingDuplicateEmail(user, connection, Self.operation) { () throws(SQLiteError) in
+                try update.run(Self.operation)
+            }
+            updated += 1
+            if indexSearch && (newKeys.name != old.nameKey || newKeys.email != old.emailKey) {
+                searchDelete.bind(1, Int(rowid))
+                searchDelete.bind(2, SQLiteSearchIndex.key(name: old.nameKey, email: old.emailKey))
+                try searchDelete.run(Self.operation)
+                try index(rowid: rowid, newKeys)
+            }
+            try logged("saved", .saved(saved), id: user.id)
+        }
+
+        private func index(rowid: Int64, _ keys: (name: String, email: String)) throws(SQLiteError) {
+            searchAdd.bind(1, Int(rowid))
+            searchAdd.bind(2, SQLiteSearchIndex.key(name: keys.name, email: keys.email))
+            try searchAdd.run(Self.operation)
+        }
+
+        private mutating func logged(_ kind: String, _ change: UserChange, id: UUID) throws(SQLiteError) {
+            log.bind(1, kind)
+            log.bind(2, id)
+            log.bind(3, now)
+            try log.run(Self.operation)
+            if keepChanges { changes.append((change, Int(sqlite3_last_insert_rowid(connection.handle)))) }
+        }
+    }
+}
