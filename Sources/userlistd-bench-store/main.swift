@@ -66,6 +66,15 @@ if CommandLine.arguments.contains("--postgres-only") {
     exit(0)
 }
 
+/// `--chunked-only`: the daemon's import path alone: 1M users (100k with --quick) written as
+/// `userctl import` sends them, 1,000 a transaction, into an empty file.
+if CommandLine.arguments.contains("--chunked-only") {
+    say("userlistd-bench-store --chunked-only: \(ProcessInfo.processInfo.activeProcessorCount) cores")
+    if CommandLine.arguments.contains("--whole") { await runWholeImport(directory: directory, count: quick ? 100_000 : 1_000_000); exit(0) }
+    await runChunkedImport(directory: directory, count: quick ? 100_000 : 1_000_000, chunk: Int(ProcessInfo.processInfo.environment["CHUNK"] ?? "") ?? 1_000)
+    exit(0)
+}
+
 struct BenchStoreUsage: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
