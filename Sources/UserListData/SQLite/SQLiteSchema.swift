@@ -31,8 +31,12 @@ import CSQLite
 ///   of the folded term (a superset of the matches) and `instr` on the keys keeps the real ones;
 ///   see `SQLiteSearch`. VACUUM may renumber rowids of this table (no INTEGER PRIMARY KEY):
 ///   `SQLiteSearchIndex.rebuild` restores the index after one (the store never VACUUMs).
+/// - v6: `users_by_name_key` also holds `email_key`, so a broad search (a term too common for
+///   the trigram index to narrow) walks the index in list order checking both keys without
+///   reading the table row of each user it skips: the first page of "son" at 1M users went from
+///   36 ms to 3 ms. Rebuilding the index takes about 1.5 s per million users, once.
 enum SQLiteSchema {
-    static let currentVersion = 5
+    static let currentVersion = 6
 
     /// The v1 schema exactly as the first release wrote it (kept for `migrate` and for tests
     /// that build an old file by hand).
@@ -59,7 +63,7 @@ enum SQLiteSchema {
     /// The indexes that keyset pages and search use. A big import drops and recreates them
     /// (building an index sorts once; inserting a million random keys one by one does not).
     static let secondaryIndexes: [(name: String, create: String)] = [
-        ("users_by_name_key", "CREATE INDEX users_by_name_key ON users (name_key, id)"),
+        ("users_by_name_key", v6NameIndex),
         ("users_by_email_key", "CREATE UNIQUE INDEX users_by_email_key ON users (email_key)"),
     ]
 
@@ -119,7 +123,10 @@ enum SQLiteSchema {
         INSERT INTO users_search (rowid, key) SELECT rowid, name_key || char(10) || email_key FROM users;
         """ + SQLiteSearchIndex.createTriggers
 
-    static let steps: [(version: Int, sql: String)] = [(1, v1), (2, v2), (3, v3), (4, v4), (5, v5)]
+    static let v6NameIndex = "CREATE INDEX users_by_name_key ON users (name_key, id, email_key)"
+    static let v6 = "DROP INDEX IF EXISTS users_by_name_key; " + v6NameIndex
+
+    static let steps: [(version: Int, sql: String)] = [(1, v1), (2, v2), (3, v3), (4, v4), (5, v5), (6, v6)]
 
     /// Users whose email another user had before v4 made emails unique: they keep a suffixed key
     /// (see v4) until someone gives them an address of their own.

@@ -48,6 +48,7 @@ public final class SQLiteUserRepository: UserRepository {
     public let path: String
     let options: Options
     private let writer: SQLiteWriter?
+    private let checkpointer: SQLiteCheckpointer?
     // Reads never wait for locks under WAL, so they run on the caller's thread under a mutex.
     private let reader: Mutex<SQLiteConnection>
     private let commitObservers = Mutex<[@Sendable (CommitNotice) -> Void]>([])
@@ -67,11 +68,15 @@ public final class SQLiteUserRepository: UserRepository {
         do {
             if options.readOnly {
                 writer = nil
+                checkpointer = nil
             } else {
                 let connection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: timeout)
                 try Self.configureWriter(connection, options)
                 try SQLiteSchema.migrate(connection)
                 try Self.prune(connection)
+                let checkpointer = SQLiteCheckpointer(path: path)
+                checkpointer.attach(to: connection)
+                self.checkpointer = checkpointer
                 writer = SQLiteWriter(connection: connection, label: "userlistd.sqlite.writer")
             }
             let readConnection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: timeout)
