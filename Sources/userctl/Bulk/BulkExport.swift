@@ -13,28 +13,37 @@ enum BulkExport {
 
     /// Walks every page of `search` (nil: everyone), calling `body` with each page's users and
     /// the total when the daemon knows it. Stops early (returns false) on Ctrl-C.
+    ///
+    /// The next page is asked for as soon as a page arrives, before `body` formats and writes
+    /// this one, so the daemon reads and encodes while the client writes (one page ahead: memory
+    /// stays at two pages).
     static func walk(_ client: UserListClient, search: String?, progress: Progress,
                      _ body: ([JSONValue], Int?) throws -> Void) async throws -> (count: Int, complete: Bool) {
         Interruption.install()
-        var after: String?
         var count = 0
         var total: Int?
-        repeat {
+        func request(after: String?) -> Task<JSONValue?, any Error> {
             var args: [String: JSONValue] = ["limit": .int(Int64(pageSize))]
             if let after { args["after"] = .string(after) }
             if let search { args["search"] = .string(search) }
-            let page = try await client.send(screen: "session", action: "export_page", args: args)
+            return Task { try await client.send(screen: "session", action: "export_page", args: args) }
+        }
+        var pending: Task<JSONValue?, any Error>? = request(after: nil)
+        while let current = pending {
+            let page = try await current.value
+            let after = page?["next"]?.stringValue
+            pending = after.map { request(after: $0) }
             let users = page?["users"]?.arrayValue ?? []
             if let known = page?["total_count"]?.int64Value { total = Int(known) }
             try body(users, total)
             count += users.count
-            after = page?["next"]?.stringValue
             progress.update(done: count, fraction: total.map { Double(count) / Double(max(1, $0)) })
             if Interruption.requested && after != nil {
+                pending?.cancel()
                 progress.finish()
                 return (count, false)
             }
-        } while after != nil
+        }
         progress.finish()
         return (count, true)
     }
