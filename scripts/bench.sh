@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 swift build -c release --static-swift-stdlib --product userlistd   # as `make release` ships it
 swift build -c release --product userlistd-bench
 swift build -c release --product userlistd-bench-store
+swift build -c release --product userctl   # the bulk section imports through it
 exec .build/release/userlistd-bench "$@"

@@ -32,6 +32,15 @@ public enum TextKey {
         return text.precomposedStringWithCompatibilityMapping
             .folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
     }
+
+    /// `fold(text)` as UTF-8 bytes, the form keys are compared in; ASCII text (most names) goes
+    /// straight to bytes without making a String.
+    public static func foldedUTF8(_ text: String) -> [UInt8] {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) {
+            return text.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
+        }
+        return Array(fold(text).utf8)
+    }
 }
 
 extension TextKey {

@@ -336,8 +336,12 @@ public final class UserListViewModel {
     /// holds it will bring it).
     @discardableResult
     private static func insertSorted(_ user: User, into state: inout UserListState) -> Bool {
-        // The rows are in the store's order: a binary search folds O(log n) names, not n.
         let key = SortKey(user)
+        // Most changes of a big import land past the loaded rows (or before them): a comparison
+        // with the edge row settles those without the search.
+        if state.hasMore, let last = state.users.last, !(key < SortKey(last)) { return false }
+        if state.hasPrevious, let first = state.users.first, key < SortKey(first) { return false }
+        // The rows are in the store's order: a binary search folds O(log n) names, not n.
         var low = state.users.startIndex, high = state.users.endIndex
         while low < high {
             let middle = (low + high) / 2
@@ -350,17 +354,20 @@ public final class UserListViewModel {
         return true
     }
 
-    /// The store's order: the folded name (`TextKey`) as UTF-8 bytes, then the id.
+    /// The store's order: the folded name (`TextKey`) as UTF-8 bytes, then the id (as its
+    /// uppercase string sorts, which is the order of its bytes: compared without making strings).
     private struct SortKey {
         let name: [UInt8]
         let id: UUID
         init(_ user: User) {
-            name = Array(TextKey.fold(user.name).utf8)
+            name = TextKey.foldedUTF8(user.name)
             id = user.id
         }
         static func < (a: SortKey, b: SortKey) -> Bool {
             if a.name != b.name { return a.name.lexicographicallyPrecedes(b.name) }
-            return a.id.uuidString < b.id.uuidString
+            return withUnsafeBytes(of: a.id.uuid) { x in
+                withUnsafeBytes(of: b.id.uuid) { y in x.lexicographicallyPrecedes(y) }
+            }
         }
     }
 

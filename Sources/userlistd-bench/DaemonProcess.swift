@@ -68,9 +68,14 @@ final class DaemonProcess {
     }
 
     /// Resident memory of the daemon in KiB (VmRSS of /proc/PID/status).
-    func residentKiB() -> Int? {
+    func residentKiB() -> Int? { status("VmRSS:") }
+
+    /// Peak resident memory of the daemon in KiB (VmHWM).
+    func peakKiB() -> Int? { status("VmHWM:") }
+
+    private func status(_ field: String) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        for line in status.split(separator: "\n") where line.hasPrefix(field) {
             return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
         }
         return nil

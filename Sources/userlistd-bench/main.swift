@@ -12,7 +12,7 @@ if arguments.first == "--flood", arguments.count == 4 {
 if arguments.contains("-h") || arguments.contains("--help") {
     print("""
         usage: userlistd-bench [--quick] [--only SECTION,...] [--pg-users N] [--pg-only]
-          sections: roundtrip, fanout, otherwriter, sustained, idle, startup, fairness, store, journal, restart
+          sections: roundtrip, fanout, otherwriter, sustained, idle, startup, fairness, store, bulk, journal, restart
           --pg-users N  users in the store section's PostgreSQL figures (default 100000; 1000000 for the issue's size)
           --pg-only     the store section measures PostgreSQL alone (skips the SQLite store bench)
         """)
@@ -66,6 +66,7 @@ if wanted("sustained") { SustainedBench.run(context) }
 if wanted("idle") { IdleSessionsBench.run(context) }
 if wanted("fairness") { FairnessBench.run(context) }
 if wanted("store") { StoreBench.run(context) }
+if wanted("bulk") { BulkImportBench.run(context) }
 if wanted("journal") { JournalBench.run(context) }
 if wanted("restart") { RestartBench.run(context) }
 

@@ -49,4 +49,17 @@ import UserListPresentation
         for user in added { navigator.apply(.added(user)) }
         #expect(navigator.list.state.users.count == 60 && !navigator.list.state.hasMore)
     }
+
+    /// Users with the same name sort by id as the store sorts them (the id's uppercase string),
+    /// and a change past the loaded rows of a longer list is left to the next page.
+    @Test func liveAddsOfNamesakesSortByIDAsTheStoreDoes() async {
+        let namesakes = (0..<30).map { _ in User(id: UUID(), name: "Ada Lovelace", email: "\(UUID())@example.com") }
+        _ = await navigator.list.onAppear().value
+        for user in namesakes {
+            repository.put(user)
+            navigator.apply(.added(user))
+        }
+        let expected = namesakes.sorted { $0.id.uuidString < $1.id.uuidString }
+        #expect(navigator.list.state.users.map(\.id) == expected.map(\.id))
+    }
 }

@@ -14,18 +14,23 @@ import Synchronization
 /// which neither blocks nor waits for readers or the writer.
 ///
 /// The WAL starts over only when a checkpoint has copied all of it before the next write
-/// begins, which a steady stream of writes (an import) may never allow. Past `inlineFrames`
-/// the writer therefore checkpoints itself, right after its commit, as SQLite would have: the
-/// WAL stays bounded, at the old cost but sixteen times less often.
+/// begins, which a steady stream of writes may never allow. Bulk writers (an import) therefore
+/// wait for room first (`makeRoom`): past `bulkFrames` they let the checkpoint finish before
+/// their next transaction, off the writer's thread, so the saves of other clients are not held
+/// up behind a checkpoint. Any writer past `inlineFrames` (a stream of writes from another
+/// process, say) checkpoints right after its commit, as SQLite would have: the WAL stays bounded.
 final class SQLiteCheckpointer: @unchecked Sendable {
     // Invariant that makes it Sendable: `connection` is touched only on `queue`.
     private let path: String
     private let queue = DispatchQueue(label: "userlistd.sqlite.checkpoint")
     private var connection: SQLiteConnection?
     private let pending = Atomic<Bool>(false)
+    /// Frames in the WAL after the last commit of the observed writer.
+    private let walFrames = Atomic<Int>(0)
 
-    static let backgroundFrames: Int32 = 1_000
-    static let inlineFrames: Int32 = 16_000
+    static let backgroundFrames = 1_000
+    static let bulkFrames = 8_000
+    static let inlineFrames = 65_536
 
     init(path: String) {
         self.path = path
@@ -37,6 +42,7 @@ final class SQLiteCheckpointer: @unchecked Sendable {
         sqlite3_wal_hook(writer.handle, { context, db, name, frames in
             guard let context else { return SQLITE_OK }
             let checkpointer = Unmanaged<SQLiteCheckpointer>.fromOpaque(context).takeUnretainedValue()
+            checkpointer.walFrames.store(Int(frames), ordering: .relaxed)
             if frames >= SQLiteCheckpointer.inlineFrames {
                 _ = sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
             } else if frames >= SQLiteCheckpointer.backgroundFrames {
@@ -51,13 +57,36 @@ final class SQLiteCheckpointer: @unchecked Sendable {
         guard pending.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         queue.async { [self] in
             pending.store(false, ordering: .releasing)
-            if connection == nil {
-                connection = try? SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: 0)
+            _ = checkpoint()
+        }
+    }
+
+    /// One PASSIVE checkpoint on the queue; true when it copied the whole WAL. Busy (another
+    /// checkpoint is running) or failed (e.g. a full disk): the WAL keeps the pages, and the next
+    /// commit past the threshold asks again.
+    private func checkpoint() -> Bool {
+        if connection == nil {
+            connection = try? SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: 0)
+        }
+        guard let connection else { return false }
+        var logged: Int32 = 0, copied: Int32 = 0
+        let code = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logged, &copied)
+        return code == SQLITE_OK && copied >= logged
+    }
+
+    /// For a bulk writer, before its next transaction: when the WAL is past `bulkFrames`, waits
+    /// (without holding the writer) until a checkpoint has copied all of it, so that the next
+    /// write starts the WAL over. Gives up after about `patience`: a reader holding an old
+    /// snapshot can keep the WAL from being copied, and the import must go on regardless.
+    func makeRoom(patience: Duration = .seconds(2)) async {
+        guard walFrames.load(ordering: .relaxed) >= Self.bulkFrames else { return }
+        let until = ContinuousClock.now + patience
+        while ContinuousClock.now < until {
+            let complete = await withCheckedContinuation { continuation in
+                queue.async { [self] in continuation.resume(returning: checkpoint()) }
             }
-            guard let connection else { return }
-            // Busy (another checkpoint is running) or failed (e.g. a full disk): the WAL keeps
-            // the pages, and the next commit past the threshold asks again.
-            _ = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            if complete { return }
+            try? await Task.sleep(for: .milliseconds(5))
         }
     }
 }

@@ -49,6 +49,7 @@ public final class SQLiteUserRepository: UserRepository {
     let options: Options
     private let writer: SQLiteWriter?
     private let checkpointer: SQLiteCheckpointer?
+    private let bulkGate = BulkWriteGate()
     // Reads never wait for locks under WAL, so they run on the caller's thread under a mutex.
     private let reader: Mutex<SQLiteConnection>
     private let commitObservers = Mutex<[@Sendable (CommitNotice) -> Void]>([])
@@ -402,6 +403,19 @@ public final class SQLiteUserRepository: UserRepository {
     ///
     /// Either every user is written or, on any failure, none is.
     public func importUsers(_ users: [User]) async throws(UserError) -> Int {
+        await bulkGate.enter()
+        let result: Result<Int, UserError>
+        do throws(UserError) {
+            await checkpointer?.makeRoom()
+            result = .success(try await importNow(users))
+        } catch {
+            result = .failure(error)
+        }
+        await bulkGate.leave()
+        return try result.get()
+    }
+
+    private func importNow(_ users: [User]) async throws(UserError) -> Int {
         try await write { connection throws(SQLiteError) -> ImportOutcome in
             let outcome = try Self.upsert(users, connection)
             let now = Int(Date().timeIntervalSince1970)
