@@ -25,7 +25,7 @@ enum Help {
                     details: """
                     FILE (or - for stdin) holds a JSON array of users, either in the wire shape
                     {id, name, email, avatar_url, version} or in the REST shape with full_name.
-                    The file is streamed (any size, constant memory) in chunks of 1,000 users, each
+                    The file is streamed (any size, constant memory) in chunks of 250 users, each
                     committed on its own. Progress goes to stderr: a bar on a terminal, a line every
                     few seconds otherwise, JSON lines with --json, nothing with --quiet.
                     Resumable, not atomic: after Ctrl-C, a dropped daemon or an invalid entry, the

@@ -11,6 +11,8 @@ import UserListWire
 @Suite(.serialized, .timeLimit(.minutes(10)), .disabled(if: RealDaemon.skipReason != nil, "userlistd not built: swift build first"))
 struct BulkImportExportProcessTests {
     typealias Run = UserctlCommandTests.Run
+    /// Users in one `import_users` chunk of `userctl import` (BulkImport.chunkUsers).
+    static let chunk = 250
 
     static func userctl(_ arguments: [String]) throws -> Run {
         try UserctlCommandTests.userctl(arguments)
@@ -138,7 +140,7 @@ struct BulkImportExportProcessTests {
         #expect(stderr.contains("running the same import again finishes it"))
         // What it says was imported is exactly what the store holds.
         #expect(try Self.storedCount(daemon.socketPath) == reported)
-        #expect(reported < total && reported % 1_000 == 0)
+        #expect(reported < total && reported % Self.chunk == 0)
 
         let resumed = try Self.userctl(["--socket", daemon.socketPath, "import", "--quiet", file])
         #expect(resumed.status == 0, "\(resumed.stderr)")
@@ -163,11 +165,11 @@ struct BulkImportExportProcessTests {
         // (a list's count follows them live), so wait for a count of whole chunks.
         var stored = try #require(try Self.storedCount(daemon.socketPath))
         let deadline = ContinuousClock.now + .seconds(30)
-        while stored % 1_000 != 0 && ContinuousClock.now < deadline {
+        while stored % Self.chunk != 0 && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
             stored = try #require(try Self.storedCount(daemon.socketPath))
         }
-        #expect(stored % 1_000 == 0 && stored < total, "\(stored)")
+        #expect(stored % Self.chunk == 0 && stored < total, "\(stored)")
 
         let rerun = try Self.userctl(["--socket", daemon.socketPath, "import", "--quiet", file])
         #expect(rerun.status == 0, "\(rerun.stderr)")
@@ -196,7 +198,7 @@ struct BulkImportExportProcessTests {
         try daemon.start()
         let stored = try #require(try Self.storedCount(daemon.socketPath))
         // Acknowledged chunks survived the crash; a chunk whose reply was lost may have too.
-        #expect(stored >= reported && stored % 1_000 == 0 && stored < total, "stored \(stored), reported \(reported)")
+        #expect(stored >= reported && stored % Self.chunk == 0 && stored < total, "stored \(stored), reported \(reported)")
 
         let rerun = try Self.userctl(["--socket", daemon.socketPath, "import", "--quiet", file])
         #expect(rerun.status == 0, "\(rerun.stderr)")
@@ -208,19 +210,20 @@ struct BulkImportExportProcessTests {
         let daemon = try RealDaemon(sampleData: 0)
         defer { daemon.tearDown() }
         var users = Self.users(3_000, seed: 5)
-        let good = users[2_499]["email"]
-        users[2_499]["email"] = "not an email"
+        // In the last chunk, so that no chunk after it can have been sent before it failed.
+        let good = users[2_899]["email"]
+        users[2_899]["email"] = "not an email"
         let file = daemon.directory + "/users.json"
         try Self.write(users, to: file)
         let failed = try Self.userctl(["--socket", daemon.socketPath, "import", "--quiet", file])
         #expect(failed.status == 65, "\(failed.stderr)")
-        #expect(failed.stderr.contains("the chunk of entries 2001 to 3000 was not imported"), "\(failed.stderr)")
-        #expect(failed.stderr.contains("the first 2000 users of \(file) were imported"), "\(failed.stderr)")
-        #expect(try Self.storedCount(daemon.socketPath) == 2_000)
+        #expect(failed.stderr.contains("the chunk of entries 2751 to 3000 was not imported"), "\(failed.stderr)")
+        #expect(failed.stderr.contains("the first 2750 users of \(file) were imported"), "\(failed.stderr)")
+        #expect(try Self.storedCount(daemon.socketPath) == 2_750)
 
-        users[2_499]["email"] = good
+        users[2_899]["email"] = good
         try Self.write(users, to: file)
         let fixed = try Self.userctl(["--socket", daemon.socketPath, "import", "--quiet", file])
-        #expect(fixed.status == 0 && fixed.stdout == "imported 1000 users from \(file) (2000 already up to date)\n", "\(fixed)")
+        #expect(fixed.status == 0 && fixed.stdout == "imported 250 users from \(file) (2750 already up to date)\n", "\(fixed)")
     }
 }

@@ -4,15 +4,16 @@ import UserListWire
 
 /// `userctl import FILE`: the file is read as a stream (`JSONArrayReader`) and sent in chunks
 /// of at most `chunkUsers` users and `chunkBytes` bytes, each one `import_users` intent that
-/// the daemon commits in its own short transaction. Up to `window` chunks are in flight.
+/// the daemon commits in its own short transaction. Up to `window` chunks are in flight. Small
+/// chunks, because another client's save waits for the chunk being written (PROTOCOL.md §4.3).
 ///
 /// Resumable, not atomic: an interruption (Ctrl-C, a killed daemon or client, an invalid entry)
 /// leaves the chunks acknowledged so far committed and the rest not; running the same import
 /// again finishes it, because an import is an upsert by id that skips identical users.
 enum BulkImport {
-    static let chunkUsers = 1_000
+    static let chunkUsers = 250
     static let chunkBytes = 768 * 1024
-    static let window = 4
+    static let window = 8
     static let replyTimeout: Duration = .seconds(120)
 
     struct Tally {
