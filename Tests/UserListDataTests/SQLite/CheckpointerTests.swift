@@ -1,0 +1,29 @@
+import Foundation
+import Testing
+@testable import UserListData
+import UserListDomain
+
+/// The WAL is copied into the database file by the checkpointer's own thread once a commit
+/// leaves 1,000 pages or more in it (SQLite's automatic checkpoint is off).
+@Suite struct CheckpointerTests {
+    private static func size(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+    }
+
+    @Test func aLargeCommitReachesTheDatabaseFileWithoutAnotherWrite() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("checkpoint.sqlite")
+        let store = try SQLiteUserRepository(path: path)
+        let before = Self.size(path)
+        let users = (0..<20_000).map { User(id: UUID(), name: "Person \($0)", email: "person.\($0)@example.com") }
+        #expect(try await store.importUsers(users) == 20_000)
+        #expect(Self.size(path + "-wal") > 4 * 1_024 * 1_000, "the commit went to the WAL")
+        // Nothing else is written: only the background checkpoint can grow the database file.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while Self.size(path) < before + 4 * 1_024 * 1_000 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(Self.size(path) >= before + 4 * 1_024 * 1_000, "database file \(Self.size(path)) bytes, was \(before)")
+        #expect(try await store.fetchPage(PageRequest(limit: 1)).totalCount == 20_000)
+    }
+}
