@@ -27,16 +27,17 @@ final class BenchContext {
 
     /// A fresh daemon (new socket and state directory, the run's store with 1,000 sample users),
     /// so one section's sessions never load the next section's measurements.
-    func startDaemon(extraFlags: [String] = []) throws(BenchError) -> DaemonProcess {
+    func startDaemon(extraFlags: [String] = [], watchdogMicros: Int? = nil) throws(BenchError) -> DaemonProcess {
         daemonCount += 1
         return try DaemonProcess(binary: daemonBinary, directory: directory, name: "d\(daemonCount)",
-                                 database: database, sampleData: 1000, extraFlags: extraFlags)
+                                 database: database, sampleData: 1000, extraFlags: extraFlags, watchdogMicros: watchdogMicros)
     }
 
     /// Runs `body` with a fresh daemon and stops it afterwards, reporting a daemon that would not stop.
-    func withDaemon(_ section: String, extraFlags: [String] = [], _ body: (DaemonProcess) throws(BenchError) -> Void) {
+    func withDaemon(_ section: String, extraFlags: [String] = [], watchdogMicros: Int? = nil,
+                    _ body: (DaemonProcess) throws(BenchError) -> Void) {
         let daemon: DaemonProcess
-        do throws(BenchError) { daemon = try startDaemon(extraFlags: extraFlags) } catch {
+        do throws(BenchError) { daemon = try startDaemon(extraFlags: extraFlags, watchdogMicros: watchdogMicros) } catch {
             report.failed(section, "daemon start", error)
             return
         }

@@ -6,12 +6,14 @@ import UserListWire
 /// `userctl import` streams N users (1,000,000; 100,000 quick) into the daemon, against the same
 /// round trips just before, on the same daemon. The other client is on a detail screen and
 /// alternates `set_draft_name` (no write) and `save` (a write, which queues behind an import
-/// chunk's transaction) → each reply. Also the import's own rate, end to end through userctl.
+/// chunk's transaction) → each reply. Also the import's own rate, end to end through userctl,
+/// and whether the daemon kept feeding its watchdog (the longest wait between WATCHDOG=1s).
 ///
 /// The file is generated here: random ids, names in random order (a file sorted by name, as
 /// `userctl export` writes it, would flatter the store's name index).
 enum BulkImportBench {
     static let section = "bulk"
+    static let watchdogMicros = 2_000_000
 
     static func run(_ context: BenchContext) {
         let count = context.quick ? 100_000 : 1_000_000
@@ -25,7 +27,8 @@ enum BulkImportBench {
             return context.report.note("bulk: cannot write the import file: \(error)")
         }
         defer { unlink(file) }
-        context.withDaemon(section) { daemon throws(BenchError) in
+        // A 2 s watchdog, as `WatchdogSec=2` would set it: the daemon should ping every second.
+        context.withDaemon(section, watchdogMicros: watchdogMicros) { daemon throws(BenchError) in
             let other = try OtherClient(daemon.socketPath)
             let before = try other.roundTrips(for: context.quick ? 3 : 10)
 
@@ -45,6 +48,11 @@ enum BulkImportBench {
             importer.waitUntilExit()
             guard importer.terminationStatus == 0 else { throw BenchError("userctl import exited \(importer.terminationStatus)") }
 
+            let pings = daemon.watchdog?.arrivals.filter { $0 >= started } ?? []
+            let gaps = zip(pings.dropFirst(), pings).map { $0 - $1 }
+            let longest = max(gaps.max() ?? 0, pings.first.map { $0 - started } ?? took, pings.last.map { started + took - $0 } ?? 0)
+            context.report.add(section, "longest wait for WATCHDOG=1 during the import (\(pings.count) pings; WATCHDOG_USEC 2 s, pinged every 1 s)",
+                               value: formatNanos(longest), target: "< 2 s", met: longest < UInt64(watchdogMicros) * 1_000)
             let rate = Double(count) / (Double(took) / 1e9)
             context.report.add(section, "userctl import of \(grouped(count)) users (random order) into a running daemon",
                                value: "\(grouped(Int(rate))) users/s (\(formatNanos(took)))", target: "≥ 100,000/s", met: rate >= 100_000)

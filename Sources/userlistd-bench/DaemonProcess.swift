@@ -23,12 +23,14 @@ final class DaemonProcess {
     /// Starts the daemon in `directory` (created by the caller) and waits for READY=1.
     /// `extraFlags` come after the bench's own, so they win (a section that measures a limit).
     init(binary: String, directory: String, name: String, database: String, sampleData: Int,
-         extraFlags: [String] = [], timeout: Double = 60) throws(BenchError) {
+         extraFlags: [String] = [], watchdogMicros: Int? = nil, timeout: Double = 60) throws(BenchError) {
         socketPath = "\(directory)/\(name).sock"
         logPath = "\(directory)/\(name).log"
         let notifyPath = "\(directory)/\(name).notify"
         let notifyFD = try Sockets.bind(notifyPath, type: Int32(SOCK_DGRAM.rawValue))
-        defer { close(notifyFD); unlink(notifyPath) }
+        // With a watchdog, the socket stays open for `watchdogPings` until the daemon stops.
+        var keepsNotifySocket = false
+        defer { if !keepsNotifySocket { close(notifyFD); unlink(notifyPath) } }
         Sockets.setReceiveTimeout(notifyFD, seconds: 0.1)
 
         let stateDirectory = "\(directory)/\(name).state"
@@ -42,6 +44,8 @@ final class DaemonProcess {
         environment["NOTIFY_SOCKET"] = notifyPath
         environment.removeValue(forKey: "LISTEN_FDS")
         environment.removeValue(forKey: "WATCHDOG_USEC")
+        environment.removeValue(forKey: "WATCHDOG_PID")
+        if let watchdogMicros { environment["WATCHDOG_USEC"] = String(watchdogMicros) }
         process.environment = environment
         process.standardOutput = FileHandle(forWritingAtPath: logPath)
         process.standardError = FileHandle(forWritingAtPath: logPath)
@@ -65,7 +69,16 @@ final class DaemonProcess {
             }
         }
         startToReady = ready! - started
+        if watchdogMicros != nil {
+            keepsNotifySocket = true
+            watchdog = WatchdogListener(fd: notifyFD, path: notifyPath)
+        } else {
+            watchdog = nil
+        }
     }
+
+    /// Records when each WATCHDOG=1 arrives (daemons started with `watchdogMicros`).
+    let watchdog: WatchdogListener?
 
     /// Resident memory of the daemon in KiB (VmRSS of /proc/PID/status).
     func residentKiB() -> Int? { status("VmRSS:") }
@@ -89,6 +102,7 @@ final class DaemonProcess {
     /// SIGTERM, then wait up to `timeout` seconds; SIGKILL if it did not exit. Returns a note when it misbehaved.
     @discardableResult
     func stop(timeout: Double = 15) -> String? {
+        defer { watchdog?.close() }
         guard process.isRunning else { return "userlistd had already exited (status \(process.terminationStatus))" }
         kill(pid, SIGTERM)
         let until = deadline(seconds: timeout)
@@ -108,4 +122,38 @@ final class DaemonProcess {
         guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return "" }
         return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
     }
+}
+
+/// Reads a daemon's notify socket on a thread of its own and keeps the arrival time of every
+/// WATCHDOG=1, so a section can tell whether the daemon kept feeding its watchdog.
+final class WatchdogListener: @unchecked Sendable {
+    // Invariant that makes it Sendable: `pings` and `closed` are touched only under `lock`.
+    private let lock = NSLock()
+    private var pings: [UInt64] = []
+    private var closed = false
+    private let fd: Int32
+    private let path: String
+
+    init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+        Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !lock.withLock({ closed }) {
+                let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                guard count > 0 else { continue }  // the 0.1 s receive timeout: look at `closed` again
+                if String(decoding: buffer[0..<count], as: UTF8.self).split(separator: "\n").contains("WATCHDOG=1") {
+                    let now = monotonicNanos()
+                    lock.withLock { pings.append(now) }
+                }
+            }
+            Glibc.close(fd)
+            unlink(path)
+        }.start()
+    }
+
+    /// Arrival times (monotonic nanoseconds) of the pings so far.
+    var arrivals: [UInt64] { lock.withLock { pings } }
+
+    func close() { lock.withLock { closed = true } }
 }
