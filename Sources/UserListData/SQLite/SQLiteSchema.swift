@@ -10,10 +10,11 @@ import CSQLite
 /// - v3: the `changes` log behind `SQLiteChangeFeed` and the row count in `store_state`, both
 ///   kept by triggers so that every writer (this process, another process, even a hand-written
 ///   SQL statement) records its changes in the same transaction, with a snapshot of the row.
-///   The bulk import is the one exception, for speed (a trigger costs ~10 µs a row, mostly
-///   SQLite's statement journal): inside its own transaction it sets `log_changes = 0`, writes
-///   slim change rows (kind and id, no snapshot) and the count itself, and sets the flag back
-///   before committing, so no other connection ever sees the triggers off.
+///   The bulk import is the one exception, for speed (see `SQLiteUserRepository.upsert`): inside
+///   its own transaction it drops the triggers on `users`, writes slim change rows (kind and id,
+///   no snapshot), the count and the search index itself, and creates the triggers again before
+///   committing, so no other connection ever sees them missing. (`log_changes` is the switch the
+///   v4 migration still uses.)
 /// - v4: one text key for sorting and searching (`TextKey`: NFKC, case-, accent- and
 ///   width-insensitive): `name_key` and `email_key` recomputed with `userlist_fold`, and emails
 ///   unique case-insensitively (`users_by_email_key` becomes a UNIQUE index on `email_key`).
@@ -26,8 +27,8 @@ import CSQLite
 /// - v5: substring search. `users_search` is a contentless FTS5 table with the trigram tokenizer
 ///   and `detail=none` (the smallest index FTS5 can keep): one row per user, keyed by the users'
 ///   rowid, holding `name_key || char(10) || email_key`. Triggers keep it in step with every
-///   writer, like the change log (but never switched off); a bulk load into a smaller table drops
-///   them and refills the index in one pass (`SQLiteSearchIndex`). A query asks for every trigram
+///   writer, like the change log; an import maintains the index itself, and a bulk load into a
+///   smaller table refills it in one pass (`SQLiteSearchIndex`). A query asks for every trigram
 ///   of the folded term (a superset of the matches) and `instr` on the keys keeps the real ones;
 ///   see `SQLiteSearch`. VACUUM may renumber rowids of this table (no INTEGER PRIMARY KEY):
 ///   `SQLiteSearchIndex.rebuild` restores the index after one (the store never VACUUMs).
