@@ -18,13 +18,15 @@ enum SustainedBench {
     /// `extraFlags` and `label` let the journal section run it again with the journal off.
     /// Returns the latencies measured (nil when the run failed).
     @discardableResult
-    static func run(_ context: BenchContext, extraFlags: [String] = [], label: String = "") -> Samples? {
+    static func run(_ context: BenchContext, extraFlags: [String] = [], label: String = "",
+                    sessions requested: Int? = nil, perSecond: Int = 10) -> Samples? {
         let section = Self.section + label
-        let sessions = context.quick ? 100 : 1000
+        let sessions = requested ?? (context.quick ? 100 : 1000)
         let seconds = context.quick ? 5 : 30
-        let renames = seconds * 10
+        let renames = seconds * perSecond
+        let interval = UInt64(1_000_000_000 / perSecond)
         var measured: Samples?
-        print("== \(section) (\(sessions) sessions, 10 renames/s for \(seconds) s)")
+        print("== \(section) (\(sessions) sessions, \(perSecond) renames/s for \(seconds) s)")
         context.withDaemon(section, extraFlags: extraFlags) { daemon throws(BenchError) in
             let writer = try openWriter(daemon, key: "sustained-writer")
             let many = try ManySessions.open(socketPath: daemon.socketPath, count: sessions, keyPrefix: "sustained")
@@ -41,7 +43,7 @@ enum SustainedBench {
                 let client = box.connection
                 do throws(BenchError) {
                     for k in 0..<renames {
-                        let tick = start + UInt64(k) * 100_000_000
+                        let tick = start + UInt64(k) * interval
                         let now = monotonicNanos()
                         if tick > now { usleep(UInt32((tick - now) / 1000)) }
                         try client.awaitReply(client.intent("detail", "set_draft_name", ["name": .string("Aaaa Bench s\(k)")]).id, seconds: 30)
@@ -78,10 +80,13 @@ enum SustainedBench {
             }
             let expected = completed * sessions
             let elapsed = Double(max(1, lastReceipt - start)) / 1e9
-            context.report.add(section, "\(grouped(sessions)) sessions × 10 renames/s, \(seconds) s: patches delivered",
+            context.report.add(section, "\(grouped(sessions)) sessions × \(perSecond) renames/s, \(seconds) s: patches delivered",
                                value: "\(grouped(delivered)) of \(grouped(expected)) (\(grouped(Int(Double(delivered) / elapsed)))/s)",
-                               target: "all, \(grouped(sessions * 10))/s", met: delivered == expected)
-            context.report.latency(section, "save sent → each session's patch", latencies, baseline: nil, p99Limit: 10_000_000)
+                               target: "all, \(grouped(sessions * perSecond))/s", met: delivered == expected)
+            // The target is for 1,000 sessions × 10/s; other shapes are reported.
+            let targeted = sessions == 1000 && perSecond == 10
+            context.report.latency(section, "\(grouped(sessions)) × \(perSecond)/s: save sent → each session's patch", latencies,
+                                   baseline: nil, p99Limit: targeted ? 10_000_000 : nil)
             if set.closedCount > 0 { context.report.note("sustained: the daemon closed \(set.closedCount) session connections") }
             measured = latencies
         }

@@ -28,6 +28,13 @@ var limit = rlimit()
 getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 let softBefore = limit.rlim_cur
 limit.rlim_cur = limit.rlim_max
+// As root, past the hard limit too (the 10,000-session fan-out holds 20,000 socketpair ends).
+if getuid() == 0 && limit.rlim_max < 65_536 {
+    var raised = limit
+    raised.rlim_cur = 65_536
+    raised.rlim_max = 65_536
+    if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+}
 if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 {
     print("warning: could not raise RLIMIT_NOFILE to \(limit.rlim_max): \(String(cString: strerror(errno)))")
 }
@@ -62,7 +69,11 @@ if wanted("startup") { StartupBench.run(context) }
 if wanted("roundtrip") { RoundTripBench.run(context) }
 if wanted("fanout") { FanOutBench.run(context) }
 if wanted("otherwriter") { OtherWriterBench.run(context) }
-if wanted("sustained") { SustainedBench.run(context) }
+if wanted("sustained") {
+    SustainedBench.run(context)
+    // Issue #15 asks for 10,000 sessions × 1 rename/s to be reported.
+    if !quick { SustainedBench.run(context, label: " (10,000 × 1/s)", sessions: 10_000, perSecond: 1) }
+}
 if wanted("idle") { IdleSessionsBench.run(context) }
 if wanted("fairness") { FairnessBench.run(context) }
 if wanted("store") { StoreBench.run(context) }
