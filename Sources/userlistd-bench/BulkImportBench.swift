@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import UserListTestSupport
 import UserListWire
 
 /// What an import through `userctl` costs everyone else: another client's round trips while
@@ -76,7 +77,7 @@ enum BulkImportBench {
             return FileHandle(forWritingAtPath: path)
         }() else { throw BenchError("cannot create \(path)") }
         defer { try? out.close() }
-        var random = SplitMix(seed: 2026)
+        var random = SplitMix64(seed: 2026)  // seeded: every run imports the same file
         var text = "[\n"
         for index in 0..<count {
             let a = random.next(), b = random.next()
@@ -96,19 +97,6 @@ enum BulkImportBench {
 
     static let firstNames = ["Ada", "Alan", "Grace", "Linus", "Margaret", "Dennis", "Barbara", "Ken", "Zoë", "Łukasz", "Frances", "Edsger"]
     static let lastNames = ["Lovelace", "Turing", "Hopper", "Torvalds", "Hamilton", "Ritchie", "Liskov", "Thompson", "Müller", "Dijkstra", "Allen", "Johnson"]
-
-    /// A seeded generator (SplitMix64), so every run imports the same file.
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     /// The other client: its own session on the first user's detail screen.
     final class OtherClient {
