@@ -19,27 +19,27 @@ import Foundation
 /// them in a migration (see `SQLiteSchema`).
 public enum TextKey {
     public static func fold(_ text: String) -> String {
-        // ASCII fast path (most names and nearly all emails): NFKC and accent/width folding are
-        // the identity on ASCII, so lowering A-Z is the whole key, at a fraction of the cost.
-        var ascii = true
-        for byte in text.utf8 where byte >= 0x80 {
-            ascii = false
-            break
-        }
-        if ascii {
-            return String(decoding: text.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
-        }
-        return text.precomposedStringWithCompatibilityMapping
-            .folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+        if let lowered = asciiLowered(text) { return String(decoding: lowered, as: UTF8.self) }
+        return unicodeFold(text)
     }
 
     /// `fold(text)` as UTF-8 bytes, the form keys are compared in; ASCII text (most names) goes
     /// straight to bytes without making a String.
     public static func foldedUTF8(_ text: String) -> [UInt8] {
-        if text.utf8.allSatisfy({ $0 < 0x80 }) {
-            return text.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
-        }
-        return Array(fold(text).utf8)
+        asciiLowered(text) ?? Array(unicodeFold(text).utf8)
+    }
+
+    private static func unicodeFold(_ text: String) -> String {
+        text.precomposedStringWithCompatibilityMapping
+            .folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
+    }
+
+    /// The fast path of both (most names and nearly all emails): NFKC and accent/width folding
+    /// are the identity on ASCII, so lowering A-Z is the whole key, at a fraction of the cost.
+    /// Nil when `text` is not ASCII.
+    private static func asciiLowered(_ text: String) -> [UInt8]? {
+        guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+        return text.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
     }
 }
 
