@@ -67,11 +67,15 @@ if CommandLine.arguments.contains("--postgres-only") {
 }
 
 /// `--chunked-only`: the daemon's import path alone: 1M users (100k with --quick) written as
-/// `userctl import` sends them, 1,000 a transaction, into an empty file.
+/// `userctl import` sends them, `--chunk N` users a transaction (default 1,000), into an empty
+/// file; `--whole` writes them in one transaction instead.
 if CommandLine.arguments.contains("--chunked-only") {
     say("userlistd-bench-store --chunked-only: \(ProcessInfo.processInfo.activeProcessorCount) cores")
-    if CommandLine.arguments.contains("--whole") { await runWholeImport(directory: directory, count: quick ? 100_000 : 1_000_000); exit(0) }
-    await runChunkedImport(directory: directory, count: quick ? 100_000 : 1_000_000, chunk: Int(ProcessInfo.processInfo.environment["CHUNK"] ?? "") ?? 1_000)
+    let count = quick ? 100_000 : 1_000_000
+    let chunk = CommandLine.arguments.contains("--whole") ? count : CommandLine.arguments.firstIndex(of: "--chunk").flatMap { index in
+        index + 1 < CommandLine.arguments.count ? Int(CommandLine.arguments[index + 1]) : nil
+    } ?? 1_000
+    await runChunkedImport(directory: directory, count: count, chunk: max(1, chunk))
     exit(0)
 }
 
