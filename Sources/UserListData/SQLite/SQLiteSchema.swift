@@ -31,7 +31,8 @@ import CSQLite
 ///   smaller table refills it in one pass (`SQLiteSearchIndex`). A query asks for every trigram
 ///   of the folded term (a superset of the matches) and `instr` on the keys keeps the real ones;
 ///   see `SQLiteSearch`. VACUUM may renumber rowids of this table (no INTEGER PRIMARY KEY):
-///   `SQLiteSearchIndex.rebuild` restores the index after one (the store never VACUUMs).
+///   the index would then have to be refilled (`SQLiteSearchIndex.refill`, with its triggers
+///   dropped); the store never VACUUMs.
 /// - v6: `users_by_name_key` also holds `email_key`, so a broad search (a term too common for
 ///   the trigram index to narrow) walks the index in list order checking both keys without
 ///   reading the table row of each user it skips: the first page of "son" at 1M users went from

@@ -26,19 +26,6 @@ enum SQLiteSearchIndex {
         END;
         """
 
-    /// Drops the triggers (inside a bulk load's transaction: `rebuild` must follow before commit).
-    static func dropTriggers(_ connection: SQLiteConnection, _ operation: String) throws(SQLiteError) {
-        for name in triggerNames { try connection.execute("DROP TRIGGER IF EXISTS \(name)", operation) }
-    }
-
-    /// Empties the index and refills it from `users` in one pass, then puts the triggers back:
-    /// after a VACUUM.
-    static func rebuild(_ connection: SQLiteConnection, _ operation: String) throws(SQLiteError) {
-        try dropTriggers(connection, operation)
-        try refill(connection, operation)
-        try connection.execute(createTriggers, operation)
-    }
-
     /// Empties the index and refills it from `users` in one pass (one sorted build instead of a
     /// million small updates), with the triggers dropped: a bulk load's last step. In rowid order
     /// (`NOT INDEXED`: the name index holds both keys, so SQLite would rather read it, in name
