@@ -1,7 +1,8 @@
 #!/bin/sh
 # `systemctl restart userlistd` with clients attached, under a real systemd 252 as PID 1
 # (the systemd-sandbox tool, which needs root, and a rootfs built once with
-# `SANDBOX_EXTRA_PACKAGES=libcurl4 sandbox.sh build`, ~60 s). Builds the release binaries,
+# `SANDBOX_EXTRA_PACKAGES=libcurl4,libpq5 sandbox.sh build`, ~60 s; the daemon links libpq for
+# the PostgreSQL store). Builds the release binaries,
 # installs them with the units into the sandbox, starts userlistd.socket, attaches clients and
 # restarts the service: scripts/systemd-sandbox/restart-check.py says whether any client noticed.
 # Exit 0: passed; 77: cannot run here (the reason is printed); anything else: failed.
@@ -15,10 +16,12 @@ if [ -z "$SANDBOX" ]; then
 fi
 if [ -z "$SANDBOX" ]; then echo "skipped: no systemd-sandbox (set SYSTEMD_SANDBOX=/path/to/sandbox.sh)"; exit 77; fi
 if [ "$(id -u)" != 0 ]; then echo "skipped: the systemd sandbox needs root"; exit 77; fi
-if [ ! -d /var/tmp/systemd-sandbox-rootfs ]; then
+ROOTFS=/var/tmp/systemd-sandbox-rootfs
+# A rootfs built before the daemon linked libpq lacks it: build it again.
+if [ ! -d "$ROOTFS" ] || ! ls "$ROOTFS"/usr/lib/*/libpq.so.5 >/dev/null 2>&1; then
     command -v debootstrap >/dev/null || apt-get install -y debootstrap || { echo "skipped: debootstrap is not installable"; exit 77; }
     echo "building the sandbox rootfs (once, ~60-140 s)"
-    SANDBOX_EXTRA_PACKAGES=libcurl4 "$SANDBOX" build || { echo "skipped: the sandbox rootfs could not be built"; exit 77; }
+    SANDBOX_EXTRA_PACKAGES=libcurl4,libpq5 "$SANDBOX" build --force || { echo "skipped: the sandbox rootfs could not be built"; exit 77; }
 fi
 SWIFT=${SWIFT:-swift}
 $SWIFT build -c release --static-swift-stdlib --product userlistd
