@@ -172,7 +172,7 @@ public final class UserListViewModel {
             return
         }
         var updated = state
-        Self.apply(change, to: &updated, matching: matchesSearch)
+        Self.apply(change, to: &updated)
         let trimmed = trimToLoadedRows(&updated)
         if markingStale { updated.isStale = true }
         // A trim also moved this list's cursor: not an outcome another list may simply take.
@@ -182,7 +182,20 @@ public final class UserListViewModel {
 
     /// Whether `trimToLoadedRows` would cut `updated` in this list (its capacity is its own).
     private func wouldTrim(_ updated: UserListState) -> Bool {
-        updated.users.count > max(pageSize, loadedRows) && updated.loading == .none
+        Self.wouldTrim(updated, capacity: rowCapacity)
+    }
+
+    static func wouldTrim(_ updated: UserListState, capacity: Int) -> Bool {
+        updated.users.count > capacity && updated.loading == .none
+    }
+
+    /// How many rows the list keeps through changes: what its pages loaded, at least a page.
+    private var rowCapacity: Int { max(pageSize, loadedRows) }
+
+    /// The list as another thread may advance it through changes made elsewhere, while the list
+    /// is idle (no load in flight); nil while a load is in flight. See `UserListFollower`.
+    public var follower: UserListFollower? {
+        loadTask == nil ? UserListFollower(state: state, capacity: rowCapacity) : nil
     }
 
     /// A burst of changes (an import of a million users) must not grow the list past what its
@@ -192,7 +205,7 @@ public final class UserListViewModel {
     /// Returns whether it cut.
     @discardableResult
     private func trimToLoadedRows(_ updated: inout UserListState) -> Bool {
-        let capacity = max(pageSize, loadedRows)
+        let capacity = rowCapacity
         guard wouldTrim(updated) else { return false }
         let kept = updated.users[capacity - 1]
         guard let cursor = useCases.fetchPage.cursor(after: kept, totalCount: updated.search == nil ? nil : updated.totalCount) else {
@@ -204,7 +217,13 @@ public final class UserListViewModel {
         return true
     }
 
-    private static func apply(_ change: UserChange, to updated: inout UserListState, matching matchesSearch: (User) -> Bool) {
+    /// A change applied to the rows, before any trim: the one rule for the ViewModel and its
+    /// followers.
+    static func apply(_ change: UserChange, to updated: inout UserListState) {
+        let search = updated.search
+        // The store's rule (TextKey.matches: a substring of the folded name or email), so a live
+        // change matches as a reload would.
+        let matchesSearch = { (user: User) in search.map { TextKey.matches($0, name: user.name, email: user.email) } ?? true }
         switch change {
         case .saved(let user):
             guard let index = updated.users.firstIndex(where: { $0.id == user.id }) else {
@@ -369,13 +388,6 @@ public final class UserListViewModel {
                 withUnsafeBytes(of: b.id.uuid) { y in x.lexicographicallyPrecedes(y) }
             }
         }
-    }
-
-    private func matchesSearch(_ user: User) -> Bool {
-        // The store's rule (TextKey.matches: a substring of the folded name or email), so a live
-        // change matches as a reload would.
-        guard let search = state.search else { return true }
-        return TextKey.matches(search, name: user.name, email: user.email)
     }
 
     private static func adjustTotal(of state: inout UserListState, by delta: Int) {

@@ -9,8 +9,9 @@ import UserListWire
 ///
 /// Every session sends the same bytes for the same change; encoding them once here, rather than
 /// in each of a thousand sessions, is most of what a fan-out costs beyond the writes. Nothing
-/// here waits for any session: a delivery is handed to each listener, which only queues it
-/// (`ChangeInbox`) for its session's actor.
+/// here waits for any session's actor: a busy session's feed only queues the delivery for it
+/// (`SessionFeed`), and an idle session's feed writes its clients' patches from this thread.
+/// The queues are filled first, so busy sessions start on the pool while the writes go out.
 ///
 /// With a `DirectUserChangeFeed` (the SQLite store's) deliveries run on the thread that learned
 /// of the change (the writer, right after its commit), so a change reaches a session's actor
@@ -29,7 +30,12 @@ package final class ChangeBroadcaster: Sendable {
 
     package typealias Listener = @Sendable (Delivery) -> Void
 
-    private let listeners = Mutex<[UInt64: Listener]>([:])
+    private enum Attached: Sendable {
+        case listener(Listener)
+        case session(SessionFeed)
+    }
+
+    private let listeners = Mutex<[UInt64: Attached]>([:])
     private let nextID = Atomic<UInt64>(0)
     private let pump = Mutex<Task<Void, Never>?>(nil)
     private let observation = Mutex<ChangeObservation?>(nil)
@@ -59,8 +65,17 @@ package final class ChangeBroadcaster: Sendable {
     /// Calls `listener` with every change committed from now on, in commit order, on the
     /// broadcaster's thread (it must only queue the delivery), until `detach(_:)`.
     package func attach(_ listener: @escaping Listener) -> UInt64 {
+        attach(.listener(listener))
+    }
+
+    /// Offers a session's feed every change committed from now on, until `detach(_:)`.
+    func attach(_ feed: SessionFeed) -> UInt64 {
+        attach(.session(feed))
+    }
+
+    private func attach(_ attached: Attached) -> UInt64 {
         let id = nextID.add(1, ordering: .relaxed).newValue
-        listeners.withLock { $0[id] = listener }
+        listeners.withLock { $0[id] = attached }
         return id
     }
 
@@ -84,7 +99,14 @@ package final class ChangeBroadcaster: Sendable {
         guard !current.isEmpty else { return }
         let frame = Self.event(for: change).flatMap { try? encoder.encode(ServerMessage.event($0)) }
         let delivery = Delivery(change: change, eventFrame: frame)
-        for listener in current { listener(delivery) }
+        var idle: [SessionFeed] = []
+        for attached in current {
+            switch attached {
+            case .listener(let listener): listener(delivery)
+            case .session(let feed): if !feed.offer(delivery, sending: false, encoder: encoder) { idle.append(feed) }
+            }
+        }
+        for feed in idle { _ = feed.offer(delivery, sending: true, encoder: encoder) }
     }
 
     /// How many listeners are attached (tests: every dropped subscriber is forgotten).

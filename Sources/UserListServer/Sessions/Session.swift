@@ -55,8 +55,15 @@ package actor Session {
     private var pendingEvents: [[UInt8]] = []
     /// This session's listener on the broadcaster, while it follows changes.
     private var listenerID: UInt64?
-    /// Changes committed anywhere, waiting for this actor.
-    private let inbox = ChangeInbox()
+    /// Changes committed anywhere, on their way to this actor, or sent by the broadcaster
+    /// itself while the session is idle (`followWhileIdle`).
+    private var feed: SessionFeed?
+    /// Intents whose asynchronous part is still running (the screens are not idle).
+    private var intentsInFlight = 0
+    /// Applying changes the broadcaster already sent: their events are not sent again.
+    private var catchingUp = false
+    /// Handed over or saying goodbye: the broadcaster must not write to the clients any more.
+    private var frozen = false
     /// Writes this session is making: the feed's deliveries of their changes are applied
     /// without a `changed` event and without marking the list stale (§4.2: `changed` reports a
     /// change made by someone else).
@@ -83,8 +90,16 @@ package actor Session {
 
     deinit { if let listenerID { changes.detach(listenerID) } }
 
+    /// How many changes reached this session's clients straight from the broadcaster's thread,
+    /// while the session was idle (tests: the fan-out took the short path).
+    package var changesSentWhileIdle: Int { feed?.sentByBroadcaster.load(ordering: .relaxed) ?? 0 }
+
     /// The state to save across a daemon restart.
-    package var savedState: NavigationState { navigator.state }
+    package var savedState: NavigationState {
+        reclaim()
+        defer { followWhileIdle() }
+        return navigator.state
+    }
 
 
     // MARK: attach and detach
@@ -92,6 +107,8 @@ package actor Session {
     /// Adds a client and sends it a snapshot in `epoch` (the one its welcome named). The first
     /// attach starts the screens.
     package func attach(_ client: any SessionClient, epoch: Int = EpochSource.next()) {
+        reclaim()
+        defer { followWhileIdle() }
         startIfNeeded()
         flush()  // bring existing clients up to date first, so `sent` is current
         let document = StateDocument.make(sent ?? navigator.state)
@@ -106,6 +123,8 @@ package actor Session {
     }
 
     package func detach(_ client: any SessionClient) {
+        reclaim()
+        defer { followWhileIdle() }
         guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
         activity.withLock {
             $0.clients = clients.count
@@ -116,6 +135,8 @@ package actor Session {
 
     /// A fresh snapshot for one client: on resync, or after its queue overflowed and drained.
     package func resendSnapshot(to client: any SessionClient) {
+        reclaim()
+        defer { followWhileIdle() }
         guard var attached = clients[ObjectIdentifier(client)] else { return }
         flush()
         attached.epoch = EpochSource.next()
@@ -127,12 +148,15 @@ package actor Session {
 
     /// Marks a client whose patches were dropped: no more patches until its snapshot.
     package func clientOverflowed(_ client: any SessionClient) {
+        reclaim()
         clients[ObjectIdentifier(client)]?.awaitingSnapshot = true
     }
 
     /// A restart that no client notices (see `Handover`): the state every client holds now,
     /// and where each client's stream is. Their connections move to the next process.
     package func handOver() -> (state: NavigationState, streams: [HandedStream]) {
+        reclaim()
+        frozen = true  // the streams belong to the next process now
         flush()
         return (sent ?? navigator.state, clients.values.map {
             HandedStream(client: $0.client, epoch: $0.epoch, seq: $0.seq, awaitingSnapshot: $0.awaitingSnapshot)
@@ -151,6 +175,8 @@ package actor Session {
     /// on from `state` (restored screens reloading, another client adopted first), the client
     /// gets the difference as its next patch. One that was owed a snapshot gets it now.
     package func adopt(_ client: any SessionClient, epoch: Int, seq: Int, holding state: NavigationState, awaitingSnapshot: Bool) {
+        reclaim()
+        defer { followWhileIdle() }
         if !started {
             startIfNeeded()
             // The next patch goes from what the clients hold to the restored screens once they
@@ -182,6 +208,8 @@ package actor Session {
 
     /// Tells every client the daemon is going away.
     package func sayGoodbye(reason: String) {
+        reclaim()
+        frozen = true
         for attached in clients.values {
             attached.client.send(.goodbye(reason: reason), droppable: false)
         }
@@ -189,6 +217,7 @@ package actor Session {
 
     /// Waits for saves in flight (shutdown: finish what was acknowledged as started).
     package func finishInFlightWork() async {
+        reclaim()
         for case .detail(let detail) in navigator.screens {
             await detail.finishSaving()
         }
@@ -207,19 +236,49 @@ package actor Session {
         }
         navigator.onStateChange = { [unowned self] in self.stateChanged() }
         navigator.onEvent = { [unowned self] event in self.forward(event) }
-        let inbox = self.inbox
-        listenerID = changes.attach { [weak self] delivery in
-            if inbox.post(delivery) { Task { await self?.takeChanges() } }
-        }
+        let feed = SessionFeed { [weak self] in Task { await self?.takeChanges() } }
+        self.feed = feed
+        listenerID = changes.attach(feed)
         sent = navigator.state
+    }
+
+    /// Hands the list and the clients' streams to the broadcaster while nothing but changes
+    /// made elsewhere can move them: only the list is shown, no load or intent is in flight,
+    /// nothing is waiting to be flushed, and every client is in step.
+    private func followWhileIdle() {
+        guard let feed, !frozen, !flushScheduled, !applyingChange, pendingEvents.isEmpty, ownWrites.isEmpty,
+              intentsInFlight == 0, navigator.screens.count == 1, case .list(let list) = navigator.screens[0],
+              let follower = list.follower, let sent, sent.screens.count == 1, case .list(let shown) = sent.screens[0],
+              SharedListOutcomes.isSameValue(shown, follower.state),
+              clients.values.allSatisfy({ !$0.awaitingSnapshot })
+        else { return }
+        let streams = clients.map { SessionFeed.Stream(key: $0.key, client: $0.value.client, epoch: $0.value.epoch, seq: $0.value.seq) }
+        feed.follow(.init(list: follower, streams: streams))
+    }
+
+    /// Takes the screens back from the broadcaster before the session does anything: the list
+    /// ViewModel applies the changes that were sent meanwhile (adopting the very states that
+    /// were sent), and each client's stream goes on from where the broadcaster left it.
+    private func reclaim() {
+        guard let following = feed?.reclaim() else { return }
+        catchingUp = true
+        applyingChange = true
+        for delivery in following.sent {
+            navigator.apply(delivery.change, madeHere: false, sharing: delivery.lists)
+        }
+        catchingUp = false
+        applyingChange = false
+        sent = NavigationState(screens: [.list(following.list.state)])
+        for stream in following.streams { clients[stream.key]?.seq = stream.seq }
     }
 
     /// Changes committed anywhere, as many as arrived since the last batch: every screen
     /// follows them, then each client gets one patch and the `changed` events together, in one
     /// write (an import's thousands of changes become a few patches, not thousands).
     private func takeChanges() {
-        let batch = inbox.take()
-        guard !batch.isEmpty else { return }
+        reclaim()
+        defer { followWhileIdle() }
+        guard let batch = feed?.take(), !batch.isEmpty else { return }
         applyingChange = true
         for delivery in batch {
             changedEventFrame = delivery.eventFrame
@@ -240,6 +299,7 @@ package actor Session {
     private func flushScheduledChanges() {
         flushScheduled = false
         flush()
+        followWhileIdle()
     }
 
     /// Diffs and sends one patch to every client that is in step, followed by the events that
@@ -248,6 +308,7 @@ package actor Session {
     /// `sharing`: the patches other sessions serialized for the change just applied; a session
     /// that showed and now shows the same list as one of them sends the same bytes.
     package func flush(sharing patches: SharedPatches? = nil) {
+        reclaim()
         let current = navigator.state
         let previous = sent
         var serializedOps: [UInt8] = []
@@ -301,6 +362,7 @@ package actor Session {
         case .detail(.didSave(let user)):
             message = .init(screen: "detail", name: "did_save", payload: ["user": StateDocument.user(user)])
         case .changed(let change):
+            if catchingUp { return }  // the broadcaster sent it
             // Encoded once for all sessions by the broadcaster, when the change came from it.
             if let frame = changedEventFrame {
                 pendingEvents.append(frame)
@@ -332,6 +394,7 @@ package actor Session {
     /// intent causes is sent before its reply (loads and saves reply once they finish; the
     /// state patches flow meanwhile).
     package func handle(_ message: ClientMessage.Intent, from client: any SessionClient) {
+        reclaim()
         activity.withLock { $0.lastActive = .now }
         let outcome: Outcome
         do throws(IntentError) {
@@ -347,9 +410,12 @@ package actor Session {
         switch outcome {
         case .done(let result):
             client.send(.reply(.success(id: message.id, result: result)), droppable: false)
+            followWhileIdle()
         case .failed(let code, let text):
             client.send(.reply(.failure(id: message.id, code: code, message: text)), droppable: false)
+            followWhileIdle()
         case .pending(let work):
+            intentsInFlight += 1
             Task {
                 let finished = await work(self)
                 self.flush()
@@ -359,6 +425,8 @@ package actor Session {
                 case .failure(let error):
                     client.send(.reply(.failure(id: message.id, code: error.code, message: error.message)), droppable: false)
                 }
+                self.intentsInFlight -= 1
+                self.followWhileIdle()
             }
         }
     }

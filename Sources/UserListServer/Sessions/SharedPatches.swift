@@ -1,5 +1,6 @@
 import Synchronization
 import UserListPresentation
+import UserListWire
 
 /// The serialized patch operations one change produced for sessions that show nothing but the
 /// list, kept while the change is being applied, so sessions whose list went from the very same
@@ -34,6 +35,24 @@ package final class SharedPatches: Sendable {
             guard entries.count < Self.capacity else { return }
             entries.append(Entry(before: a, after: b, serializedOperations: serializedOperations))
         }
+    }
+
+    /// The operations taking a list-only session from `before` to `after`, serialized here if
+    /// no session recorded them yet (empty when nothing changed).
+    func operations(fromList before: UserListState, toList after: UserListState) -> [UInt8] {
+        let recorded = entries.withLock { entries in
+            entries.first {
+                SharedListOutcomes.isSameValue($0.before, before) && SharedListOutcomes.isSameValue($0.after, after)
+            }?.serializedOperations
+        }
+        if let recorded { return recorded }
+        let ops = StateDiff.ops(from: NavigationState(screens: [.list(before)]), to: NavigationState(screens: [.list(after)]))
+        let serialized = ops.isEmpty ? [] : FrameEncoder.serializedOperations(ops)
+        entries.withLock { entries in
+            guard entries.count < Self.capacity else { return }
+            entries.append(Entry(before: before, after: after, serializedOperations: serialized))
+        }
+        return serialized
     }
 
     private static func listOnly(_ before: NavigationState, _ after: NavigationState) -> (UserListState, UserListState)? {

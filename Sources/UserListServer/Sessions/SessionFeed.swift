@@ -1,0 +1,153 @@
+import Synchronization
+import UserListPresentation
+import UserListWire
+
+/// Changes on their way to one session, and who sends them.
+///
+/// Normally the session does: the broadcaster's thread queues each change here, and a post that
+/// finds the queue idle starts one task that brings the session onto its actor to take all that
+/// is waiting (`take()`), so while a session is busy its changes pile up and go out together.
+///
+/// While the session is idle and shows nothing but its list (no load, save or other intent in
+/// flight, every client in step), it hands its list and its clients' streams to the feed
+/// (`follow(_:)`). Then the broadcaster's thread advances the list itself (`UserListFollower`,
+/// the ViewModel's own rule, computed once per distinct list) and writes each client its patch
+/// and the `changed` event at once: no hop onto the session's actor, which is most of what a
+/// fan-out to a thousand sessions cost. The session takes its screens back (`reclaim()`) before
+/// it does anything else, and its ViewModel then adopts what was sent.
+///
+/// One lock orders the two: a change goes either to the queue or to the clients, and never to
+/// the clients while anything is queued, so each client sees changes in commit order.
+final class SessionFeed: Sendable {
+    /// A client's stream while the feed writes it.
+    struct Stream: Sendable {
+        let key: ObjectIdentifier
+        let client: any SessionClient
+        let epoch: Int
+        var seq: Int
+    }
+
+    /// What an idle session hands over.
+    struct Following: Sendable {
+        /// The list as its clients now have it.
+        var list: UserListFollower
+        var streams: [Stream]
+        /// Changes sent to the clients that the session's ViewModel has not applied yet.
+        var sent: [ChangeBroadcaster.Delivery] = []
+    }
+
+    private struct State {
+        var pending: [ChangeBroadcaster.Delivery] = []
+        /// A wake-up task is on its way.
+        var wakeScheduled = false
+        var following: Following?
+    }
+
+    /// Past this many changes sent for it, the session is woken to apply them (its ViewModel
+    /// would otherwise hold on to every delivery since it last ran).
+    static let catchUpAfter = 32
+
+    private let state = Mutex(State())
+    /// How many changes the broadcaster sent itself (tests and diagnostics).
+    let sentByBroadcaster = Atomic<Int>(0)
+    /// Starts a task that brings the session onto its actor to `take()`.
+    private let wake: @Sendable () -> Void
+
+    init(wake: @escaping @Sendable () -> Void) {
+        self.wake = wake
+    }
+
+    // MARK: the broadcaster's side
+
+    /// Queues `delivery` for the session, unless the session handed its list over: then, with
+    /// `sending`, the change is applied and written to its clients here, and without, it is left
+    /// for a second call (so queued sessions start working before the writes). Returns whether
+    /// the delivery was taken.
+    func offer(_ delivery: ChangeBroadcaster.Delivery, sending: Bool, encoder: FrameEncoder) -> Bool {
+        enum Outcome { case left, queued(wake: Bool), sent(wake: Bool) }
+        let outcome = state.withLock { state -> Outcome in
+            if state.following != nil && state.pending.isEmpty {
+                guard sending else { return .left }
+                if Self.send(delivery, to: &state.following!, encoder: encoder) {
+                    guard state.following!.sent.count >= Self.catchUpAfter, !state.wakeScheduled else { return .sent(wake: false) }
+                    state.wakeScheduled = true
+                    return .sent(wake: true)
+                }
+            }
+            state.pending.append(delivery)
+            guard !state.wakeScheduled else { return .queued(wake: false) }
+            state.wakeScheduled = true
+            return .queued(wake: true)
+        }
+        switch outcome {
+        case .left: return false
+        case .queued(let wake):
+            if wake { self.wake() }
+        case .sent(let wake):
+            sentByBroadcaster.add(1, ordering: .relaxed)
+            if wake { self.wake() }
+        }
+        return true
+    }
+
+    /// Applies `delivery` to the list and writes every client its patch and the event, under the
+    /// lock (so no later frame of the session's overtakes them). False, having written nothing,
+    /// when the session must apply it itself.
+    private static func send(_ delivery: ChangeBroadcaster.Delivery, to following: inout Following, encoder: FrameEncoder) -> Bool {
+        guard let event = delivery.eventFrame,
+              let next = following.list.following(delivery.change, sharing: delivery.lists) else { return false }
+        let ops = delivery.patches.operations(fromList: following.list.state, toList: next.state)
+        var frames: [[(bytes: [UInt8], droppable: Bool)]] = []
+        frames.reserveCapacity(following.streams.count)
+        var streams = following.streams
+        for index in streams.indices {
+            var out: [(bytes: [UInt8], droppable: Bool)] = []
+            if !ops.isEmpty {
+                streams[index].seq += 1
+                guard let patch = try? encoder.encodePatch(epoch: streams[index].epoch, seq: streams[index].seq, serializedOperations: ops) else {
+                    return false
+                }
+                out.append((patch, true))
+            }
+            out.append((event, false))  // events are never dropped (§7)
+            frames.append(out)
+        }
+        for (stream, out) in zip(streams, frames) { stream.client.sendFrames(out) }
+        following.streams = streams
+        following.list = next
+        following.sent.append(delivery)
+        return true
+    }
+
+    // MARK: the session's side (on its actor)
+
+    /// Everything queued, oldest first.
+    func take() -> [ChangeBroadcaster.Delivery] {
+        state.withLock { state in
+            state.wakeScheduled = false
+            guard !state.pending.isEmpty else { return [] }
+            defer { state.pending.removeAll(keepingCapacity: true) }
+            return state.pending
+        }
+    }
+
+    /// Hands the list and the clients' streams to the broadcaster; refused (false) while
+    /// changes are queued, which the session must take first.
+    @discardableResult
+    func follow(_ following: Following) -> Bool {
+        state.withLock { state in
+            guard state.pending.isEmpty else { return false }
+            state.following = following
+            return true
+        }
+    }
+
+    /// Takes the list and the streams back: what the broadcaster sent meanwhile, or nil if the
+    /// session had not handed them over.
+    func reclaim() -> Following? {
+        state.withLock { state in
+            defer { state.following = nil }
+            return state.following
+        }
+    }
+}
