@@ -6,13 +6,32 @@ import UserListDomain
 /// all) must not be answered from a page cached before that change. Clearing the cache from a
 /// second, independent subscription would race with the first; doing it here, before the yield,
 /// cannot.
-public struct PageInvalidatingFeed: UserChangeFeed {
+///
+/// Over a `DirectUserChangeFeed` (SQLite's) it is direct too: the pages are forgotten and the
+/// observer called on the writer's thread, so wrapping the feed adds no task hop to the daemon's
+/// fan-out. Over any other feed, `observe` pumps `subscribe()` from a task.
+public struct PageInvalidatingFeed: DirectUserChangeFeed {
     private let base: any UserChangeFeed
     private let pages: SharedPageRepository
 
     public init(base: any UserChangeFeed, pages: SharedPageRepository) {
         self.base = base
         self.pages = pages
+    }
+
+    public func observe(_ handler: @escaping @Sendable (UserChange) -> Void) -> ChangeObservation {
+        let pages = self.pages
+        if let direct = base as? any DirectUserChangeFeed {
+            return direct.observe { change in
+                pages.invalidate()
+                handler(change)
+            }
+        }
+        let changes = subscribe()
+        let task = Task.detached {
+            for await change in changes { handler(change) }
+        }
+        return ChangeObservation { task.cancel() }
     }
 
     public func subscribe() -> AsyncStream<UserChange> {
