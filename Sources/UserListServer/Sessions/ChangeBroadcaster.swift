@@ -13,11 +13,14 @@ import UserListWire
 /// (`SessionFeed`), and an idle session's feed writes its clients' patches from this thread.
 /// The queues are filled first, so busy sessions start on the pool while the writes go out.
 ///
-/// With a `DirectUserChangeFeed` (the SQLite store's) deliveries run on the thread that learned
-/// of the change (the writer, right after its commit), so a change reaches a session's actor
-/// with one thread hand-off; other feeds are read by a task.
+/// With a `DirectUserChangeFeed` (the SQLite store's, and the daemon's `PageInvalidatingFeed`
+/// over it) deliveries run on the thread that learned of the change (the writer, right after its
+/// commit): an idle session's clients are written from there, a busy session's actor is one
+/// thread hand-off away. Other feeds are read by a task.
 package final class ChangeBroadcaster: Sendable {
-    package struct Delivery: Sendable {
+    /// A class: it is passed to, and kept by, thousands of sessions, and a reference is one
+    /// retain where the change's strings, the frame and the memos would be several.
+    package final class Delivery: Sendable {
         package let change: UserChange
         /// The `session`/`changed` event frame for `change` (nil for `.resync`: sessions reload,
         /// and their clients see the outcome as an ordinary patch).
@@ -26,6 +29,11 @@ package final class ChangeBroadcaster: Sendable {
         /// sessions showing the same rows take it instead of computing it again.
         package let lists = SharedListOutcomes()
         let patches = SharedPatches()
+
+        init(change: UserChange, eventFrame: [UInt8]?) {
+            self.change = change
+            self.eventFrame = eventFrame
+        }
     }
 
     package typealias Listener = @Sendable (Delivery) -> Void

@@ -97,23 +97,21 @@ final class SessionFeed: Sendable {
         guard let event = delivery.eventFrame,
               let next = following.list.following(delivery.change, sharing: delivery.lists) else { return false }
         let ops = delivery.patches.operations(fromList: following.list.state, toList: next.state)
-        var frames: [[(bytes: [UInt8], droppable: Bool)]] = []
-        frames.reserveCapacity(following.streams.count)
-        var streams = following.streams
-        for index in streams.indices {
-            var out: [(bytes: [UInt8], droppable: Bool)] = []
-            if !ops.isEmpty {
-                streams[index].seq += 1
-                guard let patch = try? encoder.encodePatch(epoch: streams[index].epoch, seq: streams[index].seq, serializedOperations: ops) else {
-                    return false
-                }
-                out.append((patch, true))
+        // A patch near the frame limit goes by the session, which reports one it cannot send
+        // (the envelope is under 100 bytes: two integers and the keys).
+        if ops.count + 100 > encoder.maximumFrameSize { return false }
+        for index in following.streams.indices {
+            let stream = following.streams[index]
+            guard !ops.isEmpty else {
+                stream.client.sendFrames([(event, false)])
+                continue
             }
-            out.append((event, false))  // events are never dropped (§7)
-            frames.append(out)
+            following.streams[index].seq += 1
+            guard let patch = try? encoder.encodePatch(epoch: stream.epoch, seq: stream.seq + 1, serializedOperations: ops) else {
+                preconditionFailure("a patch checked against the frame limit above did not fit it")
+            }
+            stream.client.sendFrames([(patch, true), (event, false)])  // events are never dropped (§7)
         }
-        for (stream, out) in zip(streams, frames) { stream.client.sendFrames(out) }
-        following.streams = streams
         following.list = next
         following.sent.append(delivery)
         return true
