@@ -167,9 +167,24 @@ public final class UserListViewModel {
     /// `sharing`: the outcomes other lists recorded for this change; a list in the very same state
     /// takes theirs instead of computing it (a fan-out to many sessions showing the same page).
     public func apply(_ change: UserChange, markingStale: Bool = false, sharing outcomes: SharedListOutcomes? = nil) {
+        state = applying(change, to: state, markingStale: markingStale, sharing: outcomes)
+    }
+
+    /// Catches up with changes made elsewhere that a `UserListFollower` of this list already
+    /// applied (and its host already sent), oldest first: the same states, taken from each
+    /// change's recorded outcomes, in one state change.
+    public func catchUp(with followed: [(change: UserChange, outcomes: SharedListOutcomes)]) {
+        var current = state
+        for (change, outcomes) in followed {
+            current = applying(change, to: current, markingStale: true, sharing: outcomes)
+        }
+        state = current
+    }
+
+    private func applying(_ change: UserChange, to state: UserListState, markingStale: Bool,
+                          sharing outcomes: SharedListOutcomes?) -> UserListState {
         if let outcomes, let after = outcomes.outcome(from: state, markingStale: markingStale), !wouldTrim(after) {
-            state = after
-            return
+            return after
         }
         var updated = state
         Self.apply(change, to: &updated)
@@ -177,7 +192,7 @@ public final class UserListViewModel {
         if markingStale { updated.isStale = true }
         // A trim also moved this list's cursor: not an outcome another list may simply take.
         if !trimmed { outcomes?.record(from: state, markingStale: markingStale, to: updated) }
-        state = updated
+        return updated
     }
 
     /// Whether `trimToLoadedRows` would cut `updated` in this list (its capacity is its own).

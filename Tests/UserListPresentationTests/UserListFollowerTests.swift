@@ -35,8 +35,11 @@ import UserListPresentation
         #expect(follower.state.isStale, "a change made elsewhere marks the list stale")
 
         // Catching up, the ViewModel takes the very states that were sent.
-        for (change, shared) in zip(changes, outcomes) { list.apply(change, markingStale: true, sharing: shared) }
+        var published = 0
+        list.onStateChange = { published += 1 }
+        list.catchUp(with: Array(zip(changes, outcomes)))
         #expect(SharedListOutcomes.isSameValue(list.state, follower.state))
+        #expect(published == 1, "one state change for the whole catch-up")
     }
 
     @Test func aListLoadingHasNoFollower() async {

@@ -60,8 +60,6 @@ package actor Session {
     private var feed: SessionFeed?
     /// Intents whose asynchronous part is still running (the screens are not idle).
     private var intentsInFlight = 0
-    /// Applying changes the broadcaster already sent: their events are not sent again.
-    private var catchingUp = false
     /// Handed over or saying goodbye: the broadcaster must not write to the clients any more.
     private var frozen = false
     /// Writes this session is making: the feed's deliveries of their changes are applied
@@ -261,12 +259,9 @@ package actor Session {
     /// were sent), and each client's stream goes on from where the broadcaster left it.
     private func reclaim() {
         guard let following = feed?.reclaim() else { return }
-        catchingUp = true
+        // Only the list was shown while it was handed over, and its clients have the events.
         applyingChange = true
-        for delivery in following.sent {
-            navigator.apply(delivery.change, madeHere: false, sharing: delivery.lists)
-        }
-        catchingUp = false
+        navigator.list.catchUp(with: following.sent.map { ($0.change, $0.lists) })
         applyingChange = false
         sent = NavigationState(screens: [.list(following.list.state)])
         for stream in following.streams { clients[stream.key]?.seq = stream.seq }
@@ -362,7 +357,6 @@ package actor Session {
         case .detail(.didSave(let user)):
             message = .init(screen: "detail", name: "did_save", payload: ["user": StateDocument.user(user)])
         case .changed(let change):
-            if catchingUp { return }  // the broadcaster sent it
             // Encoded once for all sessions by the broadcaster, when the change came from it.
             if let frame = changedEventFrame {
                 pendingEvents.append(frame)
