@@ -170,15 +170,12 @@ public final class UserListViewModel {
         state = applying(change, to: state, markingStale: markingStale, sharing: outcomes)
     }
 
-    /// Catches up with changes made elsewhere that a `UserListFollower` of this list already
-    /// applied (and its host already sent), oldest first: the same states, taken from each
-    /// change's recorded outcomes, in one state change.
-    public func catchUp(with followed: [(change: UserChange, outcomes: SharedListOutcomes)]) {
-        var current = state
-        for (change, outcomes) in followed {
-            current = applying(change, to: current, markingStale: true, sharing: outcomes)
-        }
-        state = current
+    /// Takes the state a follower of this list reached (`follower`, then `following` for each
+    /// change made elsewhere). Each step was `apply(_:markingStale: true)`'s own rule and none
+    /// trimmed, so the state is what applying the changes here would have made, and the list's
+    /// cursors stay as they are.
+    public func catchUp(to follower: UserListFollower) {
+        state = follower.state
     }
 
     private func applying(_ change: UserChange, to state: UserListState, markingStale: Bool,

@@ -15,7 +15,7 @@ import UserListPresentation
         return list
     }
 
-    @Test func aFollowedListIsWhatTheViewModelComputesAndTheViewModelAdoptsIt() async throws {
+    @Test func aFollowedListIsWhatTheViewModelComputesAndTheViewModelTakesIt() async throws {
         let list = await loaded([ada, bob, cleo])
         let control = await loaded([ada, bob, cleo])
         var follower = try #require(list.follower)
@@ -23,23 +23,24 @@ import UserListPresentation
         bobby.name = "Aaron Bobby"
         bobby.version = 2
         let changes: [UserChange] = [.saved(bobby), .added(dora), .removed(id: ada.id)]
-        var outcomes: [SharedListOutcomes] = []
         for change in changes {
-            let shared = SharedListOutcomes()
-            follower = try #require(follower.following(change, sharing: shared))
-            outcomes.append(shared)
+            follower = try #require(follower.following(change, sharing: SharedListOutcomes()))
             control.apply(change, markingStale: true)
         }
         #expect(follower.state == control.state, "the ViewModel's own rule")
         #expect(follower.state.users.map(\.name) == ["Aaron Bobby", "Cleo Laine", "Dora Maar"])
         #expect(follower.state.isStale, "a change made elsewhere marks the list stale")
 
-        // Catching up, the ViewModel takes the very states that were sent.
+        // Catching up, the ViewModel takes the state that was sent, in one state change, and
+        // goes on from it as if it had applied the changes itself: its next page follows.
         var published = 0
         list.onStateChange = { published += 1 }
-        list.catchUp(with: Array(zip(changes, outcomes)))
+        list.catchUp(to: follower)
         #expect(SharedListOutcomes.isSameValue(list.state, follower.state))
         #expect(published == 1, "one state change for the whole catch-up")
+        control.apply(.removed(id: cleo.id), markingStale: true)
+        list.apply(.removed(id: cleo.id), markingStale: true)
+        #expect(list.state == control.state)
     }
 
     @Test func aListLoadingHasNoFollower() async {

@@ -255,13 +255,13 @@ package actor Session {
     }
 
     /// Takes the screens back from the broadcaster before the session does anything: the list
-    /// ViewModel applies the changes that were sent meanwhile (adopting the very states that
-    /// were sent), and each client's stream goes on from where the broadcaster left it.
+    /// ViewModel takes the state that was sent meanwhile, and each client's stream goes on from
+    /// where the broadcaster left it.
     private func reclaim() {
         guard let following = feed?.reclaim() else { return }
         // Only the list was shown while it was handed over, and its clients have the events.
         applyingChange = true
-        navigator.list.catchUp(with: following.sent.map { ($0.change, $0.lists) })
+        navigator.list.catchUp(to: following.list)
         applyingChange = false
         sent = NavigationState(screens: [.list(following.list.state)])
         for stream in following.streams { clients[stream.key]?.seq = stream.seq }

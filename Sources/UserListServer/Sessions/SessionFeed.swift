@@ -14,7 +14,7 @@ import UserListWire
 /// the ViewModel's own rule, computed once per distinct list) and writes each client its patch
 /// and the `changed` event at once: no hop onto the session's actor, which is most of what a
 /// fan-out to a thousand sessions cost. The session takes its screens back (`reclaim()`) before
-/// it does anything else, and its ViewModel then adopts what was sent.
+/// it does anything else, and its ViewModel then takes the state that was sent.
 ///
 /// One lock orders the two: a change goes either to the queue or to the clients, and never to
 /// the clients while anything is queued, so each client sees changes in commit order.
@@ -32,8 +32,6 @@ final class SessionFeed: Sendable {
         /// The list as its clients now have it.
         var list: UserListFollower
         var streams: [Stream]
-        /// Changes sent to the clients that the session's ViewModel has not applied yet.
-        var sent: [ChangeBroadcaster.Delivery] = []
     }
 
     private struct State {
@@ -42,10 +40,6 @@ final class SessionFeed: Sendable {
         var wakeScheduled = false
         var following: Following?
     }
-
-    /// Past this many changes sent for it, the session is woken to apply them (its ViewModel
-    /// would otherwise hold on to every delivery since it last ran).
-    static let catchUpAfter = 32
 
     private let state = Mutex(State())
     /// How many changes the broadcaster sent itself (tests and diagnostics).
@@ -64,15 +58,11 @@ final class SessionFeed: Sendable {
     /// for a second call (so queued sessions start working before the writes). Returns whether
     /// the delivery was taken.
     func offer(_ delivery: ChangeBroadcaster.Delivery, sending: Bool, encoder: FrameEncoder) -> Bool {
-        enum Outcome { case left, queued(wake: Bool), sent(wake: Bool) }
+        enum Outcome { case left, queued(wake: Bool), sent }
         let outcome = state.withLock { state -> Outcome in
             if state.following != nil && state.pending.isEmpty {
                 guard sending else { return .left }
-                if Self.send(delivery, to: &state.following!, encoder: encoder) {
-                    guard state.following!.sent.count >= Self.catchUpAfter, !state.wakeScheduled else { return .sent(wake: false) }
-                    state.wakeScheduled = true
-                    return .sent(wake: true)
-                }
+                if Self.send(delivery, to: &state.following!, encoder: encoder) { return .sent }
             }
             state.pending.append(delivery)
             guard !state.wakeScheduled else { return .queued(wake: false) }
@@ -83,9 +73,8 @@ final class SessionFeed: Sendable {
         case .left: return false
         case .queued(let wake):
             if wake { self.wake() }
-        case .sent(let wake):
+        case .sent:
             sentByBroadcaster.add(1, ordering: .relaxed)
-            if wake { self.wake() }
         }
         return true
     }
@@ -113,7 +102,6 @@ final class SessionFeed: Sendable {
             stream.client.sendFrames([(patch, true), (event, false)])  // events are never dropped (§7)
         }
         following.list = next
-        following.sent.append(delivery)
         return true
     }
 
