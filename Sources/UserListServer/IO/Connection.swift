@@ -59,7 +59,8 @@ package final class Connection: EventLoopHandler, Sendable {
 
     package let fd: Int32
     package let peer: PeerCredentials
-    private let loop: EventLoop
+    /// The loop that reads this connection (and runs its handler's ordered task).
+    package let loop: EventLoop
     private let limits: Limits
     private let outbound = Mutex(Outbound())
     // Invariant: set once in `start`, before the fd is registered with the loop; read-only after.

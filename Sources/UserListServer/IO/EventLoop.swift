@@ -161,6 +161,20 @@ package final class EventLoop: Sendable {
         thread.start(name: name)
     }
 
+    /// Runs `job` on the loop thread at its next turn, never at once (`execute` runs a job
+    /// called from the loop thread immediately). Once the loop has exited, on the caller's thread.
+    func schedule(_ job: @escaping @Sendable () -> Void) {
+        let wasEmpty = jobs.withLock { jobs -> Bool in
+            jobs.append(job)
+            return jobs.count == 1
+        }
+        if exited.load(ordering: .acquiring) {
+            runJobs()
+        } else if wasEmpty && !isLoopThread {
+            wake()
+        }
+    }
+
     package func stop() {
         stopped.store(true, ordering: .releasing)
         wake()

@@ -67,7 +67,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         self.inbox = continuation
         context.liveObjects.handlers.add(1, ordering: .relaxed)
         context.opened(self)
-        Task { [self] in await self.run(stream) }
+        // On the loop that reads the connection: an intent runs where it was read.
+        Task(executorPreference: connection.loop) { [self] in await self.run(stream) }
     }
 
     deinit { context.liveObjects.handlers.subtract(1, ordering: .relaxed) }
