@@ -48,6 +48,8 @@ package actor Session {
     private var sent: NavigationState?
     private var clients: [ObjectIdentifier: Attached] = [:]
     private var flushScheduled = false
+    /// Performing an intent's synchronous part: `handle` flushes right after it.
+    private var handlingIntent = false
     private var applyingChange = false
     /// The broadcaster's encoded `changed` event for the change being applied.
     private var changedEventFrame: [UInt8]?
@@ -284,9 +286,10 @@ package actor Session {
         flush(sharing: batch.count == 1 ? batch[0].patches : nil)
     }
 
-    /// Coalesces the several changes one completion can make into one patch.
+    /// Coalesces the several changes one completion can make into one patch. An intent's own
+    /// changes are flushed by `handle` itself.
     private func stateChanged() {
-        guard !applyingChange, !flushScheduled else { return }
+        guard !applyingChange, !handlingIntent, !flushScheduled else { return }
         flushScheduled = true
         Task { self.flushScheduledChanges() }
     }
@@ -396,6 +399,8 @@ package actor Session {
             if intent.writes && !canWrite() {
                 throw IntentError(.readOnly, "This session is read-only: '\(message.action)' needs root or membership of the admin group.")
             }
+            handlingIntent = true
+            defer { handlingIntent = false }
             outcome = try perform(intent)
         } catch {
             outcome = .failed(error.code, error.message)

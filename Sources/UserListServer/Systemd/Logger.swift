@@ -54,10 +54,13 @@ public final class Logger: Sendable {
 
     public var entries: [Entry] { captured.withLock { $0 } }
 
-    public func log(_ level: Level, _ message: @autoclosure () -> String, _ fields: [String: String] = [:],
+    /// The message and its fields are built only when `level` is logged: a debug line on every
+    /// intent costs nothing when debug is off.
+    public func log(_ level: Level, _ message: @autoclosure () -> String, _ fields: @autoclosure () -> [String: String] = [:],
                     file: String = #fileID, line: Int = #line, function: String = #function) {
         guard isEnabled(level) else { return }
         let text = message()
+        let fields = fields()
         switch sink {
         case .memory:
             captured.withLock { $0.append(Entry(level: level, message: text, fields: fields)) }
@@ -85,25 +88,25 @@ public final class Logger: Sendable {
         }
     }
 
-    public func debug(_ message: @autoclosure () -> String, _ fields: [String: String] = [:],
+    public func debug(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [String: String] = [:],
                       file: String = #fileID, line: Int = #line, function: String = #function) {
-        log(.debug, message(), fields, file: file, line: line, function: function)
+        log(.debug, message(), fields(), file: file, line: line, function: function)
     }
-    public func info(_ message: @autoclosure () -> String, _ fields: [String: String] = [:],
+    public func info(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [String: String] = [:],
                      file: String = #fileID, line: Int = #line, function: String = #function) {
-        log(.info, message(), fields, file: file, line: line, function: function)
+        log(.info, message(), fields(), file: file, line: line, function: function)
     }
-    public func notice(_ message: @autoclosure () -> String, _ fields: [String: String] = [:],
+    public func notice(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [String: String] = [:],
                        file: String = #fileID, line: Int = #line, function: String = #function) {
-        log(.notice, message(), fields, file: file, line: line, function: function)
+        log(.notice, message(), fields(), file: file, line: line, function: function)
     }
-    public func warning(_ message: @autoclosure () -> String, _ fields: [String: String] = [:],
+    public func warning(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [String: String] = [:],
                         file: String = #fileID, line: Int = #line, function: String = #function) {
-        log(.warning, message(), fields, file: file, line: line, function: function)
+        log(.warning, message(), fields(), file: file, line: line, function: function)
     }
-    public func error(_ message: @autoclosure () -> String, _ fields: [String: String] = [:],
+    public func error(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [String: String] = [:],
                       file: String = #fileID, line: Int = #line, function: String = #function) {
-        log(.error, message(), fields, file: file, line: line, function: function)
+        log(.error, message(), fields(), file: file, line: line, function: function)
     }
 
     /// Local time to the millisecond, `2026-12-01 05:30:12.345`, as people read it on a terminal.
