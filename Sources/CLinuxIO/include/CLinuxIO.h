@@ -52,6 +52,9 @@ static inline int ulio_peer_credentials(int fd, uint32_t *pid, uint32_t *uid, ui
 /// accept(2) with the new descriptor non-blocking and close-on-exec (accept4 needs _GNU_SOURCE).
 int ulio_accept_nonblocking(int fd);
 
+/// Names the calling thread for ps, top and perf (the first 15 bytes of `name`).
+void ulio_set_thread_name(const char *name);
+
 static const uint32_t ULIO_EPOLLIN = EPOLLIN;
 static const uint32_t ULIO_EPOLLOUT = EPOLLOUT;
 static const uint32_t ULIO_EPOLLRDHUP = EPOLLRDHUP;

@@ -148,26 +148,26 @@ public final class Daemon: Sendable {
             liveObjects: liveObjects,
             onConnectionsChanged: { notifier.status(statusLine()) })
 
-        let loop: EventLoop
+        let loops: EventLoopGroup
         let acceptor: Acceptor
         do throws(SystemError) {
-            loop = try EventLoop()
-            acceptor = try Acceptor(listenFD: listenFD, loop: loop, context: context)
+            loops = try EventLoopGroup(count: ProcessInfo.processInfo.activeProcessorCount)
+            acceptor = try Acceptor(listenFD: listenFD, loops: loops, context: context)
         } catch {
             logger.error("Cannot start the event loop: \(error)")
             notifier.failed(status: "Cannot start: \(error)", errno: error.errno)
             return 1
         }
-        loop.start()
+        loops.start()
         if !handedConnections.isEmpty || handover != nil {
-            let adopted = Handover.adopt(handover, descriptors: handedConnections, context: context, loop: loop, notifier: notifier)
+            let adopted = Handover.adopt(handover, descriptors: handedConnections, context: context, loops: loops, notifier: notifier)
             logger.notice("Took over \(adopted) client connection\(adopted == 1 ? "" : "s") from the previous process; their streams go on",
                           ["USERLISTD_ADOPTED": String(adopted)])
         }
 
         let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), canWrite: { false },
                             useCases: UserUseCases(repository: store.repository), changes: registry.changeBroadcaster, logger: logger)
-        let background = startBackgroundWork(registry: registry, context: context, loop: loop, probe: probe, statusLine: statusLine)
+        let background = startBackgroundWork(registry: registry, context: context, probe: probe, statusLine: statusLine)
         let healthWatch = watchStoreHealth(statusLine: statusLine)
         let reloads = Task { [reloadSignal] in
             for await _ in reloadSignal.stream { self.reload(registry: registry, context: context, policy: policy, statusLine: statusLine) }
@@ -234,7 +234,7 @@ public final class Daemon: Sendable {
         if sessionStore.save(saved, logger: logger) { journal?.remove() }
         // Give clients a moment to read their goodbye before the process ends.
         if handed.isEmpty { try? await Task.sleep(for: .milliseconds(50)) }
-        loop.stop()
+        loops.stop()
         store.close()
         switch route {
         case .descriptorStore?:
@@ -294,7 +294,7 @@ public final class Daemon: Sendable {
     }
 
     /// Retention sweeps, rate-limited status updates, and the watchdog.
-    private func startBackgroundWork(registry: SessionRegistry, context: ServerContext, loop: EventLoop, probe: Session,
+    private func startBackgroundWork(registry: SessionRegistry, context: ServerContext, probe: Session,
                                      statusLine: @escaping @Sendable () -> String) -> Task<Void, Never> {
         let notifier = self.notifier
         let logger = self.logger

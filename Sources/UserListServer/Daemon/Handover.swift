@@ -118,13 +118,14 @@ package enum Handover {
         }
         var collected = Collected()
         var handed = Set<ObjectIdentifier>()
-        var anyConnection: Connection?
+        /// One handed connection per loop, to wait for each loop thread below.
+        var oneConnectionPerLoop: [ObjectIdentifier: Connection] = [:]
         for (session, state, streams) in handedSessions {
             var any = false
             for stream in streams {
                 guard let handler = stream.client as? ClientHandler,
                       let (fd, unsent) = handler.connection.handOver() else { continue }
-                anyConnection = handler.connection
+                oneConnectionPerLoop[ObjectIdentifier(handler.connection.loop)] = handler.connection
                 handed.insert(ObjectIdentifier(handler))
                 let name = connectionPrefix + String(collected.descriptors.count)
                 collected.descriptors.append((name, fd))
@@ -135,9 +136,9 @@ package enum Handover {
             if any { collected.file.hold(state, for: session.key) }
         }
         for handler in handlers where !handed.contains(ObjectIdentifier(handler)) { handler.connection.close() }
-        // One wait for the loop thread: once this job has run, every handed descriptor is out of it.
-        if let anyConnection {
-            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in anyConnection.onLoop { done.resume() } }
+        // One wait for each loop thread: once this job has run, every descriptor it watched is out of it.
+        for connection in oneConnectionPerLoop.values {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in connection.onLoop { done.resume() } }
         }
         return collected
     }
@@ -211,7 +212,7 @@ package enum Handover {
     /// Takes back the connections the previous process handed over: each is attached to its
     /// session (restored already) and its stream goes on. Descriptors not named in the file are
     /// closed. Returns how many connections were adopted.
-    static func adopt(_ file: File?, descriptors: [(fd: Int32, name: String)], context: ServerContext, loop: EventLoop,
+    static func adopt(_ file: File?, descriptors: [(fd: Int32, name: String)], context: ServerContext, loops: EventLoopGroup,
                       notifier: SystemdNotifier) -> Int {
         var adopted = 0
         let streams = Dictionary((file?.streams ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -232,7 +233,7 @@ package enum Handover {
                 continue
             }
             let connection = Connection(
-                fd: fd, peer: peer, loop: loop,
+                fd: fd, peer: peer, loop: loops.next(),
                 limits: .init(softLimit: context.config.clientBufferBytes, hardLimit: max(context.config.clientBufferBytes * 16, 4 << 20)),
                 liveObjects: context.liveObjects)
             let handler = ClientHandler(connection: connection, context: context)

@@ -2,23 +2,23 @@ import CLinuxIO
 import Glibc
 import UserListWire
 
-/// Accepts connections on the listening socket (on the event loop) and gives each a
-/// `ClientHandler`, after the per-uid connection limit.
+/// Accepts connections on the listening socket (on the group's first loop) and gives each a
+/// `ClientHandler` on the group's loops in turn, after the per-uid connection limit.
 package final class Acceptor: EventLoopHandler, Sendable {
     private let listenFD: Int32
-    private let loop: EventLoop
+    private let loops: EventLoopGroup
     private let context: ServerContext
     // Invariant: set once in init, before the loop runs any event for it.
     nonisolated(unsafe) private var registration: LoopRegistration?
     // Invariant: touched only on the loop thread (in `readable`).
     nonisolated(unsafe) private var lastRefusal: (reason: String, frame: [UInt8]?)?
 
-    package init(listenFD: Int32, loop: EventLoop, context: ServerContext) throws(SystemError) {
+    package init(listenFD: Int32, loops: EventLoopGroup, context: ServerContext) throws(SystemError) {
         self.listenFD = listenFD
-        self.loop = loop
+        self.loops = loops
         self.context = context
         UnixSocket.setNonBlocking(listenFD)
-        registration = try loop.register(listenFD, handler: self)
+        registration = try loops.first.register(listenFD, handler: self)
     }
 
     package func readable(scratch: UnsafeMutableRawBufferPointer) {
@@ -50,7 +50,7 @@ package final class Acceptor: EventLoopHandler, Sendable {
                 continue
             }
             let connection = Connection(
-                fd: fd, peer: peer, loop: loop,
+                fd: fd, peer: peer, loop: loops.next(),
                 limits: .init(softLimit: context.config.clientBufferBytes, hardLimit: max(context.config.clientBufferBytes * 16, 4 << 20)),
                 liveObjects: context.liveObjects)
             let handler = ClientHandler(connection: connection, context: context)
@@ -88,6 +88,6 @@ package final class Acceptor: EventLoopHandler, Sendable {
 
     /// Stops accepting (shutdown); the descriptor is closed by the daemon.
     package func stop() {
-        if let registration { loop.deregister(registration) }
+        if let registration { loops.first.deregister(registration) }
     }
 }

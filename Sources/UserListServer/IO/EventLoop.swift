@@ -157,8 +157,8 @@ package final class EventLoop: Sendable {
 
     /// Runs the loop on a new thread until `stop()`.
     package func start(name: String = "userlistd-io") {
-        let thread = LoopThread(loop: self)
-        thread.start(name: name)
+        let thread = LoopThread(loop: self, name: name)
+        thread.start()
     }
 
     /// Runs `job` on the loop thread at its next turn, never at once (`execute` runs a job
@@ -243,13 +243,19 @@ package final class EventLoop: Sendable {
 /// pool thread (there are only as many as cores).
 private final class LoopThread: Sendable {
     let loop: EventLoop
-    init(loop: EventLoop) { self.loop = loop }
+    /// Shown by `ps -L`, `top -H` and perf (at most 15 bytes).
+    let name: String
+    init(loop: EventLoop, name: String) {
+        self.loop = loop
+        self.name = name
+    }
 
-    func start(name: String) {
+    func start() {
         let box = Unmanaged.passRetained(self)
         var thread = pthread_t()
         let rc = pthread_create(&thread, nil, { raw in
             let me = Unmanaged<LoopThread>.fromOpaque(raw!).takeRetainedValue()
+            ulio_set_thread_name(me.name)
             me.loop.run()
             return nil
         }, box.toOpaque())
