@@ -27,17 +27,19 @@ final class BenchContext {
 
     /// A fresh daemon (new socket and state directory, the run's store with 1,000 sample users),
     /// so one section's sessions never load the next section's measurements.
-    func startDaemon(extraFlags: [String] = [], watchdogMicros: Int? = nil) throws(BenchError) -> DaemonProcess {
+    /// A daemon on the shared store (1,000 sample users), or on `database` of its own: a section
+    /// that fills its store (bulk) must not leave a million users to the sections after it.
+    func startDaemon(extraFlags: [String] = [], watchdogMicros: Int? = nil, database: String? = nil) throws(BenchError) -> DaemonProcess {
         daemonCount += 1
         return try DaemonProcess(binary: daemonBinary, directory: directory, name: "d\(daemonCount)",
-                                 database: database, sampleData: 1000, extraFlags: extraFlags, watchdogMicros: watchdogMicros)
+                                 database: database ?? self.database, sampleData: 1000, extraFlags: extraFlags, watchdogMicros: watchdogMicros)
     }
 
     /// Runs `body` with a fresh daemon and stops it afterwards, reporting a daemon that would not stop.
-    func withDaemon(_ section: String, extraFlags: [String] = [], watchdogMicros: Int? = nil,
+    func withDaemon(_ section: String, extraFlags: [String] = [], watchdogMicros: Int? = nil, database: String? = nil,
                     _ body: (DaemonProcess) throws(BenchError) -> Void) {
         let daemon: DaemonProcess
-        do throws(BenchError) { daemon = try startDaemon(extraFlags: extraFlags, watchdogMicros: watchdogMicros) } catch {
+        do throws(BenchError) { daemon = try startDaemon(extraFlags: extraFlags, watchdogMicros: watchdogMicros, database: database) } catch {
             report.failed(section, "daemon start", error)
             return
         }

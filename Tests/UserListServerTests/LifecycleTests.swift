@@ -14,7 +14,8 @@ import UserListWire
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(20))
+            // Cancelled (a time limit), the sleep returns at once: stop rather than spin.
+            do { try await Task.sleep(for: .milliseconds(20)) } catch { break }
         }
         return condition()
     }
