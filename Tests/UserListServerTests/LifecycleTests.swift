@@ -219,6 +219,32 @@ import UserListWire
         await daemon.stop()
     }
 
+    /// Frames held back by the uid's share are complete: waiting for the window is not a
+    /// trickled frame, however long the wait, and must not trip the frame deadline.
+    @Test(.timeLimit(.minutes(5)))
+    func framesHeldBackByTheShareDoNotTripTheFrameDeadline() async throws {
+        let daemon = try await DaemonHarness {
+            $0.intentsPerSecondPerUID = 10
+            $0.intentsPerSecond = 1000
+            $0.frameTimeoutSeconds = 0.5
+        }
+        let client = try daemon.client()
+        _ = try await client.hello(key: "held-back")
+        // Three windows' worth, sent at once: the last are held back for two seconds.
+        for id in 1...30 {
+            try client.send(.intent(.init(id: 2000 + id, screen: "list", action: "dismiss_error", args: nil)))
+        }
+        var answered: [Int] = []
+        while answered.count < 30 {
+            let reply = try await client.next(where: "reply \(answered.count + 1) of 30", timeout: 60) { message -> ServerMessage.Reply? in
+                if case .reply(let reply) = message { reply } else { nil }
+            }
+            answered.append(reply.id)
+        }
+        #expect(answered == Array(2001...2030))
+        await daemon.stop()
+    }
+
     @Test(.timeLimit(.minutes(5)))
     func aConnectStormIsRefusedWithItsReason() async throws {
         let daemon = try await DaemonHarness { $0.connectionsPerSecondPerUID = 5 }

@@ -155,7 +155,9 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     /// within its budget: past it, this connection is closed (`input_limit`).
     private func trackPartialFrame(now: Int64, completedFrame: Bool) {
         let buffered = connection.isClosed ? 0 : decoder.bufferedByteCount
-        if buffered == 0 {
+        if buffered == 0 || throttled {
+            // Held back by the uid's share, the buffered frames wait for the daemon, not for the
+            // client: no deadline runs (reading is paused; it starts again on resuming).
             partialSince.store(0, ordering: .relaxed)
         } else if completedFrame || partialSince.load(ordering: .relaxed) == 0 {
             partialSince.store(now, ordering: .relaxed)
