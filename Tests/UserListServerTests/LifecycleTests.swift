@@ -203,20 +203,27 @@ import UserListWire
         }
         let client = try daemon.client()
         _ = try await client.hello(key: "busy")
-        for id in 1...60 {
-            try client.send(.intent(.init(id: 1000 + id, screen: "list", action: "dismiss_error", args: nil)))
-        }
         // Three seconds' worth of the uid's share: every intent is answered, in order, none refused.
-        var answered: [Int] = []
-        while answered.count < 60 {
-            let reply = try await client.next(where: "reply \(answered.count + 1) of 60", timeout: 60) { message -> ServerMessage.Reply? in
-                if case .reply(let reply) = message { reply } else { nil }
-            }
-            #expect(reply.outcome.isSuccess, "\(reply)")
-            answered.append(reply.id)
-        }
+        let replies = try await Self.sendAtOnceAndAwaitReplies(client, ids: Array(1001...1060))
+        #expect(replies.allSatisfy { $0.outcome.isSuccess }, "\(replies.filter { !$0.outcome.isSuccess })")
+        let answered = replies.map(\.id)
         #expect(answered == Array(1001...1060))
         await daemon.stop()
+    }
+
+    /// Sends a `dismiss_error` intent for each id in one burst, then waits for as many replies,
+    /// in the order they come.
+    static func sendAtOnceAndAwaitReplies(_ client: WireTestClient, ids: [Int]) async throws -> [ServerMessage.Reply] {
+        for id in ids {
+            try client.send(.intent(.init(id: id, screen: "list", action: "dismiss_error", args: nil)))
+        }
+        var replies: [ServerMessage.Reply] = []
+        while replies.count < ids.count {
+            replies.append(try await client.next(where: "reply \(replies.count + 1) of \(ids.count)", timeout: 60) { message -> ServerMessage.Reply? in
+                if case .reply(let reply) = message { reply } else { nil }
+            })
+        }
+        return replies
     }
 
     /// Frames held back by the uid's share are complete: waiting for the window is not a
@@ -231,16 +238,7 @@ import UserListWire
         let client = try daemon.client()
         _ = try await client.hello(key: "held-back")
         // Three windows' worth, sent at once: the last are held back for two seconds.
-        for id in 1...30 {
-            try client.send(.intent(.init(id: 2000 + id, screen: "list", action: "dismiss_error", args: nil)))
-        }
-        var answered: [Int] = []
-        while answered.count < 30 {
-            let reply = try await client.next(where: "reply \(answered.count + 1) of 30", timeout: 60) { message -> ServerMessage.Reply? in
-                if case .reply(let reply) = message { reply } else { nil }
-            }
-            answered.append(reply.id)
-        }
+        let answered = try await Self.sendAtOnceAndAwaitReplies(client, ids: Array(2001...2030)).map(\.id)
         #expect(answered == Array(2001...2030))
         await daemon.stop()
     }
