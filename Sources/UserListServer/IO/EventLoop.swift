@@ -144,15 +144,7 @@ package final class EventLoop: Sendable {
             job()
             return
         }
-        let wasEmpty = jobs.withLock { jobs -> Bool in
-            jobs.append(job)
-            return jobs.count == 1
-        }
-        if exited.load(ordering: .acquiring) {
-            runJobs()  // the loop is gone: nothing reads any more, so the caller may do it
-        } else if wasEmpty {
-            wake()
-        }
+        schedule(job)
     }
 
     /// Runs the loop on a new thread until `stop()`.
@@ -169,9 +161,9 @@ package final class EventLoop: Sendable {
             return jobs.count == 1
         }
         if exited.load(ordering: .acquiring) {
-            runJobs()
+            runJobs()  // the loop is gone: nothing reads any more, so the caller may do it
         } else if wasEmpty && !isLoopThread {
-            wake()
+            wake()  // on the loop thread, the turn under way runs it
         }
     }
 

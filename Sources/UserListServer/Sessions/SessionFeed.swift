@@ -117,14 +117,12 @@ final class SessionFeed: Sendable {
         }
     }
 
-    /// Hands the list and the clients' streams to the broadcaster; refused (false) while
-    /// changes are queued, which the session must take first.
-    @discardableResult
-    func follow(_ following: Following) -> Bool {
+    /// Hands the list and the clients' streams to the broadcaster; not while changes are queued
+    /// (the wake-up on its way makes the session take them first, and it tries again after).
+    func follow(_ following: Following) {
         state.withLock { state in
-            guard state.pending.isEmpty else { return false }
+            guard state.pending.isEmpty else { return }
             state.following = following
-            return true
         }
     }
 

@@ -22,37 +22,37 @@ package final class SharedPatches: Sendable {
     /// The bytes recorded for a list-only session going from `before` to `after`.
     func operations(from before: NavigationState, to after: NavigationState) -> [UInt8]? {
         guard let (a, b) = Self.listOnly(before, after) else { return nil }
-        return entries.withLock { entries in
-            entries.first {
-                SharedListOutcomes.isSameValue($0.before, a) && SharedListOutcomes.isSameValue($0.after, b)
-            }?.serializedOperations
-        }
+        return recorded(a, b)
     }
 
     func record(from before: NavigationState, to after: NavigationState, _ serializedOperations: [UInt8]) {
         guard let (a, b) = Self.listOnly(before, after) else { return }
-        entries.withLock { entries in
-            guard entries.count < Self.capacity else { return }
-            entries.append(Entry(before: a, after: b, serializedOperations: serializedOperations))
-        }
+        record(a, b, serializedOperations)
     }
 
     /// The operations taking a list-only session from `before` to `after`, serialized here if
     /// no session recorded them yet (empty when nothing changed).
     func operations(fromList before: UserListState, toList after: UserListState) -> [UInt8] {
-        let recorded = entries.withLock { entries in
+        if let bytes = recorded(before, after) { return bytes }
+        let ops = StateDiff.ops(from: NavigationState(screens: [.list(before)]), to: NavigationState(screens: [.list(after)]))
+        let serialized = ops.isEmpty ? [] : FrameEncoder.serializedOperations(ops)
+        record(before, after, serialized)
+        return serialized
+    }
+
+    private func recorded(_ before: UserListState, _ after: UserListState) -> [UInt8]? {
+        entries.withLock { entries in
             entries.first {
                 SharedListOutcomes.isSameValue($0.before, before) && SharedListOutcomes.isSameValue($0.after, after)
             }?.serializedOperations
         }
-        if let recorded { return recorded }
-        let ops = StateDiff.ops(from: NavigationState(screens: [.list(before)]), to: NavigationState(screens: [.list(after)]))
-        let serialized = ops.isEmpty ? [] : FrameEncoder.serializedOperations(ops)
+    }
+
+    private func record(_ before: UserListState, _ after: UserListState, _ serializedOperations: [UInt8]) {
         entries.withLock { entries in
             guard entries.count < Self.capacity else { return }
-            entries.append(Entry(before: before, after: after, serializedOperations: serialized))
+            entries.append(Entry(before: before, after: after, serializedOperations: serializedOperations))
         }
-        return serialized
     }
 
     private static func listOnly(_ before: NavigationState, _ after: NavigationState) -> (UserListState, UserListState)? {
