@@ -85,6 +85,10 @@ final class SessionFeed: Sendable {
     private static func send(_ delivery: ChangeBroadcaster.Delivery, to following: inout Following, encoder: FrameEncoder) -> Bool {
         guard let event = delivery.eventFrame,
               let next = following.list.following(delivery.change, sharing: delivery.lists) else { return false }
+        guard !following.streams.isEmpty else {
+            following.list = next  // nobody to write to (all detached): the list still follows
+            return true
+        }
         let ops = delivery.patches.operations(fromList: following.list.state, toList: next.state)
         // A patch near the frame limit goes by the session, which reports one it cannot send
         // (the envelope is under 100 bytes: two integers and the keys).
