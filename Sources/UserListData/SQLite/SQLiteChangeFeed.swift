@@ -14,7 +14,8 @@ import UserListDomain
 /// - Other connections' commits (another process, or a repository the feed does not observe)
 ///   are found by `StoreWriteWatcher`: inotify sees the write, `PRAGMA data_version` confirms
 ///   the commit, and the feed reads the log rows after the last `seq` it delivered. A slow
-///   safety-net check every `safetyInterval` covers filesystems without inotify.
+///   safety-net check every `safetyInterval` covers filesystems without inotify. While the
+///   observed repository holds the write lock, the watcher stands aside (those writes are its own).
 ///
 /// Either path delivers under one lock, in `seq` order, so a change is never delivered twice or
 /// out of order, whichever path sees it first.
@@ -77,6 +78,10 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
     public convenience init(observing repository: SQLiteUserRepository, safetyInterval: Duration = .seconds(1)) throws(UserError) {
         try self.init(path: repository.path, safetyInterval: safetyInterval)
         repository.onCommit { [weak self] notice in self?.committed(notice) }
+        // Its writes while it holds the lock are its own: the watcher need not look for them.
+        repository.onWriteLock { [weak self] held in
+            self?.watcher.withLock { watcher in held ? watcher?.ownWriteBegan() : watcher?.ownWriteEnded() }
+        }
     }
 
     deinit {

@@ -9,6 +9,10 @@ final class SQLiteConnection {
     let path: String
     let handle: OpaquePointer
     private var statements: [String: SQLiteStatement] = [:]
+    /// Told when a write transaction of this connection takes the write lock (true) and when it
+    /// commits or rolls back (false): the store's own writes, which its change feed need not
+    /// look for in the file.
+    var holdingWriteLock: ((Bool) -> Void)?
 
     enum Mode { case readWrite, readOnly }
 
@@ -94,6 +98,8 @@ final class SQLiteConnection {
     /// so two writers wait (busy timeout) instead of failing half-way with SQLITE_BUSY.
     func writeTransaction<T>(_ operation: String, _ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
         try execute("BEGIN IMMEDIATE", operation)
+        holdingWriteLock?(true)
+        defer { holdingWriteLock?(false) }
         do {
             let result = try body()
             try execute("COMMIT", operation)

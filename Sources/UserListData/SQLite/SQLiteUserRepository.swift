@@ -53,6 +53,7 @@ public final class SQLiteUserRepository: UserRepository {
     // Reads never wait for locks under WAL, so they run on the caller's thread under a mutex.
     private let reader: Mutex<SQLiteConnection>
     private let commitObservers = Mutex<[@Sendable (CommitNotice) -> Void]>([])
+    private let writeLockObservers = Mutex<[@Sendable (Bool) -> Void]>([])
     private let writesSincePrune = Atomic<Int>(0)
     /// When an import last pruned the change log (seconds since 1970): a chunked import of a
     /// million users commits a thousand times, and each prune reads the log rows younger than a
@@ -86,6 +87,12 @@ public final class SQLiteUserRepository: UserRepository {
             reader = Mutex(readConnection)
         } catch {
             throw error.userError
+        }
+        try? writer?.performAndWait { connection in  // (cannot fail: the body does not throw)
+            connection.holdingWriteLock = { [weak self] held in
+                guard let self else { return }
+                for observer in self.writeLockObservers.withLock({ $0 }) { observer(held) }
+            }
         }
     }
 
@@ -516,6 +523,13 @@ public final class SQLiteUserRepository: UserRepository {
     /// read back from the file. The observer must not block.
     func onCommit(_ observer: @escaping @Sendable (CommitNotice) -> Void) {
         commitObservers.withLock { $0.append(observer) }
+    }
+
+    /// Called on the writer queue when one of this instance's write transactions takes the
+    /// write lock (true) and when it ends (false). While the lock is held, every write to the
+    /// file is this instance's own, which its change feed hears from `onCommit`.
+    func onWriteLock(_ observer: @escaping @Sendable (Bool) -> Void) {
+        writeLockObservers.withLock { $0.append(observer) }
     }
 
     private func notifyCommitted(_ notice: CommitNotice) {

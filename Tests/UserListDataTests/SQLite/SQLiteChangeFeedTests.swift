@@ -77,6 +77,41 @@ final class ChangeCollector: Sendable {
         #expect(await second.wait(for: expected.count) == expected)
     }
 
+    /// The watcher stands aside while the observed store holds the write lock; another writer
+    /// committing between and right after those writes must still be found (by inotify: the
+    /// safety-net check never runs here), once each and in commit order.
+    @Test func anotherWriterBetweenThisStoresWritesIsStillFound() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("users.sqlite")
+        let store = try SQLiteUserRepository(path: path)
+        let feed = try SQLiteChangeFeed(observing: store, safetyInterval: .seconds(600))
+        let collector = ChangeCollector(feed.subscribe())
+        let other = try SQLiteUserRepository(path: path)
+
+        let perWriter = 150
+        async let ours: Void = {
+            for i in 0..<perWriter { _ = try await store.add(NewUser(name: "Ours \(i)", email: "ours\(i)@example.com")) }
+        }()
+        async let theirs: Void = {
+            for i in 0..<perWriter { _ = try await other.add(NewUser(name: "Theirs \(i)", email: "theirs\(i)@example.com")) }
+        }()
+        try await ours
+        try await theirs
+
+        let delivered = await collector.wait(for: 2 * perWriter).map { change -> String in
+            guard case .added(let user) = change else { return "not an addition: \(change)" }
+            return user.name
+        }
+        // Commit order, as the change log holds it.
+        let logged = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: 5_000)
+        let statement = try logged.statement("SELECT name FROM changes ORDER BY seq")
+        var order: [String] = []
+        while try statement.step("reading the log") { order.append(statement.text(0)) }
+        statement.reset()
+        #expect(order.count == 2 * perWriter)
+        #expect(delivered == order)
+    }
+
     @Test func aSubscriberSeesOnlyChangesCommittedAfterItSubscribed() async throws {
         let directory = try TemporaryDirectory()
         let store = try SQLiteUserRepository(path: directory.file("users.sqlite"))
