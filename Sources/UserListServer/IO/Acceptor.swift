@@ -1,5 +1,7 @@
 import CLinuxIO
+import Foundation
 import Glibc
+import Synchronization
 import UserListWire
 
 /// Accepts connections on the listening socket (on the group's first loop) and gives each a
@@ -12,6 +14,16 @@ package final class Acceptor: EventLoopHandler, Sendable {
     nonisolated(unsafe) private var registration: LoopRegistration?
     // Invariant: touched only on the loop thread (in `readable`).
     nonisolated(unsafe) private var lastRefusal: (reason: String, frame: [UInt8]?)?
+    // Invariant: touched only on the loop thread.
+    /// A descriptor kept open to be given up when the process runs out: with it, a connection
+    /// waiting in the backlog can still be accepted, told why, and closed.
+    nonisolated(unsafe) private var reserveFD: Int32 = Acceptor.openReserve()
+    // Invariant: touched only on the loop thread.
+    /// Since when the process is out of descriptors, how many connections were refused for it,
+    /// and when that was last logged (nil: not out).
+    nonisolated(unsafe) private var shortage: (since: Int64, refused: Int, loggedAt: Int64)?
+    /// Set by `stop()`: a pause that ends afterwards must not watch the socket again.
+    private let stopped = Atomic<Bool>(false)
 
     package init(listenFD: Int32, loops: EventLoopGroup, context: ServerContext) throws(SystemError) {
         self.listenFD = listenFD
@@ -32,9 +44,16 @@ package final class Acceptor: EventLoopHandler, Sendable {
             if fd < 0 {
                 if errno == EINTR { continue }
                 if errno == EMFILE || errno == ENFILE {
-                    context.logger.error("Out of file descriptors; new connections wait", ["ERRNO": String(errno)])
+                    if refuseForWantOfDescriptors(errno) { continue }
                 }
                 return
+            }
+            if let shortage {
+                let seconds = Double(MonotonicClock.nanoseconds() - shortage.since) / 1e9
+                context.logger.notice("File descriptors are available again; new connections are accepted",
+                                      ["USERLISTD_REFUSED": String(shortage.refused),
+                                       "USERLISTD_SHORTAGE_SECONDS": String(format: "%.1f", seconds)])
+                self.shortage = nil
             }
             guard let peer = UnixSocket.peerCredentials(fd) else {
                 close(fd)
@@ -65,6 +84,69 @@ package final class Acceptor: EventLoopHandler, Sendable {
 
     static let acceptsPerTurn = 2
 
+    // MARK: out of descriptors
+
+    /// The process (EMFILE) or the system (ENFILE) has no descriptor left for the next
+    /// connection. Left in the backlog it would keep the listening socket readable, and the loop
+    /// would spin on it (and log each turn) until a descriptor came free, while the client
+    /// waited without a word. Instead the reserve descriptor is given up for a moment: the
+    /// connection is accepted, told why (`too_many_connections`), and closed. Returns whether
+    /// accepting may go on this turn.
+    private func refuseForWantOfDescriptors(_ code: Int32) -> Bool {
+        let now = MonotonicClock.nanoseconds()
+        if shortage == nil {
+            shortage = (now, 0, now)
+            context.logger.error("Out of file descriptors: new connections are refused until some close (raise LimitNOFILE=)",
+                                 ["ERRNO": String(code), "USERLISTD_OPEN_LIMIT": String(Self.openLimit())])
+        }
+        if reserveFD >= 0 {
+            close(reserveFD)
+            reserveFD = -1
+            let fd = ulio_accept_nonblocking(listenFD)
+            if fd >= 0 {
+                refuse(fd, "userlistd has run out of file descriptors (its limit is \(Self.openLimit())); try again when other clients have closed.")
+                shortage?.refused += 1
+            }
+            reserveFD = Self.openReserve()
+        }
+        if let logged = shortage?.loggedAt, now - logged >= Self.shortageLogIntervalNanoseconds {
+            shortage?.loggedAt = now
+            context.logger.error("Still out of file descriptors", ["USERLISTD_REFUSED": String(shortage?.refused ?? 0)])
+        }
+        guard reserveFD >= 0 else {
+            pauseAccepting()
+            return false
+        }
+        return true
+    }
+
+    /// Without a reserve (another thread took the descriptor), nothing can be accepted: stop
+    /// watching the listening socket for a moment rather than spin on it.
+    private func pauseAccepting() {
+        guard let registration else { return }
+        loops.first.setInterest(registration, write: false, read: false)
+        Task.detached { [weak self] in
+            try? await Task.sleep(for: .milliseconds(Self.pauseMilliseconds))
+            guard let self else { return }
+            self.loops.first.execute { [weak self] in
+                guard let self, !self.stopped.load(ordering: .relaxed), let registration = self.registration else { return }
+                if self.reserveFD < 0 { self.reserveFD = Self.openReserve() }
+                self.loops.first.setInterest(registration, write: false, read: true)
+            }
+        }
+    }
+
+    static let pauseMilliseconds = 100
+    static let shortageLogIntervalNanoseconds: Int64 = 10_000_000_000
+
+    private static func openReserve() -> Int32 { open("/dev/null", O_RDONLY | O_CLOEXEC) }
+
+    /// The soft limit on open descriptors (0 if unreadable), for the messages.
+    private static func openLimit() -> UInt64 {
+        var limit = rlimit()
+        return getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 ? UInt64(limit.rlim_cur) : 0
+    }
+
     /// Sent, best effort, to a client closed for falling past the hard limit.
     private static let slowClientFarewell: [UInt8]? =
         try? FrameEncoder(maximumFrameSize: FrameLimits.serverToClient).encode(ServerMessage.goodbye(reason: "slow_client"))
@@ -88,6 +170,11 @@ package final class Acceptor: EventLoopHandler, Sendable {
 
     /// Stops accepting (shutdown); the descriptor is closed by the daemon.
     package func stop() {
+        stopped.store(true, ordering: .relaxed)
         if let registration { loops.first.deregister(registration) }
+    }
+
+    deinit {
+        if reserveFD >= 0 { close(reserveFD) }
     }
 }
