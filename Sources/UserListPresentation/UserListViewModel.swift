@@ -32,6 +32,11 @@ public final class UserListViewModel {
     /// The generation of a resync's reload while it is in flight: it shows no indicator, so
     /// the next-page check must not take the list for idle and supersede it with a stale cursor.
     private var quietGeneration: Int?
+    /// Changes applied while a load is in flight, oldest first (nil past `replayLimit`). The page
+    /// that lands was read before some of them committed: they are applied to it again, or the
+    /// page would undo them on screen until the next change to the same rows.
+    private var changesDuringLoad: [UserChange]? = []
+    static let replayLimit = 10_000
 
     public init(useCases: UserUseCases, pageSize: Int = FetchUserPageUseCase.defaultPageSize) {
         self.useCases = useCases
@@ -167,6 +172,9 @@ public final class UserListViewModel {
     /// `sharing`: the outcomes other lists recorded for this change; a list in the very same state
     /// takes theirs instead of computing it (a fan-out to many sessions showing the same page).
     public func apply(_ change: UserChange, markingStale: Bool = false, sharing outcomes: SharedListOutcomes? = nil) {
+        if loadTask != nil, changesDuringLoad != nil {
+            if changesDuringLoad!.count < Self.replayLimit { changesDuringLoad!.append(change) } else { changesDuringLoad = nil }
+        }
         state = applying(change, to: state, markingStale: markingStale, sharing: outcomes)
     }
 
@@ -231,7 +239,12 @@ public final class UserListViewModel {
 
     /// A change applied to the rows, before any trim: the one rule for the ViewModel and its
     /// followers.
-    static func apply(_ change: UserChange, to updated: inout UserListState) {
+    ///
+    /// `replaying`: applied again to a page read while the change may or may not have committed
+    /// yet. A save carries its version, so applying it twice is harmless; an addition or a
+    /// removal of a user outside the loaded rows cannot tell whether the page's total already
+    /// counts it, so the total is left as the page says.
+    static func apply(_ change: UserChange, to updated: inout UserListState, replaying: Bool = false) {
         let search = updated.search
         // The store's rule (TextKey.matches: a substring of the folded name or email), so a live
         // change matches as a reload would.
@@ -256,13 +269,14 @@ public final class UserListViewModel {
             }
         case .added(let user):
             guard matchesSearch(user), !updated.users.contains(where: { $0.id == user.id }) else { return }
-            Self.insertSorted(user, into: &updated)
-            Self.adjustTotal(of: &updated, by: 1)
+            if Self.insertSorted(user, into: &updated) || !replaying {
+                Self.adjustTotal(of: &updated, by: 1)
+            }
         case .removed(let id):
             if let index = updated.users.firstIndex(where: { $0.id == id }) {
                 updated.users.remove(at: index)
                 Self.adjustTotal(of: &updated, by: -1)
-            } else if updated.hasMore || updated.hasPrevious {
+            } else if !replaying && (updated.hasMore || updated.hasPrevious) {
                 Self.adjustTotal(of: &updated, by: -1)  // on a page not loaded yet
             }
         case .resync:
@@ -303,6 +317,7 @@ public final class UserListViewModel {
         let search = updated.search
         let limit = limit ?? pageSize
         quietGeneration = showingProgress ? nil : generation
+        changesDuringLoad = []
         state = updated
         let task = Load {
             _ = isolation  // run on the owner's actor
@@ -349,15 +364,21 @@ public final class UserListViewModel {
                 previous = page.previous
                 updated.hasPrevious = page.hasPrevious
             }
-            loadedRows = updated.users.count
             updated.totalCount = page.totalCount
             // Another page does not bring the loaded rows up to date: only a reload clears staleness.
             updated.isStale = kind.replaces ? page.isStale : (updated.isStale || page.isStale)
+            if let changes = changesDuringLoad {
+                for change in changes { Self.apply(change, to: &updated, replaying: true) }
+            } else {
+                updated.isStale = true  // too many to replay (an import): the page may be behind
+            }
+            loadedRows = updated.users.count
         case .failure(let error):
             updated.errorMessage = error.message
         }
         state = updated
         loadTask = nil
+        changesDuringLoad = []
     }
 
     // MARK: ordering
