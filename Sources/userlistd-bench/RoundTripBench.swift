@@ -38,8 +38,8 @@ enum RoundTripBench {
             for index in 0..<samples {
                 let name = "Aaaa Bench \(index)"
                 // set_draft_name → the patch that changes draft_name.
-                var start = monotonicNanos()
                 let edit = try client.intent("detail", "set_draft_name", ["name": .string(name)])
+                var start = edit.sentAt
                 var seen = false
                 try client.awaitReply(edit.id) { message, bytes, at throws(BenchError) in
                     if !seen && at >= start && message.isPatch(touching: "/screens/1/state/draft_name")
@@ -52,8 +52,8 @@ enum RoundTripBench {
                 guard seen else { throw BenchError("set_draft_name replied without a draft_name patch") }
                 sizes.draftIntent = edit.bytes
                 // save → the patch renaming the list row, and → the reply.
-                start = monotonicNanos()
                 let save = try client.intent("detail", "save")
+                start = save.sentAt
                 seen = false
                 var seenTypes: [String] = []
                 let saveOutcome = try client.awaitReply(save.id) { message, bytes, at throws(BenchError) in
@@ -94,8 +94,8 @@ enum RoundTripBench {
             var pageSizes = (intent: 0, patch: 0)
             for _ in 0..<samples {
                 try client.awaitReply(client.intent("list", "refresh").id)
-                let start = monotonicNanos()
                 let show = try client.intent("list", "did_display_row", ["index": 49])
+                let start = show.sentAt
                 var seen = false
                 try client.awaitReply(show.id) { message, bytes, at throws(BenchError) in
                     if !seen, at >= start, case .patch(let patch) = message,

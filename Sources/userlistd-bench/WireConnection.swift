@@ -12,6 +12,7 @@ final class WireConnection {
     private let encoder = FrameEncoder(maximumFrameSize: FrameLimits.clientToServer)
     private var readBuffer = [UInt8](repeating: 0, count: 256 * 1024)
     private var lastReadAt: UInt64 = 0
+    private var lastSentAt: UInt64 = 0
     private var nextIntentID = 1
     /// The latest `epoch`/`seq` seen and, when `trackDocument` is on, the state they describe.
     var trackDocument = false
@@ -36,6 +37,7 @@ final class WireConnection {
     func send(_ message: ClientMessage) throws(BenchError) -> Int {
         let frame: [UInt8]
         do throws(FrameError) { frame = try encoder.encode(message) } catch { throw BenchError("encode: \(error)") }
+        lastSentAt = monotonicNanos()
         try Sockets.writeAll(fd, frame)
         return frame.count
     }
@@ -47,11 +49,14 @@ final class WireConnection {
 
     /// Sends an intent and returns its id and the frame size.
     @discardableResult
-    func intent(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil) throws(BenchError) -> (id: Int, bytes: Int) {
+    /// `sentAt` is when its bytes were handed to the socket, after encoding: a round trip timed
+    /// from there leaves out the bench client's own JSON work, as it does on the way back (each
+    /// frame's time is the `recv` that completed it) and as the raw ping-pong baseline does.
+    func intent(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil) throws(BenchError) -> (id: Int, bytes: Int, sentAt: UInt64) {
         let id = nextIntentID
         nextIntentID += 1
         let bytes = try send(.intent(.init(id: id, screen: screen, action: action, args: args)))
-        return (id, bytes)
+        return (id, bytes, lastSentAt)
     }
 
     // MARK: receiving
