@@ -96,8 +96,8 @@ public enum UserValidation {
     /// The text without leading and trailing white space, as Foundation's
     /// `.whitespacesAndNewlines` trims it (Unicode White_Space, and U+200B ZERO WIDTH SPACE),
     /// without a copy when there is none: an import validates millions of fields, nearly all
-    /// already trimmed.
-    static func trimmed(_ text: String) -> String {
+    /// already trimmed. (Public for screens that check a draft as it is typed.)
+    public static func trimmed(_ text: String) -> String {
         let scalars = text.unicodeScalars
         guard let first = scalars.first, let last = scalars.last else { return text }
         if !isTrimmed(first) && !isTrimmed(last) { return text }

@@ -17,10 +17,15 @@ public struct UserDetailState: Equatable, Codable, Sendable {
     public var isDirty: Bool { user.map { $0.name != draftName } ?? false }
 
     /// Whether a save could succeed as far as this screen can tell (the store has the last word).
+    ///
+    /// Read twice per keystroke by a daemon diffing the screen, so it stays cheap: validation's
+    /// own trimming (Foundation's, without Foundation), and characters counted only for a draft
+    /// whose bytes could exceed the limit (each character is at least one byte).
     public var canSave: Bool {
         guard isDirty, !isSaving else { return false }
-        let trimmed = draftName.trimmingCharacters(in: .whitespacesAndNewlines)
-        return !trimmed.isEmpty && trimmed.count <= UserValidation.maximumNameLength
+        let trimmed = UserValidation.trimmed(draftName)
+        let limit = UserValidation.maximumNameLength
+        return !trimmed.isEmpty && (trimmed.utf8.count <= limit || trimmed.count <= limit)
     }
 
     private enum CodingKeys: String, CodingKey {
