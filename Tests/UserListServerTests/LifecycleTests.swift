@@ -145,6 +145,29 @@ import UserListWire
         await daemon.stop()
     }
 
+    /// A session ended by `bye` no longer counts against its uid's limit (the registry keeps a
+    /// count per uid rather than scanning every session on each attach).
+    @Test(.timeLimit(.minutes(5)))
+    func aSessionEndedByByeFreesItsPlaceUnderTheUIDsLimit() async throws {
+        let daemon = try await DaemonHarness { $0.maxSessionsPerUID = 2 }
+        let registry = try await Self.registry(daemon)
+        let ended = try daemon.client()
+        _ = try await ended.hello(key: "ended")
+        try ended.send(.bye)
+        #expect(await ended.waitForClose())
+        #expect(await Self.eventually { registry.sessionCount == 0 })
+        let kept = try daemon.client()
+        _ = try await kept.hello(key: "kept")
+        // One session held, one place free: a new key is served, and "kept" is not evicted for it.
+        let third = try daemon.client()
+        #expect(try await third.hello(key: "third").resumed == false)
+        #expect(registry.sessionCount == 2)
+        let keptAgain = try daemon.client()
+        #expect(try await keptAgain.hello(key: "kept").resumed)
+        _ = (kept, third)
+        await daemon.stop()
+    }
+
     @Test(.timeLimit(.minutes(5)))
     func aClosedConnectionStopsCountingAgainstItsUID() async throws {
         let daemon = try await DaemonHarness { $0.maxConnectionsPerUID = 4 }

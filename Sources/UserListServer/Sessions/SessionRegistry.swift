@@ -11,10 +11,23 @@ package final class SessionRegistry: Sendable {
     }
 
     private struct Entries {
-        var sessions: [SessionKey: Session] = [:]
+        private(set) var sessions: [SessionKey: Session] = [:]
+        /// How many of `sessions` each uid holds, kept with them: the per-uid limit is checked
+        /// on every new session, and counting by a scan made attaching n sessions O(n²).
+        private(set) var sessionsPerUID: [UInt32: Int] = [:]
         var connectionsPerUID: [UInt32: Int] = [:]
         /// Sessions handed to a connection whose attach has not run yet: never evicted.
         var attaching: [SessionKey: Int] = [:]
+
+        mutating func insert(_ session: Session, for key: SessionKey) {
+            if sessions.updateValue(session, forKey: key) == nil { sessionsPerUID[key.uid, default: 0] += 1 }
+        }
+
+        mutating func remove(_ key: SessionKey) {
+            guard sessions.removeValue(forKey: key) != nil else { return }
+            let left = sessionsPerUID[key.uid, default: 1] - 1
+            sessionsPerUID[key.uid] = left > 0 ? left : nil
+        }
     }
 
     private struct Limits {
@@ -139,16 +152,16 @@ package final class SessionRegistry: Sendable {
                 entries.attaching[key, default: 0] += 1
                 return .success((existing, true))
             }
-            let owned = entries.sessions.filter { $0.key.uid == key.uid }
-            if owned.count >= limit {
+            if entries.sessionsPerUID[key.uid, default: 0] >= limit {
+                let owned = entries.sessions.filter { $0.key.uid == key.uid }
                 guard let victim = Self.leastRecentlyUsedDetached(owned, attaching: entries.attaching) else {
                     return .failure(.tooManySessions(limit: limit))
                 }
-                entries.sessions.removeValue(forKey: victim.key)
+                entries.remove(victim.key)
                 evicted = victim.value
             }
             let session = Session(key: key, canWrite: { [isWriter] in isWriter(key.uid) }, useCases: useCases, changes: changes, logger: logger, journal: journal)
-            entries.sessions[key] = session
+            entries.insert(session, for: key)
             entries.attaching[key, default: 0] += 1
             return .success((session, false))
         }
@@ -198,7 +211,7 @@ package final class SessionRegistry: Sendable {
                     $0.detachedAt = since
                     $0.lastActive = since
                 }
-                entries.sessions[item.key] = session
+                entries.insert(session, for: item.key)
                 restored += 1
             }
             return restored
@@ -219,7 +232,7 @@ package final class SessionRegistry: Sendable {
         entries.withLock { entries in
             guard entries.sessions[session.key] === session,
                   session.activity.withLock({ $0.clients == 0 }) else { return }
-            entries.sessions.removeValue(forKey: session.key)
+            entries.remove(session.key)
         }
     }
 
@@ -234,7 +247,7 @@ package final class SessionRegistry: Sendable {
                     return now - since >= retention
                 }
             }
-            for key in expired.keys { entries.sessions.removeValue(forKey: key) }
+            for key in expired.keys { entries.remove(key) }
             // Message windows of uids that have been quiet are forgotten.
             let stale = MonotonicClock.nanoseconds() - 10_000_000_000
             messageWindows.forgetQuiet(before: stale)
