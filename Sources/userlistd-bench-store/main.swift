@@ -42,13 +42,21 @@ func fileSize(_ path: String) -> Int {
 func pad(_ text: String, _ width: Int) -> String {
     text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
 }
-func fail(_ error: any Error) -> Never {
-    FileHandle.standardError.write(Data("userlistd-bench-store: \(error)\n".utf8))
-    exit(1)
-}
-
 let directory = FileManager.default.temporaryDirectory
     .appendingPathComponent("userlistd-bench-store-\(ProcessInfo.processInfo.processIdentifier)")
+
+/// Removes the scratch directory (a full run leaves gigabytes there) and exits: `exit` skips
+/// `defer`, so every way out goes through here.
+func finish(_ status: Int32) -> Never {
+    try? FileManager.default.removeItem(at: directory)
+    exit(status)
+}
+
+func fail(_ error: any Error) -> Never {
+    FileHandle.standardError.write(Data("userlistd-bench-store: \(error)\n".utf8))
+    finish(1)
+}
+
 try? FileManager.default.removeItem(at: directory)
 do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch { fail(error) }
 defer { try? FileManager.default.removeItem(at: directory) }
@@ -63,7 +71,7 @@ if CommandLine.arguments.contains("--postgres-only") {
     } ?? importCount
     say("userlistd-bench-store --postgres-only: \(ProcessInfo.processInfo.activeProcessorCount) cores")
     await runPostgresSection(CommandLine.arguments[flag + 1], count: count)
-    exit(0)
+    finish(0)
 }
 
 /// `--chunked-only`: the daemon's import path alone: 1M users (100k with --quick) written as
@@ -76,7 +84,7 @@ if CommandLine.arguments.contains("--chunked-only") {
         index + 1 < CommandLine.arguments.count ? Int(CommandLine.arguments[index + 1]) : nil
     } ?? 1_000
     await runChunkedImport(directory: directory, count: count, chunk: max(1, chunk))
-    exit(0)
+    finish(0)
 }
 
 struct BenchStoreUsage: Error, CustomStringConvertible {

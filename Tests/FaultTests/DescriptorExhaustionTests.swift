@@ -12,6 +12,10 @@ struct DescriptorExhaustionTests {
     @Test func aConnectionPastTheDescriptorLimitIsToldWhyAndTheDaemonRecovers() throws {
         let directory = try TempDirectory("descriptors")
         let daemon = ChildDaemon(directory: directory.path)
+        defer {
+            daemon.killHard()
+            directory.remove()
+        }
         try daemon.start()
         // Room for a few connections more than the daemon holds now.
         let limit = daemon.openDescriptorCount + 6
@@ -90,6 +94,7 @@ struct DescriptorExhaustionTests {
         defer {
             process.terminate()
             process.waitUntilExit()
+            directory.remove()
         }
         // prlimit execs the daemon: same pid. Wait until it listens (its limit is raised before).
         let deadline = Date().addingTimeInterval(generousDeadline)
