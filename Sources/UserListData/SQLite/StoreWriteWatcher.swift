@@ -147,7 +147,9 @@ final class StoreWriteWatcher: Sendable {
                     continue
                 }
                 if !aside && inotify >= 0 && fds[2].revents != 0 && Self.drain(inotify, &buffer, names) {
-                    if ownWrite.compareExchange(expected: OwnWrite.holdingLock, desired: OwnWrite.watcherAside,
+                    // (Without a resume pipe it could not be told when to come back: it stays.)
+                    if resumeFD >= 0,
+                       ownWrite.compareExchange(expected: OwnWrite.holdingLock, desired: OwnWrite.watcherAside,
                                                 ordering: .sequentiallyConsistent).exchanged {
                         aside = true
                         continue
