@@ -48,8 +48,9 @@ public final class Navigator {
         screens = [.list(makeList())]
     }
 
-    /// Rebuilds the stack saved by `state` (a daemon restart): drafts are kept, data reloaded.
-    public init(restoring saved: NavigationState, useCases: UserUseCases,
+    /// Rebuilds the stack saved by `state` (a daemon restart): drafts are kept, data reloaded,
+    /// the list as far as it had been read (`listWindow`; its first page without one).
+    public init(restoring saved: NavigationState, listWindow: UserListWindow? = nil, useCases: UserUseCases,
                 isolation: isolated (any Actor) = #isolation) {
         self.useCases = useCases
         self.screens = []
@@ -61,7 +62,10 @@ public final class Navigator {
             restored.append(.detail(makeDetail(restoring: detail)))
         }
         screens = restored
-        if case .list(let savedList) = saved.screens.first, let search = savedList.search {
+        let search: String? = if case .list(let savedList) = saved.screens.first { savedList.search } else { nil }
+        if let listWindow {
+            list.restore(listWindow, search: search)
+        } else if let search {
             list.search(search)
         } else {
             list.onAppear()

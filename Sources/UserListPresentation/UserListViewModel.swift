@@ -72,6 +72,19 @@ public final class UserListViewModel {
         return load(.last, isolation: isolation)
     }
 
+    /// Loads a list restored after a daemon restart as far as it had been read (`window`, at most
+    /// `restoredRowLimit` rows, whole pages), with its search: from the first row, or the last
+    /// rows when it had been read from the end.
+    @discardableResult
+    public func restore(_ window: UserListWindow, search text: String?, isolation: isolated (any Actor) = #isolation) -> Load {
+        hasLoaded = true
+        let pages = (min(max(window.rows, 1), Self.restoredRowLimit) + pageSize - 1) / pageSize
+        return load(window.fromEnd ? .last : .first, search: .some(text), limit: pages * pageSize, isolation: isolation)
+    }
+
+    /// The most rows a restore reads back (a restart reloads every session's list at once).
+    public static let restoredRowLimit = 1_000
+
     /// Starts a new listing filtered by a name or email substring (`TextKey.matches`); empty text lists everyone.
     @discardableResult
     public func search(_ text: String, isolation: isolated (any Actor) = #isolation) -> Load {

@@ -60,6 +60,43 @@ struct CrashSafeSessionsProcessTests {
         }
     }
 
+    /// A terminal scrolled down the list keeps its place across a crash: the restored session
+    /// reads the list back as far as it had been read (it used to start again at the first page).
+    @Test func theListComesBackAsFarAsItHadBeenRead() async throws {
+        try await offPool {
+            let directory = try TempDirectory("window")
+            defer { directory.remove() }
+            let daemon = ChildDaemon(directory: directory.path, sampleData: 400)
+            defer { daemon.killHard() }
+            try daemon.start()
+
+            let client = try FaultClient(path: daemon.socketPath)
+            try client.hello(key: "scroller")
+            try client.intent("list", "on_appear")
+            // Display the last row twice over: two more pages, 150 rows.
+            for _ in 0..<2 {
+                let last = client.rows.count - 1
+                try client.intent("list", "did_display_row", ["index": .int(Int64(last))])
+                #expect(client.readUntil { $0.rows.count > last + 1 })
+            }
+            let read = client.userIDs
+            #expect(read.count == 150)
+            let journal = daemon.stateDirectory + "/sessions.journal"
+            #expect(Self.eventually {
+                (try? String(contentsOfFile: journal, encoding: .utf8))?.contains("\"rows\":150") ?? false
+            }, "the list's window reached \(journal)")
+            daemon.killHard()
+            client.disconnect()
+
+            try daemon.start()
+            let back = try FaultClient(path: daemon.socketPath)
+            #expect(try back.hello(key: "scroller").resumed)
+            #expect(back.readUntil { $0.rows.count >= 150 }, "the list came back with \(back.rows.count) rows")
+            #expect(back.userIDs == read, "the same rows, in the same places")
+            back.disconnect()
+        }
+    }
+
     @Test func aSessionEndedByByeIsNotBroughtBackByACrash() async throws {
         try await offPool {
             let directory = try TempDirectory("journal-bye")

@@ -253,6 +253,25 @@ import UserListPresentation
         #expect(restored.state.screens.count == 2)
     }
 
+    /// A restart reads the list back as far as it had been read (whole pages), from the end
+    /// when it had been read from there, so a client keeps its place in the rows.
+    @Test func restoringReadsTheListAsFarAsItHadBeenRead() async {
+        for user in numberedUsers(300) { repository.put(user) }
+        let ordered = numberedUsers(300).sorted { $0.name < $1.name }  // the store's order
+        let saved = NavigationState(screens: [.list(UserListState())])
+        let restored = Navigator(restoring: saved, listWindow: UserListWindow(rows: 120, fromEnd: false),
+                                 useCases: UserUseCases(repository: repository))
+        await waitUntil { restored.list.state.loading == .none && !restored.list.state.users.isEmpty }
+        #expect(restored.list.state.users == Array(ordered.prefix(150)))
+        #expect(restored.list.state.hasMore)
+
+        let fromEnd = Navigator(restoring: saved, listWindow: UserListWindow(rows: 60, fromEnd: true),
+                                useCases: UserUseCases(repository: repository))
+        await waitUntil { fromEnd.list.state.loading == .none && !fromEnd.list.state.users.isEmpty }
+        #expect(fromEnd.list.state.users == Array(ordered.suffix(100)))
+        #expect(fromEnd.list.state.hasPrevious)
+    }
+
     @Test func restoringWithoutASearchLoadsTheListOnce() async {
         let saved = NavigationState(screens: [.list(UserListState())])
         let restored = Navigator(restoring: saved, useCases: UserUseCases(repository: repository))

@@ -58,11 +58,27 @@ import UserListPresentation
         let loaded = SessionJournal.load(directory: directory, logger: logger) ?? []
         #expect(loaded.count == 2)
         #expect(Self.draft(loaded.first { $0.key == other }) == "Unchanged", "a session written once survives compaction")
-        // The list's rows are not journaled: a restore reloads them.
+        // The list's rows are not journaled: a restore reloads them, as many as were read.
         if case .list(let list)? = loaded.first(where: { $0.key == key })?.state.screens.first {
             #expect(list.users.isEmpty)
         }
+        #expect(loaded.first { $0.key == key }?.listWindow == UserListWindow(rows: 50, fromEnd: false))
         journal.finish()
+    }
+
+    /// How far the list was read is worth a journal write when a page more or less would be
+    /// read back, not for every row a change adds or removes.
+    @Test func aPageMoreOfTheListIsARestoreChangeARowIsNot() {
+        func state(rows: Int, fromEnd: Bool = false) -> NavigationState {
+            var list = UserListState()
+            list.users = (0..<rows).map { User(id: UUID(), name: "Row \($0)", email: "row\($0)@example.com") }
+            list.hasPrevious = fromEnd
+            return NavigationState(screens: [.list(list)])
+        }
+        #expect(SessionJournal.restoreChanged(from: state(rows: 50), to: state(rows: 100)))
+        #expect(SessionJournal.restoreChanged(from: state(rows: 100), to: state(rows: 100, fromEnd: true)))
+        #expect(!SessionJournal.restoreChanged(from: state(rows: 60), to: state(rows: 70)))
+        #expect(!SessionJournal.restoreChanged(from: state(rows: 100), to: state(rows: 99)))
     }
 
     @Test func aTornLastLineIsSkipped() async throws {

@@ -222,7 +222,7 @@ public final class Daemon: Sendable {
                         activity.clients == 0 ? activity.detachedAt.map { wallNow - Self.seconds(clockNow - $0) } : wallNow
                     } ?? wallNow
                     // What a restore uses (the list's rows are reloaded): a tenth of the bytes to write and read back.
-                    return SavedSession(key: session.key, id: session.id, state: SessionJournal.reduced(await session.savedState), detachedAt: detachedAt)
+                    return SavedSession(key: session.key, id: session.id, fullState: await session.savedState, detachedAt: detachedAt)
                 }
             }
             var all: [SavedSession] = []

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import Synchronization
+import UserListDomain
 import UserListPresentation
 
 /// Sessions written to the state directory as they change, so a crash (kill -9, power loss)
@@ -109,7 +110,7 @@ package final class SessionJournal: Sendable {
             writer.live = [:]
             for session in sessions {
                 let saved = SavedSession(key: session.key, id: session.id, state: Self.reduced(session.state),
-                                         detachedAt: session.detachedAt ?? Date())
+                                         detachedAt: session.detachedAt ?? Date(), listWindow: session.listWindow)
                 writer.live[session.key] = Entry(saved: saved, bytes: 0)
             }
             compact()
@@ -160,24 +161,36 @@ package final class SessionJournal: Sendable {
             logger.warning("Skipped \(unreadable) unreadable line\(unreadable == 1 ? "" : "s") of \(path) (a write cut short by a crash)")
         }
         let restored = order.compactMap { key in
-            sessions[key].map { SavedSession(key: $0.key, id: $0.id, state: $0.state, detachedAt: $0.detachedAt ?? lastWrite) }
+            sessions[key].map { SavedSession(key: $0.key, id: $0.id, state: $0.state, detachedAt: $0.detachedAt ?? lastWrite,
+                                             listWindow: $0.listWindow) }
         }
         logger.info("Read \(restored.count) sessions from the journal \(path)")
         return restored
     }
 
-    /// Whether what a restore uses differs between two states (the stack, the list's search,
-    /// the detail screen): cheap enough for the session's flush, which skips `record` otherwise.
+    /// Whether what a restore uses differs between two states (the stack, the list's search and
+    /// how many pages of it were read, the detail screen): cheap enough for the session's flush,
+    /// which skips `record` otherwise.
     static func restoreChanged(from old: NavigationState?, to new: NavigationState) -> Bool {
         guard let old, old.screens.count == new.screens.count else { return true }
         for (before, after) in zip(old.screens, new.screens) {
             switch (before, after) {
-            case (.list(let a), .list(let b)): if a.search != b.search { return true }
+            case (.list(let a), .list(let b)):
+                if a.search != b.search { return true }
+                if UserListWindow(of: a).differsByAPage(from: UserListWindow(of: b), pageSize: FetchUserPageUseCase.defaultPageSize) {
+                    return true
+                }
             case (.detail(let a), .detail(let b)): if a != b { return true }
             default: return true
             }
         }
         return false
+    }
+
+    /// How far the list of `state` was read, for a restore to read as far again.
+    static func listWindow(of state: NavigationState) -> UserListWindow? {
+        guard case .list(let list) = state.screens.first else { return nil }
+        return UserListWindow(of: list)
     }
 
     /// What a restore uses of a state: the list's rows are reloaded, so only its search is kept.
@@ -207,18 +220,19 @@ package final class SessionJournal: Sendable {
             return bytes.count
         }
         for (key, item) in states {
-            let state = Self.reduced(item.state)
             let previous = writer.live[key]
             let detachedAt: Date? = detachments[key] ?? previous?.saved.detachedAt
-            if let previous, previous.saved.id == item.id, previous.saved.state == state, previous.saved.detachedAt == detachedAt {
+            let saved = SavedSession(key: key, id: item.id, fullState: item.state, detachedAt: detachedAt)
+            if let previous, previous.saved.id == saved.id, previous.saved.state == saved.state,
+               previous.saved.detachedAt == detachedAt, previous.saved.listWindow == saved.listWindow {
                 continue
             }
-            let saved = SavedSession(key: key, id: item.id, state: state, detachedAt: detachedAt)
             writer.live[key] = Entry(saved: saved, bytes: append(Line(session: saved)))
         }
         for (key, detachedAt) in detachments where states[key] == nil {
             guard let previous = writer.live[key], previous.saved.detachedAt != detachedAt else { continue }
-            let saved = SavedSession(key: key, id: previous.saved.id, state: previous.saved.state, detachedAt: detachedAt)
+            let saved = SavedSession(key: key, id: previous.saved.id, state: previous.saved.state, detachedAt: detachedAt,
+                                     listWindow: previous.saved.listWindow)
             writer.live[key] = Entry(saved: saved, bytes: append(Line(session: saved)))
         }
         let now = ContinuousClock.now

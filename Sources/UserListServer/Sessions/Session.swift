@@ -41,6 +41,7 @@ package actor Session {
     private let logger: Logger
     private var navigator: Navigator
     private var restored: NavigationState?
+    private var restoredWindow: UserListWindow?
     private var started = false
     /// The state every attached client has (or will have once its pending frames are read).
     /// Kept as the typed state, not its JSON: it shares storage with the screens' own state,
@@ -76,7 +77,7 @@ package actor Session {
     package init(key: SessionKey, id: String = UUID().uuidString.lowercased(),
                  canWrite: @escaping @Sendable () -> Bool,
                  useCases: UserUseCases, changes: ChangeBroadcaster, logger: Logger,
-                 restoring saved: NavigationState? = nil, journal: SessionJournal? = nil) {
+                 restoring saved: NavigationState? = nil, listWindow: UserListWindow? = nil, journal: SessionJournal? = nil) {
         self.journal = journal
         self.key = key
         self.id = id
@@ -86,6 +87,7 @@ package actor Session {
         self.logger = logger
         self.navigator = Navigator(useCases: useCases)
         self.restored = saved
+        self.restoredWindow = listWindow
     }
 
     deinit { if let listenerID { changes.detach(listenerID) } }
@@ -229,7 +231,7 @@ package actor Session {
         guard !started else { return }
         started = true
         if let saved = restored {
-            navigator = Navigator(restoring: saved, useCases: useCases)
+            navigator = Navigator(restoring: saved, listWindow: restoredWindow, useCases: useCases)
             restored = nil
         } else {
             navigator.list.onAppear()

@@ -205,7 +205,7 @@ package final class SessionRegistry: Sendable {
                 guard detachedFor < retentionSeconds else { continue }
                 let session = Session(
                     key: item.key, id: item.id, canWrite: { [isWriter] in isWriter(item.key.uid) }, useCases: useCases,
-                    changes: changes, logger: logger, restoring: item.state, journal: journal)
+                    changes: changes, logger: logger, restoring: item.state, listWindow: item.listWindow, journal: journal)
                 let since = clock - .seconds(detachedFor)
                 session.activity.withLock {
                     $0.detachedAt = since
@@ -265,11 +265,21 @@ package struct SavedSession: Codable, Sendable {
     /// When its last client left (wall clock), or nil while clients were attached: retention
     /// counts from here across restarts. Absent in files of older versions (taken as now).
     package let detachedAt: Date?
+    /// How far its list had been read (`state` keeps none of the rows). Absent in files of older
+    /// versions (the list restarts at its first page).
+    package let listWindow: UserListWindow?
 
-    package init(key: SessionKey, id: String, state: NavigationState, detachedAt: Date?) {
+    package init(key: SessionKey, id: String, state: NavigationState, detachedAt: Date?, listWindow: UserListWindow? = nil) {
         self.key = key
         self.id = id
         self.state = state
         self.detachedAt = detachedAt
+        self.listWindow = listWindow
+    }
+
+    /// A session's state to save: what a restore uses of it, and how far its list was read.
+    package init(key: SessionKey, id: String, fullState: NavigationState, detachedAt: Date?) {
+        self.init(key: key, id: id, state: SessionJournal.reduced(fullState), detachedAt: detachedAt,
+                  listWindow: SessionJournal.listWindow(of: fullState))
     }
 }
