@@ -64,12 +64,9 @@ public final class UserDetailViewModel {
             return Load { outcome }
         }
         state.errorMessage = nil
-        let id = state.userID
-        let task = Load {
-            _ = isolation
-            defer { self.loadTask = nil }
-            do throws(UserError) {
-                let user = try await self.useCases.fetchUser.execute(id: id)
+        return read(isolation: isolation) { result in
+            switch result {
+            case .success(let user):
                 self.needsLoad = false
                 if self.state.user != nil {
                     self.apply(.saved(user))  // restored: follow it, or keep the draft (and its version)
@@ -79,14 +76,10 @@ public final class UserDetailViewModel {
                     if updated.draftName.isEmpty { updated.draftName = user.name }
                     self.state = updated
                 }
-                return .success(user)
-            } catch {
+            case .failure(let error):
                 self.state.errorMessage = error.message
-                return .failure(error)
             }
         }
-        loadTask = task
-        return task
     }
 
     /// The change feed lost track of changes (`UserChange.resync`): reads the user again and
@@ -97,21 +90,30 @@ public final class UserDetailViewModel {
         if let loading = loadTask { return loading }  // a load in flight reads the store anyway
         guard !needsLoad else { return onAppear(isolation: isolation) }
         let id = state.userID
+        return read(isolation: isolation) { result in
+            switch result {
+            case .success(let user): self.apply(.saved(user))
+            case .failure(.notFound): self.apply(.removed(id: id))
+            case .failure(let error): self.state.errorMessage = error.message
+            }
+        }
+    }
+
+    /// Reads the user on the owner's actor, hands the outcome to `finish` there, and is the load
+    /// in flight until then (both the first load and a resync read this way).
+    private func read(isolation: isolated (any Actor), then finish: @escaping (Result<User, UserError>) -> Void) -> Load {
+        let id = state.userID
         let task = Load {
             _ = isolation
             defer { self.loadTask = nil }
+            let result: Result<User, UserError>
             do throws(UserError) {
-                let user = try await self.useCases.fetchUser.execute(id: id)
-                self.apply(.saved(user))
-                return .success(user)
+                result = .success(try await self.useCases.fetchUser.execute(id: id))
             } catch {
-                if case .notFound = error {
-                    self.apply(.removed(id: id))
-                } else {
-                    self.state.errorMessage = error.message
-                }
-                return .failure(error)
+                result = .failure(error)
             }
+            finish(result)
+            return result
         }
         loadTask = task
         return task

@@ -96,7 +96,7 @@ import UserListPresentation
         await waitUntil { repository.count(of: .fetchUser) == reads + 1 && navigator.list.state.users.contains(newer) }
         await settle()
         #expect(navigator.topDetail?.state == detail(second, draft: "My draft"))
-        let outcome = await try #require(navigator.topDetail).save().value
+        let outcome = try await #require(navigator.topDetail).save().value
         #expect(outcome == .failure(.conflict(stored: newer)))
         #expect(navigator.topDetail?.state.draftName == "My draft")
     }
