@@ -185,8 +185,9 @@ public final class UserListViewModel {
     /// `sharing`: the outcomes other lists recorded for this change; a list in the very same state
     /// takes theirs instead of computing it (a fan-out to many sessions showing the same page).
     public func apply(_ change: UserChange, markingStale: Bool = false, sharing outcomes: SharedListOutcomes? = nil) {
-        if loadTask != nil, changesDuringLoad != nil {
-            if changesDuringLoad!.count < Self.replayLimit { changesDuringLoad!.append(change) } else { changesDuringLoad = nil }
+        if loadTask != nil {
+            changesDuringLoad?.append(change)
+            if (changesDuringLoad?.count ?? 0) > Self.replayLimit { changesDuringLoad = nil }
         }
         state = applying(change, to: state, markingStale: markingStale, sharing: outcomes)
     }

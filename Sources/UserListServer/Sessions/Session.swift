@@ -40,8 +40,8 @@ package actor Session {
     private let changes: ChangeBroadcaster
     private let logger: Logger
     private var navigator: Navigator
-    private var restored: NavigationState?
-    private var restoredWindow: UserListWindow?
+    /// What a restart saved, until the screens start from it.
+    private var restored: (state: NavigationState, listWindow: UserListWindow?)?
     private var started = false
     /// The state every attached client has (or will have once its pending frames are read).
     /// Kept as the typed state, not its JSON: it shares storage with the screens' own state,
@@ -86,8 +86,7 @@ package actor Session {
         self.changes = changes
         self.logger = logger
         self.navigator = Navigator(useCases: useCases)
-        self.restored = saved
-        self.restoredWindow = listWindow
+        self.restored = saved.map { ($0, listWindow) }
     }
 
     deinit { if let listenerID { changes.detach(listenerID) } }
@@ -231,7 +230,7 @@ package actor Session {
         guard !started else { return }
         started = true
         if let saved = restored {
-            navigator = Navigator(restoring: saved, listWindow: restoredWindow, useCases: useCases)
+            navigator = Navigator(restoring: saved.state, listWindow: saved.listWindow, useCases: useCases)
             restored = nil
         } else {
             navigator.list.onAppear()
