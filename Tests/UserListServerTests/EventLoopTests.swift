@@ -53,4 +53,34 @@ import UserListServer
         loop.closeOnLoop(new) { done.set() }
         #expect(await LifecycleTests.eventually(timeout: 120) { done.isSet })
     }
+
+    final class ClosingDelegate: ConnectionDelegate {
+        func connection(_ connection: Connection, received bytes: UnsafeRawBufferPointer) {}
+        func connectionOverflowed(_ connection: Connection) {}
+        func connectionDrained(_ connection: Connection) {}
+        func connectionClosed(_ connection: Connection) {}
+    }
+
+    /// A connection started from another thread than its loop's (the acceptor's loop hands
+    /// connections to the others), whose peer is already gone: the loop may see the hangup and
+    /// close it before `start` returns. The close must still take it out of the loop, or the
+    /// loop keeps it (and its descriptor number) forever.
+    @Test(.timeLimit(.minutes(5)))
+    func aConnectionClosedWhileItStartsIsReleasedByTheLoop() async throws {
+        let loop = try EventLoop()
+        loop.start(name: "test-loop")
+        defer { loop.stop() }
+        let live = LiveObjectCounts()
+        for _ in 0..<20_000 {
+            let (server, peer) = Self.socketPair()
+            close(peer)
+            let connection = Connection(fd: server, peer: UnixSocket.peerCredentials(server)!, loop: loop,
+                                        limits: .init(), liveObjects: live)
+            try connection.start(delegate: ClosingDelegate())
+        }
+        let released = await LifecycleTests.eventually(timeout: 120) {
+            live.connections.load(ordering: .relaxed) == 0 && loop.registeredCount == 0
+        }
+        #expect(released, "connections alive: \(live.connections.load(ordering: .relaxed)), registered: \(loop.registeredCount)")
+    }
 }

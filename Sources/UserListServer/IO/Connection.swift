@@ -81,18 +81,17 @@ package final class Connection: EventLoopHandler, Sendable {
 
     /// Registers with the loop; reads start flowing to `delegate`. `farewell` is the frame sent
     /// before closing a client that fell too far behind.
+    ///
+    /// Registered under the lock `close()` takes: the loop may be another thread's (the acceptor's
+    /// loop hands connections to the others), and its first event (a peer already gone) can
+    /// close the connection before `register` returns. Such a close waits here and then finds
+    /// the registration; finding none, it would skip the loop, which would keep the connection.
     package func start(delegate: any ConnectionDelegate, farewell: [UInt8]? = nil) throws(SystemError) {
         self.farewell = farewell
-        outbound.withLock { $0.delegate = delegate }
         UnixSocket.setNonBlocking(fd)
-        let registration: LoopRegistration
-        do throws(SystemError) {
-            registration = try loop.register(fd, handler: self)
-        } catch {
-            outbound.withLock { $0.delegate = nil }
-            throw error
-        }
-        outbound.withLock { out in
+        try outbound.withLock { out throws(SystemError) in
+            let registration = try loop.register(fd, handler: self)
+            out.delegate = delegate
             out.registration = registration
             // A change asked for before the registration existed is applied now.
             if out.wantsWrite || out.readingPaused {
