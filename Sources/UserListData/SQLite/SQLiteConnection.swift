@@ -30,6 +30,7 @@ final class SQLiteConnection {
             throw .custom("the file does not exist and the store was asked to open it read-only",
                           path: path, operation: "opening")
         }
+        _ = Self.configureSQLite
         let flags = SQLITE_OPEN_NOMUTEX | (mode == .readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
         var db: OpaquePointer?
         let code = sqlite3_open_v2(path, &db, flags, nil)
@@ -46,6 +47,9 @@ final class SQLiteConnection {
         sqlite3_busy_timeout(db, Int32(clamping: busyTimeoutMilliseconds))
         UserKey.register(on: db)
     }
+
+    /// Process-wide settings, applied before the first connection opens (SQLite reads them once).
+    private static let configureSQLite: Void = { _ = userlistd_sqlite_disable_memory_statistics() }()
 
     deinit {
         statements.removeAll()  // finalize before closing

@@ -52,7 +52,12 @@ final class SQLiteStatement {
     }
 
     func bind(_ index: Int32, _ id: UUID) {
-        bind(index, id.uuidString)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: UUIDText.count) { buffer in
+            UUIDText.write(id, into: buffer)
+            buffer.withMemoryRebound(to: CChar.self) { text in
+                _ = sqlite3_bind_text(handle, index, text.baseAddress, Int32(UUIDText.count), SQLITE_TRANSIENT)
+            }
+        }
     }
 
     // MARK: stepping

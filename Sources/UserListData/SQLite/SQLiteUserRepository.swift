@@ -410,6 +410,7 @@ public final class SQLiteUserRepository: UserRepository {
     ///
     /// Either every user is written or, on any failure, none is.
     public func importUsers(_ users: [User]) async throws(UserError) -> Int {
+        let users = KeyedUser.folding(users)
         await bulkGate.enter()
         let result: Result<Int, UserError>
         do throws(UserError) {
@@ -422,7 +423,7 @@ public final class SQLiteUserRepository: UserRepository {
         return try result.get()
     }
 
-    private func importNow(_ users: [User]) async throws(UserError) -> Int {
+    private func importNow(_ users: [KeyedUser]) async throws(UserError) -> Int {
         try await write { connection throws(SQLiteError) -> ImportOutcome in
             let outcome = try Self.upsert(users, connection)
             let now = Int(Date().timeIntervalSince1970)
@@ -455,7 +456,7 @@ public final class SQLiteUserRepository: UserRepository {
     /// 60 µs a row at 100,000 users). Without triggers the rows' index data collects in memory
     /// and is written once at commit. No other connection sees the triggers missing: the DDL
     /// commits (or rolls back) with the rows.
-    static func upsert(_ users: [User], _ connection: SQLiteConnection) throws(SQLiteError) -> ImportOutcome {
+    static func upsert(_ users: [KeyedUser], _ connection: SQLiteConnection) throws(SQLiteError) -> ImportOutcome {
         let operation = "importing users"
         // A big import wants the indexes it updates at random in memory; back to normal after.
         if users.count > 10_000 { try connection.execute("PRAGMA cache_size = -\(importCacheKiB)", operation) }
@@ -473,10 +474,17 @@ public final class SQLiteUserRepository: UserRepository {
             var importer = try Importer(connection, indexSearch: !rebuild, keepChanges: users.count <= directChangesUpTo)
             for user in users { try importer.write(user) }
             if rebuild {
-                // Without the unique index nothing stopped two users sharing an email: look now,
-                // before the index build would fail with SQLite's words instead of ours.
-                try refuseDuplicateEmails(connection, operation)
-                for index in SQLiteSchema.secondaryIndexes { try connection.execute(index.create, operation) }
+                for index in SQLiteSchema.secondaryIndexes {
+                    do throws(SQLiteError) {
+                        try connection.execute(index.create, operation)
+                    } catch where error.code & 0xFF == SQLITE_CONSTRAINT {
+                        // Without the unique index nothing stopped two users sharing an email:
+                        // say which two, in our words rather than SQLite's. (Looked for only
+                        // now: the search costs as much as building the index.)
+                        try refuseDuplicateEmails(connection, operation)
+                        throw error
+                    }
+                }
                 try SQLiteSearchIndex.refill(connection, operation)
             }
             try connection.execute(SQLiteSchema.changeLogTriggers + SQLiteSearchIndex.createTriggers, operation)

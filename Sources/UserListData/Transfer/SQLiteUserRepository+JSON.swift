@@ -27,26 +27,7 @@ extension SQLiteUserRepository {
     /// The Domain's rules for every entry, on all cores (they cost ~10 µs an entry, more than
     /// inserting it). The first invalid entry, in file order, is the error.
     static func validated(_ dtos: [UserDTO]) throws(UserError) -> [User] {
-        let chunkCount = max(1, min(dtos.count / 1_000, ProcessInfo.processInfo.activeProcessorCount * 4))
-        let chunkSize = (dtos.count + chunkCount - 1) / max(1, chunkCount)
-        let results = Mutex<[Int: Result<[User], UserError>]>([:])
-        DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
-            let range = (chunk * chunkSize)..<min(dtos.count, (chunk + 1) * chunkSize)
-            let result = Result { () throws(UserError) -> [User] in
-                var users: [User] = []
-                users.reserveCapacity(range.count)
-                for index in range { users.append(try validated(dtos[index], entry: index + 1)) }
-                return users
-            }
-            results.withLock { $0[chunk] = result }
-        }
-        var users: [User] = []
-        users.reserveCapacity(dtos.count)
-        for chunk in 0..<chunkCount {
-            guard let result = results.withLock({ $0[chunk] }) else { continue }
-            users += try result.get()
-        }
-        return users
+        try ParallelMap.map(dtos) { (index, dto) throws(UserError) in try validated(dto, entry: index + 1) }
     }
 
     private static func validated(_ dto: UserDTO, entry: Int) throws(UserError) -> User {

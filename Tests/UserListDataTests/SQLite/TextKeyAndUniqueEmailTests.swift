@@ -99,7 +99,7 @@ import UserListDomain
         #expect(try await store.fetchPage(PageRequest(limit: 10)).users == [existing])
     }
 
-    @Test func aBigImportWithADuplicateEmailIsRefusedBeforeTheIndexesAreRebuilt() async throws {
+    @Test func aBigImportWithADuplicateEmailIsRefusedWhenItsIndexIsRebuiltAndWritesNothing() async throws {
         let directory = try TemporaryDirectory()
         let store = try SQLiteUserRepository(path: directory.file("big.sqlite"))
         var users = SampleUsers.generate(count: SQLiteUserRepository.rebuildIndexesFrom, seed: 5)
