@@ -41,7 +41,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     // Invariant: only touched from ConnectionDelegate callbacks, which the event loop thread makes one at a time.
     nonisolated(unsafe) private var decoder: FrameDecoder
     nonisolated(unsafe) private var rateWindow: (start: ContinuousClock.Instant, count: Int) = (.now, 0)
-    private let inbox: AsyncStream<Inbound>.Continuation
+    private let inbox = OrderedInbox<Inbound>()
     private let pending = Atomic<Int>(0)
     /// Intents queued or running whose reply has not been sent (a handover waits for them).
     private let unanswered = Atomic<Int>(0)
@@ -63,12 +63,10 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         self.connection = connection
         self.context = context
         self.decoder = FrameDecoder(maximumFrameSize: context.config.maxFrameBytes)
-        let (stream, continuation) = AsyncStream.makeStream(of: Inbound.self, bufferingPolicy: .unbounded)
-        self.inbox = continuation
         context.liveObjects.handlers.add(1, ordering: .relaxed)
         context.opened(self)
         // On the loop that reads the connection: an intent runs where it was read.
-        Task(executorPreference: connection.loop) { [self] in await self.run(stream) }
+        Task(executorPreference: connection.loop) { [self] in await self.run() }
     }
 
     deinit { context.liveObjects.handlers.subtract(1, ordering: .relaxed) }
@@ -178,7 +176,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         if pending.add(1, ordering: .relaxed).newValue == Self.inboxHighWater {
             connection.setReadingPaused(true, because: .inboxFull)
         }
-        inbox.yield(item)
+        inbox.push(item)
     }
 
     private func dequeued() {
@@ -322,9 +320,9 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
 
     // MARK: ordered work, off the loop thread
 
-    private func run(_ stream: AsyncStream<Inbound>) async {
+    private func run() async {
         var session: Session?
-        for await item in stream {
+        while let item = await inbox.next() {
             dequeued()
             // Work a client sent before it vanished still runs (a save it asked for lands), though
             // nobody reads the answers; the connection stopped counting against its uid at close.
