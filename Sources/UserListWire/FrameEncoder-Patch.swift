@@ -15,7 +15,7 @@ extension FrameEncoder {
             switch operation {
             case .move(let from, _), .copy(let from, _):
                 out.append(contentsOf: #""from":"#.utf8)
-                JSONWriter.writeString(from.description, into: &out)
+                JSONWriter.writePointer(from, into: &out)
                 out.append(UInt8(ascii: ","))
             default:
                 break
@@ -23,7 +23,7 @@ extension FrameEncoder {
             out.append(contentsOf: #""op":"#.utf8)
             JSONWriter.writeString(operation.name, into: &out)
             out.append(contentsOf: #","path":"#.utf8)
-            JSONWriter.writeString(operation.path.description, into: &out)
+            JSONWriter.writePointer(operation.path, into: &out)
             switch operation {
             case .add(_, let value), .replace(_, let value), .test(_, let value):
                 out.append(contentsOf: #","value":"#.utf8)

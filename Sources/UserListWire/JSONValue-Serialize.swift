@@ -89,7 +89,29 @@ enum JSONWriter {
 
     static func writeString(_ value: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        var value = value
+        writeEscaped(value, into: &out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// A JSON Pointer as a JSON string: the bytes of `writeString(pointer.description)`, without
+    /// building the description (a page's patch writes one pointer per row, and building them
+    /// was 8% of the daemon's time serving pages).
+    static func writePointer(_ pointer: JSONPointer, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for token in pointer.tokens {
+            out.append(UInt8(ascii: "/"))
+            if token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) {
+                writeEscaped(JSONPointer(tokens: [token]).description.dropFirst(), into: &out)
+            } else {
+                writeEscaped(token, into: &out)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// The inside of a JSON string: `value` with quotes, backslashes and control bytes escaped.
+    private static func writeEscaped(_ value: some StringProtocol, into out: inout [UInt8]) {
+        var value = String(value)
         value.withUTF8 { bytes in
             var runStart = 0
             var index = 0
@@ -123,6 +145,5 @@ enum JSONWriter {
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<count]))
             }
         }
-        out.append(UInt8(ascii: "\""))
     }
 }

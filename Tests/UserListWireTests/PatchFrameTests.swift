@@ -12,6 +12,9 @@ struct PatchFrameTests {
             .move(from: "/screens/0/state/users/3", path: "/screens/0/state/users/0"),
             .copy(from: "/a~1b", path: "/c~0d"),
             .test(path: "/screens/0/state/has_more", value: true),
+            // Pointer tokens that need both escapings: RFC 6901's (~, /) and JSON's (", \\, controls).
+            .replace(path: JSONPointer(tokens: ["quote\"back\\slash", "tab\tnew\nline\u{1}", "~/~1", "é山🐙", ""]), value: 1),
+            .move(from: JSONPointer(tokens: ["a/\"b"]), path: JSONPointer(tokens: ["~\\"])),
         ]
         for (epoch, seq) in [(1, 1), (1_795_950_159_673, 4_000_000)] {
             let fast = try encoder.encodePatch(epoch: epoch, seq: seq, serializedOperations: FrameEncoder.serializedOperations(ops))

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import UserListDomain
 
 /// SQLite copies the bytes of a bound text before `sqlite3_bind_text` returns.
 let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
@@ -53,7 +54,7 @@ final class SQLiteStatement {
 
     func bind(_ index: Int32, _ id: UUID) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: UUIDText.count) { buffer in
-            UUIDText.write(id, into: buffer)
+            UUIDText.write(id, uppercase: true, into: buffer)
             buffer.withMemoryRebound(to: CChar.self) { text in
                 _ = sqlite3_bind_text(handle, index, text.baseAddress, Int32(UUIDText.count), SQLITE_TRANSIENT)
             }

@@ -124,7 +124,7 @@ package final class ChangeBroadcaster: Sendable {
     /// of its own in the protocol.
     package static func event(for change: UserChange) -> ServerMessage.Event? {
         guard let id = change.userID else { return nil }
-        var payload: [String: JSONValue] = ["id": .string(id.uuidString.lowercased())]
+        var payload: [String: JSONValue] = ["id": .string(UUIDText.lowercase(id))]
         switch change {
         case .saved(let user): payload["kind"] = "saved"; payload["user"] = StateDocument.user(user)
         case .added(let user): payload["kind"] = "added"; payload["user"] = StateDocument.user(user)

@@ -357,7 +357,7 @@ package actor Session {
         let message: ServerMessage.Event
         switch event {
         case .list(.userSelected(let id)):
-            message = .init(screen: "list", name: "user_selected", payload: ["id": .string(id.uuidString.lowercased())])
+            message = .init(screen: "list", name: "user_selected", payload: ["id": .string(UUIDText.lowercase(id))])
         case .detail(.didSave(let user)):
             message = .init(screen: "detail", name: "did_save", payload: ["user": StateDocument.user(user)])
         case .changed(let change):

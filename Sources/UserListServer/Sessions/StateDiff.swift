@@ -51,7 +51,7 @@ package enum StateDiff {
     }
 
     private static func detail(_ a: UserDetailState, _ b: UserDetailState, at path: JSONPointer, into ops: inout [PatchOperation]) {
-        field(a.userID, b.userID, "user_id", path, &ops) { .string($0.uuidString.lowercased()) }
+        field(a.userID, b.userID, "user_id", path, &ops) { .string(UUIDText.lowercase($0)) }
         if a.user != b.user {
             if let old = a.user, let new = b.user, old.id == new.id {
                 row(old, new, at: path.appending("user"), into: &ops)

@@ -36,7 +36,7 @@ package enum StateDocument {
 
     static func detail(_ state: UserDetailState) -> JSONValue {
         .object([
-            "user_id": .string(state.userID.uuidString.lowercased()),
+            "user_id": .string(UUIDText.lowercase(state.userID)),
             "user": state.user.map(user) ?? .null,
             "draft_name": .string(state.draftName),
             "is_dirty": .bool(state.isDirty),
@@ -50,7 +50,7 @@ package enum StateDocument {
     /// A user in the wire's shape (also used by replies, events and exports).
     static func user(_ user: User) -> JSONValue {
         .object([
-            "id": .string(user.id.uuidString.lowercased()),
+            "id": .string(UUIDText.lowercase(user.id)),
             "name": .string(user.name),
             "email": .string(user.email),
             "avatar_url": optional(user.avatarURL),
