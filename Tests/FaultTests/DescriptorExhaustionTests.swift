@@ -68,13 +68,26 @@ struct DescriptorExhaustionTests {
             welcome = try? client.hello(key: "descriptors-again")
             if welcome == nil { usleep(20_000) }
         }
-        #expect(welcome != nil, "no connection was served after descriptors came free: \(daemon.log)")
+        #expect(welcome != nil, """
+            no connection was served after \(min(3, held.count)) of \(held.count) clients closed; \
+            the daemon's descriptors: \(Self.descriptors(of: daemon.pid)); its log: \(daemon.log)
+            """)
         #expect(daemon.isRunning)
 
         // Told once when it ran out and once when it recovered; not once per turn of the loop.
         let log = (try? String(contentsOfFile: daemon.logPath, encoding: .utf8)) ?? ""
         let outOf = log.components(separatedBy: "Out of file descriptors").count - 1
         #expect(outOf >= 1 && outOf <= 3, "logged 'Out of file descriptors' \(outOf) times")
+    }
+
+    /// What each of a process's descriptors points at (for a failure message: what holds the
+    /// descriptors the daemon is short of).
+    static func descriptors(of pid: Int32) -> [String] {
+        let directory = "/proc/\(pid)/fd"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.sorted { (Int($0) ?? 0) < (Int($1) ?? 0) }.map { name in
+            "\(name) → " + ((try? FileManager.default.destinationOfSymbolicLink(atPath: directory + "/" + name)) ?? "?")
+        }
     }
 
     /// Started with a low soft limit (systemd's default is 1,024; here 256, under a hard limit of
