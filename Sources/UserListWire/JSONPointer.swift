@@ -44,13 +44,16 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible, Expressi
         var out = ""
         for token in tokens {
             out += "/"
-            if token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) {
-                out += token.replacingTildeAndSlash()
-            } else {
-                out += token
-            }
+            out += Self.escaped(token)
         }
         return out
+    }
+
+    /// One reference token as it is written in a pointer: `~` as `~0`, `/` as `~1`; most tokens
+    /// hold neither and come back as they are.
+    static func escaped(_ token: String) -> String {
+        guard token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return token }
+        return token.replacingTildeAndSlash()
     }
 
     private static func unescape(_ raw: Substring.UTF8View.SubSequence) -> String? {

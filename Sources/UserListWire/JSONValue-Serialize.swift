@@ -100,18 +100,14 @@ enum JSONWriter {
         out.append(UInt8(ascii: "\""))
         for token in pointer.tokens {
             out.append(UInt8(ascii: "/"))
-            if token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) {
-                writeEscaped(JSONPointer(tokens: [token]).description.dropFirst(), into: &out)
-            } else {
-                writeEscaped(token, into: &out)
-            }
+            writeEscaped(JSONPointer.escaped(token), into: &out)
         }
         out.append(UInt8(ascii: "\""))
     }
 
     /// The inside of a JSON string: `value` with quotes, backslashes and control bytes escaped.
-    private static func writeEscaped(_ value: some StringProtocol, into out: inout [UInt8]) {
-        var value = String(value)
+    private static func writeEscaped(_ value: String, into out: inout [UInt8]) {
+        var value = value
         value.withUTF8 { bytes in
             var runStart = 0
             var index = 0
