@@ -94,12 +94,23 @@ final class TUIHarness: @unchecked Sendable {
         }
     }
 
-    /// Polls the screen until `condition` holds; returns the last screen either way, so the
-    /// caller's `#expect` shows what was there.
+    /// Polls the screen until `condition` holds on a settled screen; returns the last screen
+    /// either way, so the caller's `#expect` shows what was there.
+    ///
+    /// Settled: a second capture right after shows the same screen. tmux may read one frame
+    /// in pieces when the cores are busy, so the rows a condition waits for can be on screen
+    /// while the footer or status line of the same frame is not yet; the caller then checks
+    /// those lines too. The second capture gives tmux its next turn to read the rest.
     func waitFor(_ timeout: Duration = .seconds(Int(generousDeadline)), _ condition: ([String]) -> Bool) async throws -> [String] {
         let deadline = ContinuousClock.now + timeout
         var lines = try screen()
-        while !condition(lines), ContinuousClock.now < deadline {
+        while ContinuousClock.now < deadline {
+            if condition(lines) {
+                let again = try screen()
+                if again == lines { return lines }
+                lines = again
+                continue
+            }
             try await Task.sleep(for: .milliseconds(40))
             lines = try screen()
         }

@@ -37,7 +37,7 @@ struct TUITests {
         try #require(users.count == 200)
         let listRows = h.rows - 4
 
-        var lines = try await h.waitFor { H.shows($0, loaded: 50, of: 200) && H.cursorRow($0) == 2 }
+        var lines = try await h.waitFor { H.shows($0, loaded: 50, of: 200) && H.cursorRow($0) == 2 && $0[h.rows - 2].contains("j/k move") }
         #expect(H.shows(lines, loaded: 50, of: 200), "\(lines)")
         #expect(lines[2].contains(users[0].email), "first user on the first row: \(lines[2])")
         #expect(lines[h.rows - 1].contains("connected"), "status line on the last row: \(lines)")
