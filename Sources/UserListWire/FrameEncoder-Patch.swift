@@ -6,35 +6,9 @@
 extension FrameEncoder {
     /// `[op, op, ...]` as JSON, in RFC 6902 object form with sorted keys.
     public static func serializedOperations(_ operations: [PatchOperation]) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(64 * operations.count + 2)
-        out.append(UInt8(ascii: "["))
-        for (index, operation) in operations.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(UInt8(ascii: "{"))
-            switch operation {
-            case .move(let from, _), .copy(let from, _):
-                out.append(contentsOf: #""from":"#.utf8)
-                JSONWriter.writePointer(from, into: &out)
-                out.append(UInt8(ascii: ","))
-            default:
-                break
-            }
-            out.append(contentsOf: #""op":"#.utf8)
-            JSONWriter.writeString(operation.name, into: &out)
-            out.append(contentsOf: #","path":"#.utf8)
-            JSONWriter.writePointer(operation.path, into: &out)
-            switch operation {
-            case .add(_, let value), .replace(_, let value), .test(_, let value):
-                out.append(contentsOf: #","value":"#.utf8)
-                value.serialize(into: &out)
-            default:
-                break
-            }
-            out.append(UInt8(ascii: "}"))
-        }
-        out.append(UInt8(ascii: "]"))
-        return out
+        var writer = PatchOperationsWriter(reservingCapacity: 64 * operations.count + 2)
+        for operation in operations { writer.append(operation) }
+        return writer.finished()
     }
 
     /// One `patch` frame around operations serialized by `serializedOperations`.
@@ -57,5 +31,70 @@ extension FrameEncoder {
         out[2] = UInt8(truncatingIfNeeded: length >> 8)
         out[3] = UInt8(truncatingIfNeeded: length)
         return out
+    }
+}
+
+/// Patch operations written into their JSON array one at a time, in the bytes
+/// `FrameEncoder.serializedOperations` gives the same operations: for a producer that would
+/// otherwise build the operations only to serialize them (a page's fifty rows).
+public struct PatchOperationsWriter {
+    private var out: [UInt8]
+    /// How many operations were written.
+    public private(set) var count = 0
+
+    public init(reservingCapacity capacity: Int = 256) {
+        out = []
+        out.reserveCapacity(capacity)
+        out.append(UInt8(ascii: "["))
+    }
+
+    public var isEmpty: Bool { count == 0 }
+
+    public mutating func append(_ operation: PatchOperation) {
+        switch operation {
+        case .move(let from, _), .copy(let from, _): open(operation.name, from: from)
+        default: open(operation.name, from: nil)
+        }
+        JSONWriter.writePointer(operation.path, into: &out)
+        switch operation {
+        case .add(_, let value), .replace(_, let value), .test(_, let value):
+            out.append(contentsOf: #","value":"#.utf8)
+            value.serialize(into: &out)
+        default:
+            break
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// An `add` of element `index` of the array at `array`, its value written by `writeValue`
+    /// (which must write one JSON value, as `JSONValue.serialize` would).
+    public mutating func appendAdd(at array: JSONPointer, index: Int, value writeValue: (inout [UInt8]) -> Void) {
+        open("add", from: nil)
+        JSONWriter.writePointer(array, appendingIndex: index, into: &out)
+        out.append(contentsOf: #","value":"#.utf8)
+        writeValue(&out)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// The array, closed.
+    public consuming func finished() -> [UInt8] {
+        out.append(UInt8(ascii: "]"))
+        return out
+    }
+
+    /// Starts an operation object up to its path, keys in sorted order: from, op, path (then
+    /// value).
+    private mutating func open(_ name: String, from: JSONPointer?) {
+        if count > 0 { out.append(UInt8(ascii: ",")) }
+        count += 1
+        out.append(UInt8(ascii: "{"))
+        if let from {
+            out.append(contentsOf: #""from":"#.utf8)
+            JSONWriter.writePointer(from, into: &out)
+            out.append(UInt8(ascii: ","))
+        }
+        out.append(contentsOf: #""op":"#.utf8)
+        JSONWriter.writeString(name, into: &out)
+        out.append(contentsOf: #","path":"#.utf8)
     }
 }

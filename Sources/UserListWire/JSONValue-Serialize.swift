@@ -55,10 +55,13 @@ enum JSONLiteral {
     static let `false`: [UInt8] = Array("false".utf8)
 }
 
-enum JSONWriter {
+/// The writer's pieces, public so a producer that knows its values' shape (the daemon's rows)
+/// writes them straight into a frame, in the bytes `JSONValue.serialize` would give them,
+/// instead of building a `JSONValue` to serialize.
+public enum JSONWriter {
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
-    static func writeInt(_ value: Int64, into out: inout [UInt8]) {
+    public static func writeInt(_ value: Int64, into out: inout [UInt8]) {
         if value == 0 { out.append(UInt8(ascii: "0")); return }
         var magnitude = value.magnitude
         if value < 0 { out.append(UInt8(ascii: "-")) }
@@ -87,7 +90,7 @@ enum JSONWriter {
         out.append(contentsOf: value.description.utf8)
     }
 
-    static func writeString(_ value: String, into out: inout [UInt8]) {
+    public static func writeString(_ value: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         writeEscaped(value, into: &out)
         out.append(UInt8(ascii: "\""))
@@ -96,11 +99,21 @@ enum JSONWriter {
     /// A JSON Pointer as a JSON string: the bytes of `writeString(pointer.description)`, without
     /// building the description (a page's patch writes one pointer per row, and building them
     /// was 8% of the daemon's time serving pages).
-    static func writePointer(_ pointer: JSONPointer, into out: inout [UInt8]) {
+    public static func writePointer(_ pointer: JSONPointer, into out: inout [UInt8]) {
+        writePointer(pointer, appendingIndex: nil, into: &out)
+    }
+
+    /// `pointer` with one more token, an array index, as a JSON string: the path of an array's
+    /// element written without building a pointer for each element.
+    public static func writePointer(_ pointer: JSONPointer, appendingIndex index: Int?, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for token in pointer.tokens {
             out.append(UInt8(ascii: "/"))
             writeEscaped(JSONPointer.escaped(token), into: &out)
+        }
+        if let index {
+            out.append(UInt8(ascii: "/"))
+            writeInt(Int64(index), into: &out)
         }
         out.append(UInt8(ascii: "\""))
     }

@@ -25,7 +25,23 @@ struct StateDiffTests {
         let ops = StateDiff.ops(from: a, to: b)
         let patched = try JSONPatch.apply(ops, to: StateDocument.make(a))
         #expect(patched == StateDocument.make(b), sourceLocation: sourceLocation)
+        // What sessions send: the same operations, written without building them.
+        let sent = String(decoding: StateDiff.serializedOps(from: a, to: b), as: UTF8.self)
+        #expect(sent == String(decoding: ops.isEmpty ? [] : FrameEncoder.serializedOperations(ops), as: UTF8.self),
+                sourceLocation: sourceLocation)
         return ops
+    }
+
+    /// Rows are written straight into a page's patch: text that needs JSON's escapes, an avatar
+    /// or none, and a large version come out as the `JSONValue` serializer writes them.
+    @Test func appendedRowsAreWrittenAsTheSerializerWouldWriteThem() throws {
+        let page = [Self.user(1)]
+        var more = page
+        more.append(User(id: UUID(), name: "Quote \" back\\slash \u{1} tab\t Brontë 山田 🐙", email: "a\"b@example.com",
+                         avatarURL: "https://example.com/a?b=\"c\"", version: 9_007_199_254_740_991))
+        more.append(User(id: UUID(), name: "", email: "", avatarURL: nil, version: 1))
+        let ops = try check(Self.list(page, hasMore: true), Self.list(more))
+        #expect(ops.filter { if case .add = $0 { true } else { false } }.count == 2)
     }
 
     @Test func aRenameInAThousandRowsIsOneReplaceOfOneField() throws {

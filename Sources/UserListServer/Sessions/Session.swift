@@ -195,11 +195,11 @@ package actor Session {
         }
         journal?.attachmentChanged(key: key, detachedAt: nil)
         guard !awaitingSnapshot else { return resendSnapshot(to: client) }
-        let ops = StateDiff.ops(from: state, to: sent ?? navigator.state)
+        let ops = StateDiff.serializedOps(from: state, to: sent ?? navigator.state)
         guard !ops.isEmpty else { return }
         attached.seq += 1
         do {
-            let frame = try frameEncoder.encodePatch(epoch: epoch, seq: attached.seq, serializedOperations: FrameEncoder.serializedOperations(ops))
+            let frame = try frameEncoder.encodePatch(epoch: epoch, seq: attached.seq, serializedOperations: ops)
             clients[ObjectIdentifier(client)] = attached
             client.sendFrames([(frame, true)])
         } catch {
@@ -315,8 +315,7 @@ package actor Session {
             if let shared = patches?.operations(from: previous, to: current) {
                 serializedOps = shared
             } else {
-                let ops = StateDiff.ops(from: previous, to: current)
-                if !ops.isEmpty { serializedOps = FrameEncoder.serializedOperations(ops) }
+                serializedOps = StateDiff.serializedOps(from: previous, to: current)
                 patches?.record(from: previous, to: current, serializedOps)
             }
         }

@@ -34,8 +34,7 @@ package final class SharedPatches: Sendable {
     /// no session recorded them yet (empty when nothing changed).
     func operations(fromList before: UserListState, toList after: UserListState) -> [UInt8] {
         if let bytes = recorded(before, after) { return bytes }
-        let ops = StateDiff.ops(from: NavigationState(screens: [.list(before)]), to: NavigationState(screens: [.list(after)]))
-        let serialized = ops.isEmpty ? [] : FrameEncoder.serializedOperations(ops)
+        let serialized = StateDiff.serializedOps(from: NavigationState(screens: [.list(before)]), to: NavigationState(screens: [.list(after)]))
         record(before, after, serialized)
         return serialized
     }

@@ -58,6 +58,24 @@ package enum StateDocument {
         ])
     }
 
+    /// `user(user)`'s bytes, written without building it: keys in the serializer's sorted order.
+    static func write(_ user: User, into out: inout [UInt8]) {
+        out.append(contentsOf: #"{"avatar_url":"#.utf8)
+        if let avatar = user.avatarURL { JSONWriter.writeString(avatar, into: &out) } else { out.append(contentsOf: "null".utf8) }
+        out.append(contentsOf: #","email":"#.utf8)
+        JSONWriter.writeString(user.email, into: &out)
+        out.append(contentsOf: #","id":""#.utf8)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: UUIDText.count) { text in
+            UUIDText.write(user.id, uppercase: false, into: text)
+            out.append(contentsOf: UnsafeBufferPointer(text))
+        }
+        out.append(contentsOf: #"","name":"#.utf8)
+        JSONWriter.writeString(user.name, into: &out)
+        out.append(contentsOf: #","version":"#.utf8)
+        JSONWriter.writeInt(Int64(user.version), into: &out)
+        out.append(UInt8(ascii: "}"))
+    }
+
     private static func optional(_ text: String?) -> JSONValue {
         text.map(JSONValue.string) ?? .null
     }
