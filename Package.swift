@@ -52,7 +52,7 @@ let package = Package(
         .executableTarget(name: "userctl", dependencies: ["UserListClient", "UserListWire"]),
         .executableTarget(name: "userlistd-bench-store", dependencies: ["UserListData", "UserListDomain"]),
         // UserListTestSupport: the store section starts a scratch PostgreSQL as the tests do.
-        .executableTarget(name: "userlistd-bench", dependencies: ["UserListWire", "CLinuxIO", "UserListTestSupport"]),
+        .executableTarget(name: "userlistd-bench", dependencies: ["UserListWire", "UserListDomain", "UserListData", "CLinuxIO", "UserListTestSupport"]),
 
         // MARK: tests mirror the sources
         // Helpers several test targets share (a real daemon child process, a seeded PRNG).
