@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import UserListDomain
 import UserListPresentation
@@ -64,6 +65,38 @@ import UserListPresentation
         }
         #expect(loaded.first { $0.key == key }?.listWindow == UserListWindow(rows: 50, fromEnd: false))
         journal.finish()
+    }
+
+    /// A stop right after a start: the shutdown waits for the start's cleanup (which removes the
+    /// previous run's `sessions.json`) before it writes its own, however late the journal's
+    /// low-priority thread runs it. Here the cleanup is held until the shutdown has waited a
+    /// while; a shutdown that did not wait would come back while it is still held.
+    @Test func aShutdownWaitsForTheStartsCleanupBeforeItSaves() async throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = SessionJournal(directory: directory, interval: .milliseconds(1), logger: Logger(sink: .memory, level: .error))
+        let release = DispatchSemaphore(value: 0)
+        let cleanedUp = Atomic<Bool>(false)
+        journal.start(with: []) {
+            release.wait()
+            cleanedUp.store(true, ordering: .sequentiallyConsistent)
+        }
+        let shutdownSawCleanup = Mutex<Bool?>(nil)
+        let shutdown = Thread {
+            journal.waitUntilStarted()
+            shutdownSawCleanup.withLock { $0 = cleanedUp.load(ordering: .sequentiallyConsistent) }
+        }
+        shutdown.start()
+        // Not an outcome-deciding sleep: a shutdown that does not wait returns within it and is
+        // caught below; one that waits is released after it.
+        let until = ContinuousClock.now + .milliseconds(300)
+        while ContinuousClock.now < until, shutdownSawCleanup.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(5)) }
+        release.signal()
+        let deadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < deadline, shutdownSawCleanup.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(shutdownSawCleanup.withLock { $0 } == true, "the shutdown went on only after the start's cleanup")
+        journal.abandon()
+        #expect(!FileManager.default.fileExists(atPath: journal.path), "abandon removes the journal")
     }
 
     /// How far the list was read is worth a journal write when a page more or less would be

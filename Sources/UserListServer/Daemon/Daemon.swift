@@ -114,6 +114,9 @@ public final class Daemon: Sendable {
         let registry = SessionRegistry(
             useCases: UserUseCases(repository: store.repository), feed: store.feed, logger: logger,
             config: config, isWriter: { policy.canWrite(uid: $0) }, journal: journal)
+        // A handover's file is read on another thread while the sessions are (about a thousand
+        // entries each on a big restart, and the clients wait for both).
+        let handoverRead = Task.detached { [directory = config.stateDirectory, logger] in Handover.load(directory: directory, logger: logger) }
         let sessionStore = SessionStore(directory: config.stateDirectory)
         let savedBefore = sessionStore.load(logger: logger)
         let restored = registry.restore(savedBefore)
@@ -128,7 +131,7 @@ public final class Daemon: Sendable {
             unlink(config.stateDirectory + "/" + SessionJournal.fileName)
             sessionStore.removeSaved()
         }
-        let handover = Handover.load(directory: config.stateDirectory, logger: logger)
+        let handover = await handoverRead.value
 
         runningRegistry.withLock { $0 = registry }
         let health = store.health
@@ -191,23 +194,31 @@ public final class Daemon: Sendable {
         healthWatch.cancel()
         reloads.cancel()
         acceptor.stop()
-        let sessions = registry.allSessions
-        var handed: [(name: String, fd: Int32)] = []
-        if route != nil {
-            let collected = await Handover.collect(sessions: sessions, handlers: context.allHandlers, logger: logger)
-            if Handover.write(collected.file, directory: config.stateDirectory, logger: logger) {
-                handed = collected.descriptors
-                // The listening socket too, unless a socket unit holds it (then it comes back by itself).
-                if ownsSocketPath { handed.append((Handover.listenName, listenFD)) }
-            } else {
-                for (_, fd) in collected.descriptors { close(fd) }
-            }
-        }
-        if !handed.contains(where: { $0.fd == listenFD }) {
+        func closeListener() {
             close(listenFD)
             if ownsSocketPath { unlink(config.socketPath) }
         }
+        let sessions = registry.allSessions
+        // A handover's file is encoded and written on another thread while the sessions are
+        // saved below: each is a JSON encode of about a thousand entries on a big restart, and
+        // every client waits for both.
+        var handoverWritten: Task<[(name: String, fd: Int32)]?, Never>?
+        if route != nil {
+            var gathered = await Handover.collect(sessions: sessions, handlers: context.allHandlers, logger: logger)
+            gathered.file.throughStore = route == .descriptorStore
+            let collected = gathered
+            let directory = config.stateDirectory
+            let logger = logger
+            handoverWritten = Task.detached {
+                guard Handover.write(collected.file, directory: directory, logger: logger) else {
+                    for (_, fd) in collected.descriptors { close(fd) }
+                    return nil
+                }
+                return collected.descriptors
+            }
+        }
         if route == nil {
+            closeListener()  // at once: a client connecting now is refused rather than left waiting
             for session in sessions { await session.sayGoodbye(reason: "shutting_down") }
             for session in sessions { await session.finishInFlightWork() }
         }  // (a handover finished the work in flight already, and says no goodbye)
@@ -229,9 +240,17 @@ public final class Daemon: Sendable {
             for await item in group { all.append(item) }
             return all
         }
-        // The journal's last batch, then the whole save; the journal goes once the save is written.
-        journal?.finish()
-        if sessionStore.save(saved, logger: logger) { journal?.remove() }
+        // The whole save; then the journal goes, without waiting for its thread. If the save
+        // failed, the journal's last batch is written instead, so the next start has them all.
+        journal?.waitUntilStarted()
+        if sessionStore.save(saved, logger: logger) { journal?.abandon() } else { journal?.finish() }
+        var handed: [(name: String, fd: Int32)] = []
+        if let written = await handoverWritten?.value {
+            handed = written
+            // The listening socket too, unless a socket unit holds it (then it comes back by itself).
+            if ownsSocketPath { handed.append((Handover.listenName, listenFD)) }
+        }
+        if route != nil && !handed.contains(where: { $0.fd == listenFD }) { closeListener() }
         // Give clients a moment to read their goodbye before the process ends.
         if handed.isEmpty { try? await Task.sleep(for: .milliseconds(50)) }
         loops.stop()

@@ -52,6 +52,11 @@ package enum Handover {
         var streams: [Stream] = []
         var states: [HeldState] = []
         var lists: [UserListState] = []
+        /// Whether the descriptors go through the service manager's store (false: a re-exec),
+        /// so the next process asks the store to let go of them; nil in a file of an older
+        /// version, which always asked. The ask is a message per connection, a dozen
+        /// milliseconds for a thousand that a re-exec's clients need not wait.
+        var throughStore: Bool?
 
         mutating func hold(_ state: NavigationState, for key: SessionKey) {
             guard case .list(let list) = state.screens.first else {
@@ -218,7 +223,8 @@ package enum Handover {
         let streams = Dictionary((file?.streams ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let states = Dictionary((file?.states ?? []).map { ($0.key, file!.held($0)) }, uniquingKeysWith: { first, _ in first })
         for (fd, name) in descriptors {
-            notifier.removeStoredFD(name: name)  // ours now; the store's copy would keep the socket open
+            // Ours now; the store's copy would keep the socket open.
+            if file?.throughStore != false { notifier.removeStoredFD(name: name) }
             guard let stream = streams[name], let peer = UnixSocket.peerCredentials(fd) else {
                 close(fd)
                 continue

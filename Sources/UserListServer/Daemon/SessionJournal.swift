@@ -60,6 +60,10 @@ package final class SessionJournal: Sendable {
     private let pending = Mutex(Pending())
     private let queue = LowPriorityWorker(name: "ul-journal")
     private let writer = WriterState()
+    /// Set by `abandon`: nothing more is written.
+    private let abandoned = Atomic<Bool>(false)
+    /// Entered by `start` until its work (and its `then`) is done.
+    private let starting = DispatchGroup()
     /// The keys of the sessions that exist now: sessions the registry ended (retention, `bye`,
     /// eviction) are missing from it and get their tombstone.
     private let liveKeys = Mutex<(@Sendable () -> Set<SessionKey>)?>(nil)
@@ -105,8 +109,12 @@ package final class SessionJournal: Sendable {
     /// once it is (the caller removes the files the sessions came from). Changes recorded
     /// meanwhile are written after it.
     package func start(with sessions: [SavedSession], then: @escaping @Sendable () -> Void = {}) {
+        starting.enter()
         queue.async { [self] in
-            defer { then() }
+            defer {
+                then()
+                starting.leave()
+            }
             writer.live = [:]
             for session in sessions {
                 let saved = SavedSession(key: session.key, id: session.id, state: Self.reduced(session.state),
@@ -117,7 +125,7 @@ package final class SessionJournal: Sendable {
         }
     }
 
-    /// Writes what is pending and closes the file (clean shutdown, before the full save).
+    /// Writes what is pending and closes the file (a clean shutdown whose full save failed).
     package func finish() {
         queue.sync { [self] in
             writeBatch()
@@ -127,9 +135,23 @@ package final class SessionJournal: Sendable {
         }
     }
 
-    /// Removes the journal: the clean shutdown's `sessions.json` holds everything now.
-    package func remove() {
-        queue.sync { [path] in _ = unlink(path) }
+    /// Removes the journal and stops writing it: the clean shutdown's `sessions.json` holds
+    /// everything now. Does not wait for the writer's thread, which runs at the lowest priority:
+    /// a busy machine may not run it for a while, and a restart's clients would wait with it.
+    /// A batch the writer is in the middle of goes to the removed file; a compaction that renames
+    /// its file into place after this leaves a journal that the next start ignores
+    /// (`sessions.json` comes first) and then replaces.
+    package func abandon() {
+        abandoned.store(true, ordering: .sequentiallyConsistent)
+        unlink(path)
+    }
+
+    /// Waits until `start` has done its work, its `then` included. A shutdown calls it before
+    /// writing `sessions.json`: `start`'s `then` removes the previous run's file, and on a
+    /// busy machine the writer's low-priority thread may not have run it yet when a stop comes
+    /// right after a start; it must not remove the file this shutdown writes.
+    package func waitUntilStarted() {
+        starting.wait()
     }
 
     // MARK: reading back
@@ -210,7 +232,7 @@ package final class SessionJournal: Sendable {
             defer { pending = Pending() }
             return (pending.states, pending.detachments)
         }
-        guard !writer.finished else { return }
+        guard !writer.finished, !abandoned.load(ordering: .sequentiallyConsistent) else { return }
         var lines: [UInt8] = []
         let encoder = JSONEncoder()
         func append(_ line: Line) -> Int {
@@ -271,6 +293,7 @@ package final class SessionJournal: Sendable {
     private func compact() {
         if writer.fd >= 0 { Glibc.close(writer.fd) }
         writer.fd = -1
+        guard !abandoned.load(ordering: .sequentiallyConsistent) else { return }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
