@@ -185,9 +185,11 @@ package enum Handover {
             raised.append(fcntl(fd, F_DUPFD_CLOEXEC, 3 + count + 64))
             close(fd)
         }
+        // The copy at 3… loses FD_CLOEXEC and survives the exec; the raised one keeps it, and
+        // the exec closes it (a close each would be a thousand more system calls, with every
+        // client waiting).
         for (index, fd) in raised.enumerated() where fd >= 0 {
-            dup2(fd, 3 + Int32(index))  // the copy loses FD_CLOEXEC: it survives the exec
-            close(fd)
+            dup2(fd, 3 + Int32(index))
         }
         setenv("LISTEN_FDS", String(count), 1)
         setenv("LISTEN_PID", String(getpid()), 1)
