@@ -204,12 +204,9 @@ public final class Daemon: Sendable {
         // every client waits for both.
         var handoverWritten: Task<[(name: String, fd: Int32)]?, Never>?
         if route != nil {
-            var gathered = await Handover.collect(sessions: sessions, handlers: context.allHandlers, logger: logger)
-            gathered.file.throughStore = route == .descriptorStore
-            let collected = gathered
-            let directory = config.stateDirectory
-            let logger = logger
-            handoverWritten = Task.detached {
+            var collected = await Handover.collect(sessions: sessions, handlers: context.allHandlers, logger: logger)
+            collected.file.throughStore = route == .descriptorStore
+            handoverWritten = Task.detached { [collected, directory = config.stateDirectory, logger] in
                 guard Handover.write(collected.file, directory: directory, logger: logger) else {
                     for (_, fd) in collected.descriptors { close(fd) }
                     return nil
