@@ -36,4 +36,11 @@ import Testing
         #expect(throws: JSONArrayReader.ReadError.self) { try elements(#"[{"a":1},{"b":"#) }
         #expect(throws: JSONArrayReader.ReadError.self) { try elements("[1,,2]") }
     }
+
+    /// A stray closing brace stays inside its element, for the decoder to refuse that entry by
+    /// number, and does not unbalance the rest of the file (it used to make every later comma
+    /// look nested, and the whole file was then "truncated").
+    @Test func aStrayClosingBraceStaysInItsElement() throws {
+        #expect(try elements(#"[{"a":1}},{"b":2},3]"#) == [#"{"a":1}}"#, #"{"b":2}"#, "3"])
+    }
 }

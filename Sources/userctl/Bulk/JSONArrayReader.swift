@@ -83,7 +83,7 @@ final class JSONArrayReader {
                 switch c {
                 case UInt8(ascii: "\""): inString = true
                 case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-                case UInt8(ascii: "}"), UInt8(ascii: "]") where depth > 0: depth -= 1
+                case UInt8(ascii: "}") where depth > 0, UInt8(ascii: "]") where depth > 0: depth -= 1
                 case UInt8(ascii: ","), UInt8(ascii: "]"):
                     if depth == 0 {
                         let element = buffer[start..<position]
