@@ -11,26 +11,32 @@ extension FrameEncoder {
         return writer.finished()
     }
 
-    /// One `patch` frame around operations serialized by `serializedOperations`.
+    /// One `patch` frame around operations serialized by `serializedOperations`, as one array.
     public func encodePatch(epoch: Int, seq: Int, serializedOperations operations: [UInt8]) throws(FrameError) -> [UInt8] {
-        var out: [UInt8] = [0, 0, 0, 0]
-        out.reserveCapacity(operations.count + 64)
-        out.append(contentsOf: #"{"epoch":"#.utf8)
-        JSONWriter.writeInt(Int64(epoch), into: &out)
-        out.append(contentsOf: #","ops":"#.utf8)
-        out.append(contentsOf: operations)
-        out.append(contentsOf: #","seq":"#.utf8)
-        JSONWriter.writeInt(Int64(seq), into: &out)
-        out.append(contentsOf: #","type":"patch"}"#.utf8)
-        let length = out.count - FrameLimits.headerSize
+        try patchFrame(epoch: epoch, seq: seq, serializedOperations: operations).bytes
+    }
+
+    /// One `patch` frame around operations serialized by `serializedOperations`, which it shares
+    /// rather than copies: only the envelope (length, epoch, seq) is this frame's own.
+    public func patchFrame(epoch: Int, seq: Int, serializedOperations operations: [UInt8]) throws(FrameError) -> OutgoingFrame {
+        var own: [UInt8] = [0, 0, 0, 0]
+        own.reserveCapacity(64)
+        own.append(contentsOf: #"{"epoch":"#.utf8)
+        JSONWriter.writeInt(Int64(epoch), into: &own)
+        own.append(contentsOf: #","ops":"#.utf8)
+        let sharedAt = own.count
+        own.append(contentsOf: #","seq":"#.utf8)
+        JSONWriter.writeInt(Int64(seq), into: &own)
+        own.append(contentsOf: #","type":"patch"}"#.utf8)
+        let length = own.count + operations.count - FrameLimits.headerSize
         guard length <= maximumFrameSize else {
             throw FrameError.frameTooLarge(length: UInt32(clamping: length), limit: maximumFrameSize)
         }
-        out[0] = UInt8(truncatingIfNeeded: length >> 24)
-        out[1] = UInt8(truncatingIfNeeded: length >> 16)
-        out[2] = UInt8(truncatingIfNeeded: length >> 8)
-        out[3] = UInt8(truncatingIfNeeded: length)
-        return out
+        own[0] = UInt8(truncatingIfNeeded: length >> 24)
+        own[1] = UInt8(truncatingIfNeeded: length >> 16)
+        own[2] = UInt8(truncatingIfNeeded: length >> 8)
+        own[3] = UInt8(truncatingIfNeeded: length)
+        return OutgoingFrame(own: own, sharedAt: sharedAt, shared: operations)
     }
 }
 

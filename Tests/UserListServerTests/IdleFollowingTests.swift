@@ -36,9 +36,9 @@ import UserListWire
             }
         }
 
-        func sendFrames(_ frames: [(bytes: [UInt8], droppable: Bool)]) {
+        func sendFrames(_ frames: [(frame: OutgoingFrame, droppable: Bool)]) {
             for frame in frames {
-                guard let message = try? ServerMessage(frame: frame.bytes.dropFirst(4)) else {
+                guard let message = try? ServerMessage(frame: frame.frame.bytes.dropFirst(4)) else {
                     Issue.record("the session sent a frame that does not decode")
                     continue
                 }

@@ -13,9 +13,9 @@ import UserListWire
     final class RecordingClient: SessionClient {
         let messages = Mutex<[ServerMessage]>([])
         func send(_ message: ServerMessage, droppable: Bool) { messages.withLock { $0.append(message) } }
-        func sendFrames(_ frames: [(bytes: [UInt8], droppable: Bool)]) {
+        func sendFrames(_ frames: [(frame: OutgoingFrame, droppable: Bool)]) {
             for frame in frames {
-                if let message = try? ServerMessage(frame: frame.bytes.dropFirst(4)) { send(message, droppable: frame.droppable) }
+                if let message = try? ServerMessage(frame: frame.frame.bytes.dropFirst(4)) { send(message, droppable: frame.droppable) }
             }
         }
         func reply(_ id: Int) -> ServerMessage.Reply? {

@@ -24,4 +24,36 @@ struct PatchFrameTests {
         let empty = try encoder.encodePatch(epoch: 2, seq: 3, serializedOperations: FrameEncoder.serializedOperations([]))
         #expect(empty == (try encoder.encode(ServerMessage.patch(.init(epoch: 2, seq: 3, ops: [])))))
     }
+
+    /// A socket writes a frame's pieces in order, resuming wherever the last write stopped: from
+    /// any offset, the pieces must be the rest of the frame, the shared operations never copied.
+    @Test func aPatchFramesPiecesFromAnyOffsetAreTheRestOfTheFrame() throws {
+        let encoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
+        let ops = FrameEncoder.serializedOperations([.replace(path: "/screens/0/state/users/3/name", value: "Ada")])
+        let frame = try encoder.patchFrame(epoch: 7, seq: 12, serializedOperations: ops)
+        let whole = try encoder.encodePatch(epoch: 7, seq: 12, serializedOperations: ops)
+        #expect(frame.bytes == whole && frame.count == whole.count)
+        ops.withUnsafeBytes { shared in
+            var sharedPieces = 0
+            frame.forEachPiece(skipping: 0) { base, _ in if base == shared.baseAddress { sharedPieces += 1 } }
+            #expect(sharedPieces == 1)
+        }
+        for offset in 0...whole.count {
+            var gathered: [UInt8] = []
+            frame.forEachPiece(skipping: offset) { base, count in
+                gathered.append(contentsOf: UnsafeRawBufferPointer(start: base, count: count))
+            }
+            #expect(gathered == Array(whole[offset...]), "from offset \(offset)")
+        }
+        let plain = OutgoingFrame([1, 2, 3])
+        var pieces = 0
+        plain.forEachPiece(skipping: 1) { _, count in pieces += 1; #expect(count == 2) }
+        #expect(pieces == 1 && plain.bytes == [1, 2, 3])
+    }
+
+    @Test func aPatchFrameOverTheLimitIsRefused() {
+        let encoder = FrameEncoder(maximumFrameSize: 64)
+        let ops = FrameEncoder.serializedOperations([.replace(path: "/a", value: .string(String(repeating: "x", count: 64)))])
+        #expect(throws: FrameError.self) { try encoder.patchFrame(epoch: 1, seq: 1, serializedOperations: ops) }
+    }
 }

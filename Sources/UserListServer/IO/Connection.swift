@@ -1,5 +1,6 @@
 import Glibc
 import Synchronization
+import UserListWire
 
 /// What a connection tells whoever speaks the protocol over it. Called on the event loop thread
 /// (or the thread that sent the frame that overflowed): implementations hand work to actors and
@@ -38,7 +39,7 @@ package final class Connection: EventLoopHandler, Sendable {
     }
 
     private struct Outbound {
-        var frames: [(bytes: [UInt8], droppable: Bool)] = []
+        var frames: [(frame: OutgoingFrame, droppable: Bool)] = []
         var headOffset = 0
         var queuedBytes = 0
         var overflowed = false
@@ -151,12 +152,12 @@ package final class Connection: EventLoopHandler, Sendable {
 
     /// Queues one whole frame (length prefix included) and writes what the socket takes now.
     package func send(_ frame: [UInt8], droppable: Bool) {
-        send([(frame, droppable)])
+        send([(OutgoingFrame(frame), droppable)])
     }
 
     /// Queues frames in order and writes what the socket takes now, in one system call when it
     /// can (a patch and the event after it).
-    package func send(_ frames: [(bytes: [UInt8], droppable: Bool)]) {
+    package func send(_ frames: [(frame: OutgoingFrame, droppable: Bool)]) {
         enum Then { case nothing, overflowed, close, farewell }
         var then = Then.nothing
         outbound.withLock { out in
@@ -206,21 +207,21 @@ package final class Connection: EventLoopHandler, Sendable {
     private func sayFarewell(_ out: inout Outbound) {
         if out.headOffset > 0, let head = out.frames.first {
             out.frames = [head]
-            out.queuedBytes = head.bytes.count - out.headOffset
+            out.queuedBytes = head.frame.count - out.headOffset
         } else {
             out.frames = []
             out.queuedBytes = 0
             out.headOffset = 0
         }
         if let farewell {
-            out.frames.append((farewell, false))
+            out.frames.append((OutgoingFrame(farewell), false))
             out.queuedBytes += farewell.count
         }
     }
 
     /// Drops queued droppable frames, keeping a frame already partly written.
     private func dropDroppable(_ out: inout Outbound) {
-        var kept: [(bytes: [UInt8], droppable: Bool)] = []
+        var kept: [(frame: OutgoingFrame, droppable: Bool)] = []
         for (index, frame) in out.frames.enumerated() {
             if (index == 0 && out.headOffset > 0) || !frame.droppable {
                 kept.append(frame)
@@ -229,26 +230,26 @@ package final class Connection: EventLoopHandler, Sendable {
             }
         }
         out.frames = kept
-        out.queuedBytes = kept.reduce(0) { $0 + $1.bytes.count } - out.headOffset
+        out.queuedBytes = kept.reduce(0) { $0 + $1.frame.count } - out.headOffset
     }
 
-    /// Writes queued frames until the socket would block, up to 64 frames per `writev`, so a
-    /// patch and the event after it cost one system call. Returns false on a fatal write error.
+    /// Writes queued frames until the socket would block, up to 64 frames per `writev` (each in
+    /// up to three pieces, see `OutgoingFrame`), so a patch and the event after it cost one
+    /// system call. Returns false on a fatal write error.
     @discardableResult
     private func flushLocked(_ out: inout Outbound) -> Bool {
         while !out.frames.isEmpty {
             let batch = min(out.frames.count, 64)
-            let written = withUnsafeTemporaryAllocation(of: iovec.self, capacity: batch) { vectors -> Int in
+            let written = withUnsafeTemporaryAllocation(of: iovec.self, capacity: 3 * batch) { vectors -> Int in
                 // The frames' storage stays alive: `out.frames` holds them for the whole call.
+                var used = 0
                 for index in 0..<batch {
-                    let skip = index == 0 ? out.headOffset : 0
-                    out.frames[index].bytes.withUnsafeBytes { raw in
-                        vectors[index] = iovec(
-                            iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress! + skip),
-                            iov_len: raw.count - skip)
+                    out.frames[index].frame.forEachPiece(skipping: index == 0 ? out.headOffset : 0) { base, count in
+                        vectors[used] = iovec(iov_base: UnsafeMutableRawPointer(mutating: base), iov_len: count)
+                        used += 1
                     }
                 }
-                return writev(fd, vectors.baseAddress, Int32(batch))
+                return writev(fd, vectors.baseAddress, Int32(used))
             }
             if written < 0 {
                 if errno == EAGAIN || errno == EWOULDBLOCK { return true }
@@ -260,7 +261,7 @@ package final class Connection: EventLoopHandler, Sendable {
             out.queuedBytes -= written
             var remaining = written
             while remaining > 0, let head = out.frames.first {
-                let left = head.bytes.count - out.headOffset
+                let left = head.frame.count - out.headOffset
                 if remaining >= left {
                     remaining -= left
                     out.frames.removeFirst()
@@ -360,7 +361,7 @@ package final class Connection: EventLoopHandler, Sendable {
             out.closed = true
             var unsent: [UInt8] = []
             for (index, frame) in out.frames.enumerated() {
-                unsent.append(contentsOf: index == 0 ? frame.bytes[out.headOffset...] : frame.bytes[...])
+                unsent.append(contentsOf: frame.frame.bytes[(index == 0 ? out.headOffset : 0)...])
             }
             out.frames = []
             out.queuedBytes = 0

@@ -97,7 +97,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         }
     }
 
-    package func sendFrames(_ frames: [(bytes: [UInt8], droppable: Bool)]) {
+    package func sendFrames(_ frames: [(frame: OutgoingFrame, droppable: Bool)]) {
         connection.send(frames)
     }
 

@@ -199,7 +199,7 @@ package actor Session {
         guard !ops.isEmpty else { return }
         attached.seq += 1
         do {
-            let frame = try frameEncoder.encodePatch(epoch: epoch, seq: attached.seq, serializedOperations: ops)
+            let frame = try frameEncoder.patchFrame(epoch: epoch, seq: attached.seq, serializedOperations: ops)
             clients[ObjectIdentifier(client)] = attached
             client.sendFrames([(frame, true)])
         } catch {
@@ -332,14 +332,14 @@ package actor Session {
                 journal.record(key: key, id: id, state: current)
             }
         }
-        let eventFrames = events
+        let eventFrames = events.map(OutgoingFrame.init)
         for (id, var attached) in clients {
-            var frames: [(bytes: [UInt8], droppable: Bool)] = []
+            var frames: [(frame: OutgoingFrame, droppable: Bool)] = []
             if changed && !attached.awaitingSnapshot {
                 attached.seq += 1
                 clients[id] = attached
                 do {
-                    frames.append((try frameEncoder.encodePatch(epoch: attached.epoch, seq: attached.seq, serializedOperations: serializedOps), true))
+                    frames.append((try frameEncoder.patchFrame(epoch: attached.epoch, seq: attached.seq, serializedOperations: serializedOps), true))
                 } catch {
                     // The client's state is now behind: tell it; its resync brings it back.
                     reportUnsendable("patch", error, to: attached.client)

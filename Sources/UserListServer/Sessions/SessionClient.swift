@@ -7,5 +7,5 @@ package protocol SessionClient: AnyObject, Sendable {
     /// snapshot when it drains).
     func send(_ message: ServerMessage, droppable: Bool)
     /// Sends already-encoded frames in order, in one write when the socket takes them.
-    func sendFrames(_ frames: [(bytes: [UInt8], droppable: Bool)])
+    func sendFrames(_ frames: [(frame: OutgoingFrame, droppable: Bool)])
 }

@@ -90,20 +90,21 @@ final class SessionFeed: Sendable {
             return true
         }
         let ops = delivery.patches.operations(fromList: following.list.state, toList: next.state)
+        let eventFrame = OutgoingFrame(event)
         // A patch near the frame limit goes by the session, which reports one it cannot send
         // (the envelope is under 100 bytes: two integers and the keys).
         if ops.count + 100 > encoder.maximumFrameSize { return false }
         for index in following.streams.indices {
             let stream = following.streams[index]
             guard !ops.isEmpty else {
-                stream.client.sendFrames([(event, false)])
+                stream.client.sendFrames([(eventFrame, false)])
                 continue
             }
             following.streams[index].seq += 1
-            guard let patch = try? encoder.encodePatch(epoch: stream.epoch, seq: stream.seq + 1, serializedOperations: ops) else {
+            guard let patch = try? encoder.patchFrame(epoch: stream.epoch, seq: stream.seq + 1, serializedOperations: ops) else {
                 preconditionFailure("a patch checked against the frame limit above did not fit it")
             }
-            stream.client.sendFrames([(patch, true), (event, false)])  // events are never dropped (§7)
+            stream.client.sendFrames([(patch, true), (eventFrame, false)])  // events are never dropped (§7)
         }
         following.list = next
         return true
