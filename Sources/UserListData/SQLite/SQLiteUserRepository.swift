@@ -387,14 +387,14 @@ public final class SQLiteUserRepository: UserRepository {
     /// Binds `?1`...`?7` as id, name, email, avatar_url, version, name_key, email_key (`?1` left
     /// alone when `skippingID`: an update by rowid binds it itself).
     static func bindRow(_ statement: SQLiteStatement, _ user: User,
-                        keys: (name: String, email: String)? = nil, skippingID: Bool = false) {
-        if !skippingID { statement.bind(1, user.id) }
-        statement.bind(2, user.name)
-        statement.bind(3, user.email)
-        statement.bind(4, user.avatarURL)
-        statement.bind(5, user.version)
-        statement.bind(6, keys?.name ?? UserKey.fold(user.name))
-        statement.bind(7, keys?.email ?? UserKey.fold(user.email))
+                        keys: (name: String, email: String)? = nil, skippingID: Bool = false, from first: Int32 = 1) {
+        if !skippingID { statement.bind(first, user.id) }
+        statement.bind(first + 1, user.name)
+        statement.bind(first + 2, user.email)
+        statement.bind(first + 3, user.avatarURL)
+        statement.bind(first + 4, user.version)
+        statement.bind(first + 5, keys?.name ?? UserKey.fold(user.name))
+        statement.bind(first + 6, keys?.email ?? UserKey.fold(user.email))
     }
 
     // MARK: bulk
@@ -471,8 +471,15 @@ public final class SQLiteUserRepository: UserRepository {
             if rebuild {
                 for index in SQLiteSchema.secondaryIndexes { try connection.execute("DROP INDEX \(index.name)", operation) }
             }
-            var importer = try Importer(connection, indexSearch: !rebuild, keepChanges: users.count <= directChangesUpTo)
-            for user in users { try importer.write(user) }
+            let keepChanges = users.count <= directChangesUpTo
+            var inserted = users.count, updated = 0, changes: [(change: UserChange, seq: Int)] = []
+            if rebuild && !keepChanges, try EmptyTableLoad.applies(to: users, connection) {
+                try EmptyTableLoad.insert(users, connection)
+            } else {
+                var importer = try Importer(connection, indexSearch: !rebuild, keepChanges: keepChanges)
+                for user in users { try importer.write(user) }
+                (inserted, updated, changes) = (importer.inserted, importer.updated, importer.changes)
+            }
             if rebuild {
                 for index in SQLiteSchema.secondaryIndexes {
                     do throws(SQLiteError) {
@@ -489,8 +496,8 @@ public final class SQLiteUserRepository: UserRepository {
             }
             try connection.execute(SQLiteSchema.changeLogTriggers + SQLiteSearchIndex.createTriggers, operation)
             try connection.execute(
-                "UPDATE store_state SET user_count = user_count + \(importer.inserted) WHERE only = 1", operation)
-            return ImportOutcome(written: importer.inserted + importer.updated, changes: importer.changes)
+                "UPDATE store_state SET user_count = user_count + \(inserted) WHERE only = 1", operation)
+            return ImportOutcome(written: inserted + updated, changes: changes)
         }
     }
 
