@@ -140,7 +140,7 @@ do {
     _ = try await fromJSON.importJSON(json)
     let jsonImported = clock.now - start
     say("import from JSON:   \(jsonCount) users in \(String(format: "%.2f", seconds(jsonImported))) s"
-          + " = \(Int(Double(jsonCount) / seconds(jsonImported))) users/s (JSONDecoder + validation + insert, \(json.count / 1_048_576) MiB)")
+          + " = \(Int(Double(jsonCount) / seconds(jsonImported))) users/s (decode + validation + insert, \(json.count / 1_048_576) MiB)")
     start = clock.now
     let again = try await fromJSON.importJSON(json)
     say("re-import of the same JSON: \(again) rows changed, \(String(format: "%.2f", seconds(clock.now - start))) s")

@@ -10,11 +10,14 @@ extension SQLiteUserRepository {
         let user: User
         let keys: (name: String, email: String)
 
+        init(_ user: User) {
+            self.user = user
+            keys = (UserKey.fold(user.name), UserKey.fold(user.email))
+        }
+
         /// Every user's keys; a big import's on all cores.
         static func folding(_ users: [User]) -> [KeyedUser] {
-            let fold: @Sendable (Int, User) -> KeyedUser = { _, user in
-                KeyedUser(user: user, keys: (UserKey.fold(user.name), UserKey.fold(user.email)))
-            }
+            let fold: @Sendable (Int, User) -> KeyedUser = { _, user in KeyedUser(user) }
             return users.count < foldInParallelFrom ? users.enumerated().map(fold) : ParallelMap.map(users, fold)
         }
 

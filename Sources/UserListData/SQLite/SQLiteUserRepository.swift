@@ -410,7 +410,11 @@ public final class SQLiteUserRepository: UserRepository {
     ///
     /// Either every user is written or, on any failure, none is.
     public func importUsers(_ users: [User]) async throws(UserError) -> Int {
-        let users = KeyedUser.folding(users)
+        try await importKeyed(KeyedUser.folding(users))
+    }
+
+    /// `importUsers` of users whose keys are folded already.
+    func importKeyed(_ users: [KeyedUser]) async throws(UserError) -> Int {
         await bulkGate.enter()
         let result: Result<Int, UserError>
         do throws(UserError) {
