@@ -26,6 +26,7 @@ func runChunkedImport(directory: URL, count: Int, chunk: Int = 1_000) async {
         say("chunked import (\(chunk) users a transaction): \(count) users in \(String(format: "%.2f", seconds(total))) s"
               + " = \(Int(Double(count) / seconds(total))) users/s\(tailRate)"
               + " (file \(fileSize(path) / 1_048_576) MiB + WAL \(fileSize(path + "-wal") / 1_048_576) MiB)")
+        await caughtUp(store, importedAt: start + total)
     } catch {
         fail(error)
     }

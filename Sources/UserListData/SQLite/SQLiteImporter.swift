@@ -28,8 +28,8 @@ extension SQLiteUserRepository {
     /// `users` dropped: it logs each change and keeps the search index itself.
     struct Importer {
         let connection: SQLiteConnection
-        /// False while the search index is dropped for a rebuild after the load.
-        let indexSearch: Bool
+        /// The search index's mark: users past it are the catch-up's (see `SQLiteSearchIndex`).
+        let indexedThrough: Int64
         let keepChanges: Bool
         private let insert, stored, update, log, searchAdd, searchDelete: SQLiteStatement
         private let now = Int(Date().timeIntervalSince1970)
@@ -39,9 +39,9 @@ extension SQLiteUserRepository {
 
         static let operation = "importing users"
 
-        init(_ connection: SQLiteConnection, indexSearch: Bool, keepChanges: Bool) throws(SQLiteError) {
+        init(_ connection: SQLiteConnection, keepChanges: Bool) throws(SQLiteError) {
             self.connection = connection
-            self.indexSearch = indexSearch
+            indexedThrough = try SQLiteSearchIndex.indexedThrough(connection, Self.operation).map(Int64.init) ?? .max
             self.keepChanges = keepChanges
             insert = try connection.statement("""
                 INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key)
@@ -71,7 +71,8 @@ extension SQLiteUserRepository {
             }
             if connection.changes == 1 {
                 inserted += 1
-                if indexSearch { try index(rowid: sqlite3_last_insert_rowid(connection.handle), keys) }
+                let rowid = sqlite3_last_insert_rowid(connection.handle)
+                if rowid <= indexedThrough { try index(rowid: rowid, keys) }
                 try logged("added", .added(user), id: user.id)
                 return
             }
@@ -97,7 +98,7 @@ extension SQLiteUserRepository {
                 try update.run(Self.operation)
             }
             updated += 1
-            if indexSearch && (newKeys.name != old.nameKey || newKeys.email != old.emailKey) {
+            if rowid <= indexedThrough && (newKeys.name != old.nameKey || newKeys.email != old.emailKey) {
                 searchDelete.bind(1, Int(rowid))
                 searchDelete.bind(2, SQLiteSearchIndex.key(name: old.nameKey, email: old.emailKey))
                 try searchDelete.run(Self.operation)

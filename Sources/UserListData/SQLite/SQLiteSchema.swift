@@ -27,18 +27,20 @@ import CSQLite
 /// - v5: substring search. `users_search` is a contentless FTS5 table with the trigram tokenizer
 ///   and `detail=none` (the smallest index FTS5 can keep): one row per user, keyed by the users'
 ///   rowid, holding `name_key || char(10) || email_key`. Triggers keep it in step with every
-///   writer, like the change log; an import maintains the index itself, and a bulk load into a
-///   smaller table refills it in one pass (`SQLiteSearchIndex`). A query asks for every trigram
-///   of the folded term (a superset of the matches) and `instr` on the keys keeps the real ones;
-///   see `SQLiteSearch`. VACUUM may renumber rowids of this table (no INTEGER PRIMARY KEY):
-///   the index would then have to be refilled (`SQLiteSearchIndex.refill`, with its triggers
-///   dropped); the store never VACUUMs.
+///   writer, like the change log; an import maintains the index itself. A query asks for every
+///   trigram of the folded term (a superset of the matches) and `instr` on the keys keeps the
+///   real ones; see `SQLiteSearch`. VACUUM may renumber rowids of this table (no INTEGER
+///   PRIMARY KEY): the index would then have to be rebuilt (`SQLiteSearchIndex.startOver`, then
+///   the catch-up); the store never VACUUMs.
 /// - v6: `users_by_name_key` also holds `email_key`, so a broad search (a term too common for
 ///   the trigram index to narrow) walks the index in list order checking both keys without
 ///   reading the table row of each user it skips: the first page of "son" at 1M users went from
 ///   36 ms to 3 ms. Rebuilding the index takes about 1.5 s per million users, once.
+/// - v7: the search index's backlog (`store_state.search_indexed_through`): a bulk load leaves
+///   the index to catch up afterwards, and the triggers leave users past the mark to it (see
+///   `SQLiteSearchIndex`). No data changes.
 enum SQLiteSchema {
-    static let currentVersion = 6
+    static let currentVersion = 7
 
     /// The v1 schema exactly as the first release wrote it (kept for `migrate` and for tests
     /// that build an old file by hand).
@@ -123,12 +125,25 @@ enum SQLiteSchema {
     static let v5 = """
         CREATE VIRTUAL TABLE users_search USING fts5(key, content='', tokenize='trigram', detail='none');
         INSERT INTO users_search (rowid, key) SELECT rowid, name_key || char(10) || email_key FROM users;
-        """ + SQLiteSearchIndex.createTriggers
+        CREATE TRIGGER users_search_added AFTER INSERT ON users BEGIN
+            INSERT INTO users_search (rowid, key) VALUES (NEW.rowid, NEW.name_key || char(10) || NEW.email_key);
+        END;
+        CREATE TRIGGER users_search_saved AFTER UPDATE OF name_key, email_key ON users
+        WHEN OLD.name_key IS NOT NEW.name_key OR OLD.email_key IS NOT NEW.email_key BEGIN
+            INSERT INTO users_search (users_search, rowid, key) VALUES ('delete', OLD.rowid, OLD.name_key || char(10) || OLD.email_key);
+            INSERT INTO users_search (rowid, key) VALUES (NEW.rowid, NEW.name_key || char(10) || NEW.email_key);
+        END;
+        CREATE TRIGGER users_search_removed AFTER DELETE ON users BEGIN
+            INSERT INTO users_search (users_search, rowid, key) VALUES ('delete', OLD.rowid, OLD.name_key || char(10) || OLD.email_key);
+        END;
+        """
 
     static let v6NameIndex = "CREATE INDEX users_by_name_key ON users (name_key, id, email_key)"
     static let v6 = "DROP INDEX IF EXISTS users_by_name_key; " + v6NameIndex
 
-    static let steps: [(version: Int, sql: String)] = [(1, v1), (2, v2), (3, v3), (4, v4), (5, v5), (6, v6)]
+    static let steps: [(version: Int, sql: String)] = [
+        (1, v1), (2, v2), (3, v3), (4, v4), (5, v5), (6, v6), (7, SQLiteSearchIndex.v7),
+    ]
 
     /// Users whose email another user had before v4 made emails unique: they keep a suffixed key
     /// (see v4) until someone gives them an address of their own.

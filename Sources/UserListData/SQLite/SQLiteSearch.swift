@@ -18,11 +18,17 @@ import UserListDomain
 ///   of L matches about L·N/C rows (N users), equal at C = √(L·N), so the cap is that (at least
 ///   2,000): about 7,000 rows either way for a page of 50 at 1M users. The count is exact when the store holds at most `broadCountLimit` users (a scan of
 ///   that many keys is cheap); above, it is not computed (`totalCount` nil, "unknown").
+///
+/// While the index has a backlog (after a bulk load, see `SQLiteSearchIndex`), the narrow plan
+/// also checks every user past the index's mark: the same answers, found by reading those rows,
+/// for as long as the catch-up takes.
 struct SQLiteSearch {
     /// The folded term.
     let key: String
     /// The FTS5 query asking for every trigram of `key`, or nil when `key` is too short.
     let trigramQuery: String?
+    /// The search index's mark when it has a backlog (`?6` of the queries).
+    var indexedThrough: Int?
 
     static let minimumCandidateCap = 2_000
 
@@ -76,17 +82,25 @@ struct SQLiteSearch {
     }
 
     static let match = "(instr(name_key, ?1) > 0 OR instr(email_key, ?1) > 0)"
-    static let candidates = "rowid IN (SELECT rowid FROM users_search WHERE users_search MATCH ?2)"
+    static let indexed = "rowid IN (SELECT rowid FROM users_search WHERE users_search MATCH ?2)"
 
-    /// The WHERE conditions of the page query (`?1` the key, `?2` the trigram query).
-    func conditions(narrow: Bool) -> [String] {
-        narrow ? [Self.candidates, Self.match] : [Self.match]
+    /// The users the narrow plan reads: the index's candidates, and the backlog if there is one.
+    var candidates: String {
+        indexedThrough == nil ? Self.indexed : "(\(Self.indexed) OR rowid > ?6)"
     }
 
-    /// Binds `?1` and `?2` of `conditions`.
+    /// The WHERE conditions of the page query (`?1` the key, `?2` the trigram query, `?6` the
+    /// index's mark).
+    func conditions(narrow: Bool) -> [String] {
+        narrow ? [candidates, Self.match] : [Self.match]
+    }
+
+    /// Binds `?1`, `?2` and `?6` of `conditions`.
     func bind(_ statement: SQLiteStatement, narrow: Bool) {
         statement.bind(1, key)
-        if narrow, let trigramQuery { statement.bind(2, trigramQuery) }
+        guard narrow, let trigramQuery else { return }
+        statement.bind(2, trigramQuery)
+        if let indexedThrough { statement.bind(6, indexedThrough) }
     }
 
     static let broadCountLimit = 50_000
@@ -105,7 +119,7 @@ struct SQLiteSearch {
     /// The exact number of matches (narrow plan only: at most `candidateCap` rows are checked).
     func exactCount(_ connection: SQLiteConnection) throws(SQLiteError) -> Int {
         let statement = try connection.statement(
-            "SELECT COUNT(*) FROM users WHERE \(Self.candidates) AND \(Self.match)")
+            "SELECT COUNT(*) FROM users WHERE \(candidates) AND \(Self.match)")
         defer { statement.reset() }
         bind(statement, narrow: true)
         _ = try statement.step("counting users")

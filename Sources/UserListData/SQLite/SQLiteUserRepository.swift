@@ -26,6 +26,9 @@ public final class SQLiteUserRepository: UserRepository {
         /// A size quota in database pages (`PRAGMA max_page_count`); past it writes fail as
         /// "full". `nil`: no quota but the disk's.
         public var maxPageCount: Int?
+        /// Whether this store fills the search index's backlog after a bulk load (tests turn it
+        /// off to look at a store in the middle of one).
+        var catchesUpSearchIndex = true
 
         public init(readOnly: Bool = false, synchronous: Synchronous = .full, busyTimeout: Duration = .seconds(5),
                     maxPageCount: Int? = nil) {
@@ -47,9 +50,9 @@ public final class SQLiteUserRepository: UserRepository {
     /// The database file.
     public let path: String
     let options: Options
-    private let writer: SQLiteWriter?
+    let writer: SQLiteWriter?
     private let checkpointer: SQLiteCheckpointer?
-    private let bulkGate = BulkWriteGate()
+    let bulkGate = BulkWriteGate()
     // Reads never wait for locks under WAL, so they run on the caller's thread under a mutex.
     private let reader: Mutex<SQLiteConnection>
     private let commitObservers = Mutex<[@Sendable (CommitNotice) -> Void]>([])
@@ -59,6 +62,8 @@ public final class SQLiteUserRepository: UserRepository {
     /// million users commits a thousand times, and each prune reads the log rows younger than a
     /// minute, so imports prune at most every `importPruneSeconds`.
     private let lastImportPrune = Atomic<Int>(0)
+    /// Whether the search index's catch-up runs, and who waits for it (`SQLiteSearchCatchUp`).
+    let searchCatchUp = Mutex(SearchCatchUpState())
 
     /// Opens the store at `path`, creating the file if it is missing (its directory must exist)
     /// and migrating an older schema to the current one.
@@ -94,6 +99,9 @@ public final class SQLiteUserRepository: UserRepository {
                 for observer in self.writeLockObservers.withLock({ $0 }) { observer(held) }
             }
         }
+        // A bulk load's catch-up that an earlier process did not finish.
+        let backlog = try? read { connection throws(SQLiteError) -> Int? in try SQLiteSearchIndex.indexedThrough(connection, "opening") }
+        if backlog != nil { catchUpSearchIndex() }
     }
 
     private static func configureWriter(_ connection: SQLiteConnection, _ options: Options) throws(SQLiteError) {
@@ -158,7 +166,7 @@ public final class SQLiteUserRepository: UserRepository {
     /// One keyset page after `cursor` (forward) or before it (backward), in list order.
     private func readPage(cursor: PageCursor?, backward: Bool, limit requested: Int, search text: String?) throws(UserError) -> UserPage {
         let limit = max(1, requested)
-        let search = text.flatMap(SQLiteSearch.init)
+        var search = text.flatMap(SQLiteSearch.init)
         let after: KeysetCursor?
         if let cursor {
             guard let decoded = KeysetCursor(cursor) else {
@@ -170,6 +178,7 @@ public final class SQLiteUserRepository: UserRepository {
         }
         return try read { connection throws(SQLiteError) -> UserPage in
             try connection.readTransaction("reading a page of users") { () throws(SQLiteError) -> UserPage in
+                if search != nil { search?.indexedThrough = try SQLiteSearchIndex.indexedThrough(connection, "reading a page of users") }
                 // Narrow searches read their few candidates by rowid and sort them; the `+`s keep
                 // SQLite from walking the whole name index in order instead.
                 let narrow = try search?.isNarrow(connection, limit: limit) ?? false
@@ -428,7 +437,7 @@ public final class SQLiteUserRepository: UserRepository {
     }
 
     private func importNow(_ users: [KeyedUser]) async throws(UserError) -> Int {
-        try await write { connection throws(SQLiteError) -> ImportOutcome in
+        let outcome = try await write { connection throws(SQLiteError) -> ImportOutcome in
             let outcome = try Self.upsert(users, connection)
             let now = Int(Date().timeIntervalSince1970)
             if now - self.lastImportPrune.load(ordering: .relaxed) >= Self.importPruneSeconds {
@@ -439,7 +448,9 @@ public final class SQLiteUserRepository: UserRepository {
         } committed: { outcome in
             if outcome.written == 0 { return nil }
             return outcome.changes.isEmpty ? .readTheLog : .changes(outcome.changes)
-        }.written
+        }
+        if outcome.leftSearchBacklog { catchUpSearchIndex() }
+        return outcome.written
     }
 
     /// What an import wrote: how many users, and (for imports up to `directChangesUpTo` users)
@@ -447,6 +458,8 @@ public final class SQLiteUserRepository: UserRepository {
     struct ImportOutcome: Sendable {
         var written = 0
         var changes: [(change: UserChange, seq: Int)] = []
+        /// The search index was emptied, for `catchUpSearchIndex` to fill.
+        var leftSearchBacklog = false
     }
 
     /// Imports up to this size hand their changes to the feed directly; bigger ones let it read
@@ -469,18 +482,20 @@ public final class SQLiteUserRepository: UserRepository {
             for name in SQLiteSchema.changeLogTriggerNames + SQLiteSearchIndex.triggerNames {
                 try connection.execute("DROP TRIGGER IF EXISTS \(name)", operation)
             }
-            // Importing more users than are stored: build the secondary indexes afterwards.
+            // Importing more users than are stored: build the secondary indexes afterwards, and
+            // leave the search index to catch up once the import is committed.
             let stored = try connection.integer("SELECT user_count FROM store_state WHERE only = 1", operation)
             let rebuild = users.count >= rebuildIndexesFrom && users.count > stored
             if rebuild {
                 for index in SQLiteSchema.secondaryIndexes { try connection.execute("DROP INDEX \(index.name)", operation) }
+                try SQLiteSearchIndex.startOver(connection, operation)
             }
             let keepChanges = users.count <= directChangesUpTo
             var inserted = users.count, updated = 0, changes: [(change: UserChange, seq: Int)] = []
             if rebuild && !keepChanges, try EmptyTableLoad.applies(to: users, connection) {
                 try EmptyTableLoad.insert(users, connection)
             } else {
-                var importer = try Importer(connection, indexSearch: !rebuild, keepChanges: keepChanges)
+                var importer = try Importer(connection, keepChanges: keepChanges)
                 for user in users { try importer.write(user) }
                 (inserted, updated, changes) = (importer.inserted, importer.updated, importer.changes)
             }
@@ -496,12 +511,11 @@ public final class SQLiteUserRepository: UserRepository {
                         throw error
                     }
                 }
-                try SQLiteSearchIndex.refill(connection, operation)
             }
             try connection.execute(SQLiteSchema.changeLogTriggers + SQLiteSearchIndex.createTriggers, operation)
             try connection.execute(
                 "UPDATE store_state SET user_count = user_count + \(inserted) WHERE only = 1", operation)
-            return ImportOutcome(written: inserted + updated, changes: changes)
+            return ImportOutcome(written: inserted + updated, changes: changes, leftSearchBacklog: rebuild)
         }
     }
 

@@ -11,7 +11,7 @@ import UserListDomain
         User(id: UUID(), name: name, email: email)
     }
 
-    private static func ordered(_ users: [User]) -> [User] {
+    static func ordered(_ users: [User]) -> [User] {
         users.sorted { a, b in
             let ka = Array(TextKey.fold(a.name).utf8), kb = Array(TextKey.fold(b.name).utf8)
             if ka != kb { return ka.lexicographicallyPrecedes(kb) }
@@ -19,7 +19,7 @@ import UserListDomain
         }
     }
 
-    private static func all(_ store: SQLiteUserRepository, _ search: String, limit: Int = 7) async throws -> (users: [User], totals: [Int?]) {
+    static func all(_ store: SQLiteUserRepository, _ search: String, limit: Int = 7) async throws -> (users: [User], totals: [Int?]) {
         var request = PageRequest(limit: limit, search: search)
         var users: [User] = []
         var totals: [Int?] = []

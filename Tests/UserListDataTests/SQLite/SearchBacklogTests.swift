@@ -1,0 +1,109 @@
+import CSQLite
+import Foundation
+import Testing
+@testable import UserListData
+import UserListDomain
+
+/// After a bulk load the search index catches up in the background. Whatever point it has
+/// reached, a search answers exactly as the whole index would; writes made meanwhile are
+/// indexed once, by whichever of the triggers or the catch-up owns the row; and a catch-up cut
+/// short is finished by the next process that opens the store.
+@Suite struct SearchBacklogTests {
+    static func mark(_ path: String) throws -> Int? {
+        let connection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: 5_000)
+        return try SQLiteSearchIndex.indexedThrough(connection, "checking")
+    }
+
+    /// How many users the search index itself lists for every trigram of `term`.
+    static func indexed(_ path: String, _ term: String) throws -> Int {
+        let connection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: 5_000)
+        let query = try #require(SQLiteSearch(term)?.trigramQuery)
+        let statement = try connection.statement("SELECT COUNT(*) FROM users_search WHERE users_search MATCH ?1")
+        defer { statement.reset() }
+        statement.bind(1, query)
+        _ = try statement.step("counting")
+        return statement.int(0)
+    }
+
+    /// Every term's results and counts, page by page, against the Domain's rule over `users`.
+    static func expectSearchesMatch(_ store: SQLiteUserRepository, _ users: [User], terms: [String],
+                                    sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        for term in terms {
+            let expected = SubstringSearchTests.ordered(users.filter { TextKey.matches(term, name: $0.name, email: $0.email) })
+            let (found, totals) = try await SubstringSearchTests.all(store, term, limit: 50)
+            #expect(found.map(\.id) == expected.map(\.id), "\(term)", sourceLocation: sourceLocation)
+            #expect(totals.allSatisfy { $0 == expected.count }, "\(term): \(totals.prefix(2)) vs \(expected.count)",
+                    sourceLocation: sourceLocation)
+        }
+    }
+
+    static func terms(_ users: [User]) -> [String] {
+        // Narrow terms: one user's email from its middle, a surname, a name's middle, and one
+        // that nobody matches. (Broad searches never read the index: SubstringSearchTests.)
+        [String(TextKey.fold(users[3].email).dropFirst(2).prefix(9)),
+         String(TextKey.fold(users[users.count - 7].email).dropFirst(4).prefix(8)),
+         String(users[11].name.split(separator: " ").last!),
+         String(TextKey.fold(users[20_000].name).dropFirst(2).prefix(5)),
+         "xyzzy"]
+    }
+
+    @Test func aSearchDuringTheBacklogAnswersAsTheWholeIndexWould() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("backlog.sqlite")
+        var options = SQLiteUserRepository.Options()
+        options.catchesUpSearchIndex = false
+        let store = try SQLiteUserRepository(path: path, options: options)
+        var users = SampleUsers.generate(count: SQLiteUserRepository.rebuildIndexesFrom + 100, seed: 41)
+        _ = try await store.importUsers(users)
+        #expect(try Self.mark(path) == 0, "the bulk load left the index to the catch-up")
+        try await Self.expectSearchesMatch(store, users, terms: Self.terms(users))
+
+        // One slice indexed: users 1...4,000 are the index's, the rest the backlog's.
+        _ = try store.writer!.performAndWait { connection throws(SQLiteError) in
+            try SQLiteSearchIndex.catchUp(connection, rows: SQLiteUserRepository.catchUpSliceRows)
+        }
+        #expect(try Self.mark(path) == SQLiteUserRepository.catchUpSliceRows)
+        // Writes on both sides of the mark, and a new user past it.
+        for index in [3, 11, 20_000, users.count - 7] {
+            users[index].name = "Renamed Quokkaberg \(index)"
+            users[index] = try await store.update(users[index])
+        }
+        try await store.remove(id: users[5].id)
+        try await store.remove(id: users[30_000].id)
+        users.remove(at: 30_000)
+        users.remove(at: 5)
+        users.append(try await store.add(NewUser(name: "Late Quokkaberg", email: "late@quokka.example")))
+        let terms = Self.terms(users) + ["quokkaberg", "okkaber", "late@quo"]
+        try await Self.expectSearchesMatch(store, users, terms: terms)
+        // The index itself: the triggers kept the user before the mark, and left the two past it
+        // (a rename, a new user) to the catch-up.
+        #expect(try Self.indexed(path, "berg 3") == 1)
+        #expect(try Self.indexed(path, "berg 20000") == 0)
+        #expect(try Self.indexed(path, "late@quo") == 0)
+
+        // Another process opens the store and finishes the catch-up.
+        let next = try SQLiteUserRepository(path: path)
+        await next.searchIndexCaughtUp()
+        #expect(try Self.mark(path) == nil)
+        try await Self.expectSearchesMatch(next, users, terms: terms)
+        try await Self.expectSearchesMatch(store, users, terms: terms)
+        for term in ["berg 3", "berg 20000", "late@quo"] { #expect(try Self.indexed(path, term) == 1, "\(term)") }
+
+        // The index holds every user once, and FTS5 finds it sound.
+        let connection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: 5_000)
+        #expect(try connection.integer("SELECT COUNT(*) FROM users_search", "counting") == users.count)
+        try connection.execute("INSERT INTO users_search (users_search, rank) VALUES ('integrity-check', 0)", "checking")
+    }
+
+    @Test func aBulkLoadIsSearchableAtOnceAndCaughtUpSoon() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("caught-up.sqlite")
+        let store = try SQLiteUserRepository(path: path)
+        let users = SampleUsers.generate(count: SQLiteUserRepository.rebuildIndexesFrom + 100, seed: 42)
+        _ = try await store.importUsers(users)
+        try await Self.expectSearchesMatch(store, users, terms: Self.terms(users))
+        await store.searchIndexCaughtUp()
+        #expect(try Self.mark(path) == nil)
+        try await Self.expectSearchesMatch(store, users, terms: Self.terms(users))
+    }
+}
