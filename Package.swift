@@ -57,7 +57,7 @@ let package = Package(
         // MARK: tests mirror the sources
         // Helpers several test targets share (a real daemon child process, a seeded PRNG).
         .target(name: "UserListTestSupport", path: "Tests/UserListTestSupport"),
-        .testTarget(name: "UserListDomainTests", dependencies: ["UserListDomain"]),
+        .testTarget(name: "UserListDomainTests", dependencies: ["UserListDomain", "UserListTestSupport"]),
         .testTarget(name: "UserListDataTests", dependencies: ["UserListData", "UserListDomain", "UserListTestSupport"]),
         .testTarget(
             name: "UserListPresentationTests",
