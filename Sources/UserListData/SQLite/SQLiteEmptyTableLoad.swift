@@ -15,29 +15,30 @@ extension SQLiteUserRepository {
 
         /// Whether `users` can be loaded this way: the table is empty and no id comes twice (a
         /// second entry for an id is an update of the first, which the row-by-row path does).
-        static func applies(to users: [KeyedUser], _ connection: SQLiteConnection) throws(SQLiteError) -> Bool {
-            guard try connection.integer("SELECT EXISTS (SELECT 1 FROM users)", Importer.operation) == 0 else { return false }
-            var ids = Set<UUID>(minimumCapacity: users.count)
-            for user in users where !ids.insert(user.user.id).inserted { return false }
-            return true
+        static func applies(to users: ImportRows, _ connection: SQLiteConnection) throws(SQLiteError) -> Bool {
+            try connection.integer("SELECT EXISTS (SELECT 1 FROM users)", Importer.operation) == 0 && users.hasDistinctIDs()
         }
 
         /// Inserts every user and logs each as `added`, in the order given.
-        static func insert(_ users: [KeyedUser], _ connection: SQLiteConnection) throws(SQLiteError) {
+        static func insert(_ users: ImportRows, _ connection: SQLiteConnection) throws(SQLiteError) {
             let columns = "INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key) VALUES "
             let row = "(?,?,?,?,?,?,?)"
             let many = try connection.statement(columns + Array(repeating: row, count: rowsPerStatement).joined(separator: ","))
-            let one = try connection.statement(columns + row)
-            var start = 0
-            while start < users.count {
-                let count = users.count - start >= rowsPerStatement ? rowsPerStatement : 1
-                let statement = count == rowsPerStatement ? many : one
-                for offset in 0..<count {
-                    let keyed = users[start + offset]
-                    bindRow(statement, keyed.user, keys: keyed.keys, from: Int32(7 * offset + 1))
+            var batch: [KeyedUser] = []
+            batch.reserveCapacity(rowsPerStatement)
+            try users.forEach { user throws(SQLiteError) in
+                batch.append(user)
+                guard batch.count == rowsPerStatement else { return }
+                for (offset, keyed) in batch.enumerated() {
+                    bindRow(many, keyed.user, keys: keyed.keys, from: Int32(7 * offset + 1))
                 }
-                try statement.run(Importer.operation)
-                start += count
+                try many.run(Importer.operation)
+                batch.removeAll(keepingCapacity: true)
+            }
+            let one = try connection.statement(columns + row)
+            for keyed in batch {
+                bindRow(one, keyed.user, keys: keyed.keys)
+                try one.run(Importer.operation)
             }
             let log = try connection.statement("INSERT INTO changes (kind, user_id, at) SELECT 'added', id, ?1 FROM users ORDER BY rowid")
             log.bind(1, Int(Date().timeIntervalSince1970))

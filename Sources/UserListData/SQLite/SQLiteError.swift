@@ -16,6 +16,9 @@ struct SQLiteError: Error, CustomStringConvertible {
     /// Set when a write was refused because another user has the email address: the error then
     /// reaches the caller as `UserError.duplicateEmail`, not as a store failure.
     var duplicateEmail: (email: String, other: User)? = nil
+    /// Set when an entry of an import failed the Domain's rules while the import was being
+    /// written: the import is rolled back and the caller gets that error as it is.
+    var refusal: UserError? = nil
 
     var primaryCode: Int32 { code & 0xff }
 
@@ -44,6 +47,7 @@ struct SQLiteError: Error, CustomStringConvertible {
     }
 
     var userError: UserError {
+        if let refusal { return refusal }
         if let duplicateEmail { return .duplicateEmail(email: duplicateEmail.email, other: duplicateEmail.other) }
         return .unavailable(reason: description)
     }
@@ -53,6 +57,13 @@ struct SQLiteError: Error, CustomStringConvertible {
         var error = SQLiteError(code: SQLITE_CONSTRAINT, detail: "UNIQUE constraint failed: users.email_key", path: path, operation: operation)
         error.duplicateEmail = (email, other)
         return error
+    }
+
+    /// An import entry that `error` refuses: the write is rolled back and the caller told why.
+    static func refused(_ error: UserError) -> SQLiteError {
+        var wrapped = SQLiteError(code: SQLITE_ABORT, detail: "\(error)", path: "", operation: "importing users")
+        wrapped.refusal = error
+        return wrapped
     }
 
     /// An error of our own making (not from SQLite), e.g. a missing directory.

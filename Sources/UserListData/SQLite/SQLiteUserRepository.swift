@@ -419,11 +419,11 @@ public final class SQLiteUserRepository: UserRepository {
     ///
     /// Either every user is written or, on any failure, none is.
     public func importUsers(_ users: [User]) async throws(UserError) -> Int {
-        try await importKeyed(KeyedUser.folding(users))
+        try await importKeyed(ImportRows(KeyedUser.folding(users)))
     }
 
-    /// `importUsers` of users whose keys are folded already.
-    func importKeyed(_ users: [KeyedUser]) async throws(UserError) -> Int {
+    /// `importUsers` of users whose keys are folded already, or being folded.
+    func importKeyed(_ users: ImportRows) async throws(UserError) -> Int {
         await bulkGate.enter()
         let result: Result<Int, UserError>
         do throws(UserError) {
@@ -436,7 +436,7 @@ public final class SQLiteUserRepository: UserRepository {
         return try result.get()
     }
 
-    private func importNow(_ users: [KeyedUser]) async throws(UserError) -> Int {
+    private func importNow(_ users: ImportRows) async throws(UserError) -> Int {
         let outcome = try await write { connection throws(SQLiteError) -> ImportOutcome in
             let outcome = try Self.upsert(users, connection)
             let now = Int(Date().timeIntervalSince1970)
@@ -473,7 +473,7 @@ public final class SQLiteUserRepository: UserRepository {
     /// 60 µs a row at 100,000 users). Without triggers the rows' index data collects in memory
     /// and is written once at commit. No other connection sees the triggers missing: the DDL
     /// commits (or rolls back) with the rows.
-    static func upsert(_ users: [KeyedUser], _ connection: SQLiteConnection) throws(SQLiteError) -> ImportOutcome {
+    static func upsert(_ users: ImportRows, _ connection: SQLiteConnection) throws(SQLiteError) -> ImportOutcome {
         let operation = "importing users"
         // A big import wants the indexes it updates at random in memory; back to normal after.
         if users.count > 10_000 { try connection.execute("PRAGMA cache_size = -\(importCacheKiB)", operation) }
@@ -496,7 +496,7 @@ public final class SQLiteUserRepository: UserRepository {
                 try EmptyTableLoad.insert(users, connection)
             } else {
                 var importer = try Importer(connection, keepChanges: keepChanges)
-                for user in users { try importer.write(user) }
+                try users.forEach { user throws(SQLiteError) in try importer.write(user) }
                 (inserted, updated, changes) = (importer.inserted, importer.updated, importer.changes)
             }
             if rebuild {

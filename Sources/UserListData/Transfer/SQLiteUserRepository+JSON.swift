@@ -10,11 +10,11 @@ extension SQLiteUserRepository {
     /// import with a `.validation` error naming the entry. Returns the rows inserted or changed.
     public func importJSON(_ data: Data) async throws(UserError) -> Int {
         let dtos = try Self.decodedImport(data)
-        // Validated and keyed in one pass on all cores, before the import takes the writer.
-        let users = try ParallelMap.map(dtos) { (index, dto) throws(UserError) in
-            KeyedUser(try Self.validated(dto, entry: index + 1))
-        }
-        return try await importKeyed(users)
+        var ids = Set<UUID>(minimumCapacity: dtos.count)
+        let distinct = dtos.allSatisfy { ids.insert($0.id).inserted }
+        // Validated and keyed on all cores while the writer inserts the first ones.
+        let users = OrderedChunks(dtos) { (index, dto) throws(UserError) in KeyedUser(try Self.validated(dto, entry: index + 1)) }
+        return try await importKeyed(ImportRows(coming: users, distinctIDs: distinct))
     }
 
     /// A JSON import file as validated users (both stores import through this): the REST shape

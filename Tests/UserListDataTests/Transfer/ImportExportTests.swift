@@ -72,6 +72,29 @@ import UserListDomain
         #expect(reason.contains("not a JSON array of users"))
     }
 
+    /// A big file is validated while the writer already inserts its first users: an invalid
+    /// entry far into it still rolls everything back, and the first one in the file is named.
+    @Test func anInvalidEntryLateInABigFileAbortsTheImportNamingTheFirst() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteUserRepository(path: directory.file("late.sqlite"))
+        var dtos = SampleUsers.generate(count: 60_000, seed: 33).map(UserDTO.init)
+        dtos[58_000].fullName = "   "
+        dtos[55_000].email = "still-not-an-email"
+        do {
+            _ = try await store.importJSON(try JSONEncoder().encode(dtos))
+            Issue.record("an invalid import was accepted")
+        } catch {
+            guard case .validation(.email, let message)? = error as? UserError else { Issue.record("\(error)"); return }
+            #expect(message.contains("Entry 55001"), "\(message)")
+        }
+        #expect(try await store.fetchPage(PageRequest()).totalCount == 0)
+        dtos[58_000].fullName = "Valid Again"
+        dtos[55_000].email = "valid.again@example.org"
+        #expect(try await store.importJSON(try JSONEncoder().encode(dtos)) == 60_000)
+        let found = try await store.fetchPage(PageRequest(limit: 5, search: "valid.again@"))
+        #expect(found.users.map(\.id) == [dtos[55_000].id])
+    }
+
     /// Imports bigger than the store (and at least 50,000 users) drop and rebuild the page and
     /// search indexes inside the transaction: they must come back, and the counts be right.
     @Test func aBigImportRebuildsTheIndexes() async throws {
