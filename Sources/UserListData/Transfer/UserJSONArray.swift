@@ -1,4 +1,5 @@
 import Foundation
+import UserListDomain
 
 /// Reads a JSON array of users in the REST shape (`UserDTO`) straight from its bytes.
 ///
@@ -8,8 +9,9 @@ import Foundation
 /// unknown keys skipped whatever their value, `avatar_url` null or absent, every JSON escape;
 /// and refuses what it refuses (invalid UTF-8, a control byte in a string, a lone surrogate, a
 /// missing key, a malformed id), saying which entry and where. Like it, it allows one trailing
-/// comma before a closing bracket. One difference: `version` must be written as an integer
-/// (`3`, not `3.0`).
+/// comma before a closing bracket. Two differences: `version` must be written as an integer
+/// (`3`, not `3.0`), and `id` as a UUID's canonical text (Foundation's parser also lets some
+/// malformed ones through, such as a space among the digits).
 struct UserJSONArray {
     struct Failure: Error, CustomStringConvertible {
         /// 1-based entry of the array, 0 when the array itself is wrong.
@@ -74,19 +76,19 @@ struct UserJSONArray {
         } else {
             while true {
                 skipWhitespace()
-                let key = try string()
+                let key = try field()
                 try expect(UInt8(ascii: ":"), "expected ':' after a key")
                 skipWhitespace()
                 switch key {
-                case "id":
+                case .id:
                     let valueStart = position
-                    guard let parsed = UUID(uuidString: try string()) else { throw failure("\"id\" is not a UUID", at: valueStart) }
+                    guard let parsed = try uuid() else { throw failure("\"id\" is not a UUID", at: valueStart) }
                     id = parsed
-                case "full_name": name = try string()
-                case "email": email = try string()
-                case "avatar_url": avatar = try literalNull() ? nil : try string()
-                case "version": version = try integer()
-                default: try skipValue(depth: 0)
+                case .fullName: name = try string()
+                case .email: email = try string()
+                case .avatarURL: avatar = try literalNull() ? nil : try string()
+                case .version: version = try integer()
+                case .other: try skipValue(depth: 0)
                 }
                 skipWhitespace()
                 guard let next = peek() else { throw failure("the entry is not closed: the file ends early") }
@@ -102,23 +104,66 @@ struct UserJSONArray {
         return UserDTO(id: id, fullName: name, email: email, avatarURL: avatar, version: version)
     }
 
-    // MARK: values
+    // MARK: keys and ids, read without making a string
 
-    /// A string, escapes decoded; the common case (no escape) is one validated copy.
-    private mutating func string() throws(Failure) -> String {
+    private enum Field { case id, fullName, email, avatarURL, version, other }
+
+    private static let fields: [(name: StaticString, field: Field)] = [
+        ("id", .id), ("full_name", .fullName), ("email", .email), ("avatar_url", .avatarURL), ("version", .version),
+    ]
+
+    /// The key at `position`, matched byte for byte when it has no escape.
+    private mutating func field() throws(Failure) -> Field {
+        let key = try rawString()
+        return withBytes(of: key) { key in
+            Self.fields.first { field in
+                key.elementsEqual(UnsafeRawBufferPointer(start: field.name.utf8Start, count: field.name.utf8CodeUnitCount))
+            }?.field
+        } ?? .other
+    }
+
+    /// The UUID in the string at `position`, or nil when it is not one.
+    private mutating func uuid() throws(Failure) -> UUID? {
+        withBytes(of: try rawString()) { UUIDText.parse($0) }
+    }
+
+    /// A string as the bytes where they lie when it has no escape, else decoded.
+    private enum RawString {
+        case bytes(Range<Int>)
+        case decoded(String)
+    }
+
+    private func withBytes<T>(of text: RawString, _ body: (UnsafeRawBufferPointer) -> T) -> T {
+        switch text {
+        case .bytes(let range): body(UnsafeRawBufferPointer(rebasing: bytes[range]))
+        case .decoded(let text): Array(text.utf8).withUnsafeBytes(body)
+        }
+    }
+
+    private mutating func rawString() throws(Failure) -> RawString {
         try expect(UInt8(ascii: "\""), "expected a string")
         let start = position
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
                 defer { position += 1 }
-                return try text(start..<position)
+                return .bytes(start..<position)
             }
-            if byte == UInt8(ascii: "\\") { return try escapedString(from: start) }
+            if byte == UInt8(ascii: "\\") { return .decoded(try escapedString(from: start)) }
             if byte < 0x20 { throw failure("a control byte inside a string must be escaped") }
             position += 1
         }
         throw failure("a string is not closed: the file ends early", at: start - 1)
+    }
+
+    // MARK: values
+
+    /// A string, escapes decoded; the common case (no escape) is one validated copy.
+    private mutating func string() throws(Failure) -> String {
+        switch try rawString() {
+        case .bytes(let range): try text(range)
+        case .decoded(let text): text
+        }
     }
 
     private mutating func escapedString(from start: Int) throws(Failure) -> String {

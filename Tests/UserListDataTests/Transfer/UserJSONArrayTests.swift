@@ -28,7 +28,7 @@ import UserListDomain
              [ {"version" : -3 , "email":"a\\/b@x.org","full_name":"Q\\"uo\\\\te \\b\\f\\n\\r\\t \\u00e9\\u0301 \\ud83d\\udc19 山",
                "id":"\(id1.uuidString.lowercased())","avatar_url":null,
                "extra": {"nested": [1, -2.5e3, true, false, null, "s\\u0022", {"k": []}]}, "more": [] } ,
-             {"id":"\(id2.uuidString)","full_name":"","email":"","version":0},
+             {"\\u0069d":"\(id2.uuidString)","full_name":"","email":"","version":0},
              {"id":"\(id3.uuidString)","full_name":"Émile","email":"e@x.org","avatar_url":"https://a.example/x.png","version":9007199254740993}
             ]\n
             """
