@@ -38,7 +38,10 @@ import CSQLite
 ///   36 ms to 3 ms. Rebuilding the index takes about 1.5 s per million users, once.
 /// - v7: the search index's backlog (`store_state.search_indexed_through`): a bulk load leaves
 ///   the index to catch up afterwards, and the triggers leave users past the mark to it (see
-///   `SQLiteSearchIndex`). No data changes.
+///   `SQLiteSearchIndex`). And a change-log kind, `reloaded`: a bulk load into an empty store
+///   logs that one row instead of an `added` row per user, and feeds tell their readers to
+///   read everything again (`UserChange.resync`). The `changes` table is copied into one that
+///   allows the kind (SQLite cannot alter a CHECK), keeping every row and the `seq` counter.
 enum SQLiteSchema {
     static let currentVersion = 7
 
@@ -141,8 +144,29 @@ enum SQLiteSchema {
     static let v6NameIndex = "CREATE INDEX users_by_name_key ON users (name_key, id, email_key)"
     static let v6 = "DROP INDEX IF EXISTS users_by_name_key; " + v6NameIndex
 
+    static let v7ChangeLog = """
+        DROP TRIGGER IF EXISTS users_added;
+        DROP TRIGGER IF EXISTS users_saved;
+        DROP TRIGGER IF EXISTS users_removed;
+        CREATE TABLE changes_v7 (
+            seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind       TEXT NOT NULL CHECK (kind IN ('added', 'saved', 'removed', 'reloaded')),
+            user_id    TEXT NOT NULL,
+            name       TEXT,
+            email      TEXT,
+            avatar_url TEXT,
+            version    INTEGER,
+            at         INTEGER NOT NULL
+        );
+        INSERT INTO changes_v7 SELECT seq, kind, user_id, name, email, avatar_url, version, at FROM changes;
+        DELETE FROM sqlite_sequence WHERE name = 'changes_v7';
+        INSERT INTO sqlite_sequence (name, seq) SELECT 'changes_v7', seq FROM sqlite_sequence WHERE name = 'changes';
+        DROP TABLE changes;
+        ALTER TABLE changes_v7 RENAME TO changes;
+        """ + changeLogTriggers
+
     static let steps: [(version: Int, sql: String)] = [
-        (1, v1), (2, v2), (3, v3), (4, v4), (5, v5), (6, v6), (7, SQLiteSearchIndex.v7),
+        (1, v1), (2, v2), (3, v3), (4, v4), (5, v5), (6, v6), (7, v7ChangeLog + SQLiteSearchIndex.v7),
     ]
 
     /// Users whose email another user had before v4 made emails unique: they keep a suffixed key

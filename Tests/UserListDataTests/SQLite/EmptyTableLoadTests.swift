@@ -5,8 +5,9 @@ import Testing
 import UserListDomain
 
 /// A big import into an empty store is written many rows to a statement: it must leave exactly
-/// what the row-by-row import leaves (rows, keys, search, the change log), and a file that names
-/// an id twice still gets the row-by-row meaning (the later entry updates the earlier one).
+/// the rows, keys and search the row-by-row import leaves, log one `reloaded` row that feeds
+/// (in this process and in others) pass on as one `.resync`, and a file that names an id twice
+/// still gets the row-by-row meaning (the later entry updates the earlier one).
 @Suite struct EmptyTableLoadTests {
     static func loggedChanges(_ path: String) throws -> [String] {
         var db: OpaquePointer?
@@ -40,9 +41,25 @@ import UserListDomain
         let someone = users[users.count - 2]
         let term = String(TextKey.fold(someone.email).dropFirst(3).prefix(9))
         #expect(try await empty.fetchPage(PageRequest(limit: 50, search: term)).users.map(\.id).contains(someone.id))
+        #expect(try Self.loggedChanges(directory.file("empty.sqlite")) == ["reloaded "])
         let expectedLog = users.map { "added " + $0.id.uuidString }
-        #expect(try Self.loggedChanges(directory.file("empty.sqlite")) == expectedLog)
         #expect(try Self.loggedChanges(directory.file("other.sqlite")).dropFirst().prefix(users.count) == expectedLog[...])
+    }
+
+    @Test func feedsHereAndInAnotherProcessPassTheLoadOnAsOneResync() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("feeds.sqlite")
+        let store = try SQLiteUserRepository(path: path)
+        let hereFeed = try SQLiteChangeFeed(observing: store, safetyInterval: .seconds(600))
+        let here = ChangeCollector(hereFeed.subscribe())
+        // Another process's feed: its own store on the file, reading the log when the file changes.
+        let elsewhereFeed = try SQLiteChangeFeed(observing: try SQLiteUserRepository(path: path))
+        let elsewhere = ChangeCollector(elsewhereFeed.subscribe())
+        _ = try await store.importUsers(SampleUsers.generate(count: SQLiteUserRepository.rebuildIndexesFrom, seed: 23))
+        let ada = try await store.add(NewUser(name: "Ada", email: "ada@example.com"))
+        #expect(await here.wait(for: 2) == [.resync, .added(ada)])
+        #expect(await elsewhere.wait(for: 2) == [.resync, .added(ada)])
+        withExtendedLifetime((hereFeed, elsewhereFeed)) {}
     }
 
     @Test func anIdNamedTwiceIsAnUpdateOfTheFirstEntry() async throws {

@@ -94,6 +94,39 @@ func outcome<T>(_ body: () async throws(UserError) -> T) async -> Result<T, User
         sqlite3_finalize(statement)
     }
 
+    /// Version 7 copies the change log into a table that allows `reloaded`: every row stays,
+    /// and `seq` goes on from where the old counter was, even past rows already pruned.
+    @Test func aVersion6FileKeepsItsChangeLogAndCounterAcrossVersion7() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("v6.sqlite")
+        var db: OpaquePointer?
+        #expect(sqlite3_open(path, &db) == SQLITE_OK)
+        UserKey.register(on: db!)
+        let ids = (0..<3).map { _ in UUID() }
+        let sql = SQLiteSchema.steps.filter { $0.version <= 6 }.map(\.sql).joined(separator: ";\n") + """
+            ;
+            INSERT INTO users (id, name, email, name_key, email_key) VALUES
+                ('\(ids[0].uuidString)', 'Ada', 'ada@example.com', 'ada', 'ada@example.com'),
+                ('\(ids[1].uuidString)', 'Grace', 'grace@example.com', 'grace', 'grace@example.com'),
+                ('\(ids[2].uuidString)', 'Alan', 'alan@example.com', 'alan', 'alan@example.com');
+            DELETE FROM changes WHERE seq = 3;
+            PRAGMA user_version = 6;
+            """
+        #expect(sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK, "\(String(cString: sqlite3_errmsg(db)))")
+        sqlite3_close(db)
+
+        let store = try SQLiteUserRepository(path: path)
+        let barbara = try await store.add(NewUser(name: "Barbara", email: "barbara@example.com"))
+        let connection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: 5_000)
+        let log = try connection.statement("SELECT seq, kind, user_id FROM changes ORDER BY seq")
+        var rows: [String] = []
+        while try log.step("reading") { rows.append("\(log.int(0)) \(log.text(1)) \(log.text(2))") }
+        log.reset()
+        #expect(rows == ["1 added \(ids[0].uuidString)", "2 added \(ids[1].uuidString)", "4 added \(barbara.id.uuidString)"])
+        #expect(try connection.integer("PRAGMA user_version", "reading") == 7)
+        #expect(try await store.fetchPage(PageRequest(search: "race@exa")).users.map(\.id) == [ids[1]])
+    }
+
     @Test func aFileFromANewerReleaseIsRefused() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("future.sqlite")
