@@ -74,10 +74,12 @@ enum SQLiteSchema {
         ("users_by_email_key", "CREATE UNIQUE INDEX users_by_email_key ON users (email_key)"),
     ]
 
-    static let v3 = """
-        CREATE TABLE changes (
+    /// The change log's table (v3, and v7 with one kind more).
+    static func changesTable(_ name: String, kinds: [String]) -> String {
+        """
+        CREATE TABLE \(name) (
             seq        INTEGER PRIMARY KEY AUTOINCREMENT,
-            kind       TEXT NOT NULL CHECK (kind IN ('added', 'saved', 'removed')),
+            kind       TEXT NOT NULL CHECK (kind IN (\(kinds.map { "'\($0)'" }.joined(separator: ", ")))),
             user_id    TEXT NOT NULL,
             name       TEXT,
             email      TEXT,
@@ -85,6 +87,10 @@ enum SQLiteSchema {
             version    INTEGER,
             at         INTEGER NOT NULL
         );
+        """
+    }
+
+    static let v3 = changesTable("changes", kinds: ["added", "saved", "removed"]) + """
         CREATE TABLE store_state (
             only        INTEGER PRIMARY KEY CHECK (only = 1),
             user_count  INTEGER NOT NULL,
@@ -148,16 +154,7 @@ enum SQLiteSchema {
         DROP TRIGGER IF EXISTS users_added;
         DROP TRIGGER IF EXISTS users_saved;
         DROP TRIGGER IF EXISTS users_removed;
-        CREATE TABLE changes_v7 (
-            seq        INTEGER PRIMARY KEY AUTOINCREMENT,
-            kind       TEXT NOT NULL CHECK (kind IN ('added', 'saved', 'removed', 'reloaded')),
-            user_id    TEXT NOT NULL,
-            name       TEXT,
-            email      TEXT,
-            avatar_url TEXT,
-            version    INTEGER,
-            at         INTEGER NOT NULL
-        );
+        """ + changesTable("changes_v7", kinds: ["added", "saved", "removed", "reloaded"]) + """
         INSERT INTO changes_v7 SELECT seq, kind, user_id, name, email, avatar_url, version, at FROM changes;
         DELETE FROM sqlite_sequence WHERE name = 'changes_v7';
         INSERT INTO sqlite_sequence (name, seq) SELECT 'changes_v7', seq FROM sqlite_sequence WHERE name = 'changes';

@@ -24,13 +24,7 @@ final class OrderedChunks<Element: Sendable, Mapped: Sendable, Failure: Error>: 
         ready = (0..<chunks).map { _ in DispatchSemaphore(value: 0) }
         DispatchQueue.global(qos: .userInitiated).async { [self] in
             DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-                let range = (chunk * chunkSize)..<min(elements.count, (chunk + 1) * chunkSize)
-                let result = Result { () throws(Failure) -> [Mapped] in
-                    var mapped: [Mapped] = []
-                    mapped.reserveCapacity(range.count)
-                    for index in range { mapped.append(try transform(index, elements[index])) }
-                    return mapped
-                }
+                let result = ParallelMap.mapChunk(elements, (chunk * chunkSize)..<min(elements.count, (chunk + 1) * chunkSize), transform)
                 slots.withLock { $0[chunk] = result }
                 ready[chunk].signal()
             }

@@ -15,13 +15,7 @@ enum ParallelMap {
         let chunkSize = (elements.count + chunkCount - 1) / chunkCount
         let results = Mutex<[Int: Result<[Mapped], Failure>]>([:])
         DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
-            let range = (chunk * chunkSize)..<min(elements.count, (chunk + 1) * chunkSize)
-            let result = Result { () throws(Failure) -> [Mapped] in
-                var mapped: [Mapped] = []
-                mapped.reserveCapacity(range.count)
-                for index in range { mapped.append(try transform(index, elements[index])) }
-                return mapped
-            }
+            let result = mapChunk(elements, (chunk * chunkSize)..<min(elements.count, (chunk + 1) * chunkSize), transform)
             results.withLock { $0[chunk] = result }
         }
         var all: [Mapped] = []
@@ -31,5 +25,17 @@ enum ParallelMap {
             all += try result.get()
         }
         return all
+    }
+
+    /// `transform` of the elements in `range`, or the first error among them.
+    static func mapChunk<Element, Mapped, Failure: Error>(
+        _ elements: [Element], _ range: Range<Int>, _ transform: (Int, Element) throws(Failure) -> Mapped
+    ) -> Result<[Mapped], Failure> {
+        Result { () throws(Failure) -> [Mapped] in
+            var mapped: [Mapped] = []
+            mapped.reserveCapacity(range.count)
+            for index in range { mapped.append(try transform(index, elements[index])) }
+            return mapped
+        }
     }
 }
