@@ -199,7 +199,11 @@ public enum ConfigParser {
         """
         for option in options {
             let flag = "  --\(option.key) \(option.value)"
-            text += flag.padding(toLength: 34, withPad: " ", startingAt: 0) + option.help + "\n"
+            // A flag too long for the column keeps its whole name and puts the help below it.
+            let column = 34
+            text += flag.count < column
+                ? flag.padding(toLength: column, withPad: " ", startingAt: 0) + option.help + "\n"
+                : flag + "\n" + String(repeating: " ", count: column) + option.help + "\n"
         }
         text += """
           --config FILE                   read settings from FILE
