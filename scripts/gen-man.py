@@ -33,10 +33,21 @@ OPTION = re.compile(r"^\s{2}(-\S.*?)\s{2,}(\S.*)$")
 HEADING = re.compile(r"^([A-Za-z][A-Za-z ()'\-]*):\s*$")
 
 
+def joined_options(lines):
+    """An option too long for the help column has its help on the next line: one line again."""
+    out = []
+    for line in lines:
+        if out and re.match(r"^\s{2}-\S", out[-1]) and not OPTION.match(out[-1]) and re.match(r"^\s{20,}\S", line):
+            out[-1] = out[-1] + "  " + line.strip()
+        else:
+            out.append(line)
+    return out
+
+
 def body(text, skip=()):
     out = []
     preformatted = False
-    for line in text.rstrip("\n").split("\n"):
+    for line in joined_options(text.rstrip("\n").split("\n")):
         if any(line.startswith(s) for s in skip):
             continue
         heading = HEADING.match(line)
