@@ -48,7 +48,7 @@ let package = Package(
         // MARK: composition roots
         .executableTarget(
             name: "userlistd",
-            dependencies: ["UserListDomain", "UserListData", "UserListPresentation", "UserListServer", "CDaemonSignals"]),
+            dependencies: ["UserListDomain", "UserListData", "UserListPresentation", "UserListServer", "CDaemonSignals", "CLinuxIO"]),
         .executableTarget(name: "userctl", dependencies: ["UserListClient", "UserListWire"]),
         .executableTarget(name: "userlistd-bench-store", dependencies: ["UserListData", "UserListDomain"]),
         // UserListTestSupport: the store section starts a scratch PostgreSQL as the tests do.

@@ -1,6 +1,7 @@
 // userlistd's composition root: the one place that sees every layer. It reads the
 // configuration, opens the store, and hands the Domain protocols to the daemon.
 import CDaemonSignals
+import CLinuxIO
 import Foundation
 import Glibc
 import UserListData
@@ -120,9 +121,10 @@ func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -
     }
     let database = try SQLiteUserRepository(path: config.databasePath)
     if config.sampleData > 0, try await database.fetchPage(PageRequest(limit: 1)).users.isEmpty {
-        let users = SampleUsers.generate(count: config.sampleData)
-        let imported = try await database.importUsers(users)
+        let imported = try await database.importUsers(SampleUsers.generate(count: config.sampleData))
         logger.info("Filled the empty store with \(imported) sample users")
+        // The generated users are gone; give their memory back rather than keep it for good.
+        _ = ulio_release_free_memory()
     }
     // Observing the repository: our own commits reach every session at once, not at the next poll.
     let feed = try SQLiteChangeFeed(observing: database)

@@ -2,6 +2,7 @@
 #define USERLISTD_CLINUXIO_H
 // Linux calls that Glibc's Swift module does not export (epoll, eventfd, SO_PEERCRED), with small
 // inline wrappers where a C union or macro does not import well into Swift.
+#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -17,6 +18,10 @@ static inline int ulio_epoll_ctl_token(int epfd, int op, int fd, uint32_t events
     ev.data.u64 = token;
     return epoll_ctl(epfd, op, fd, &ev);
 }
+
+/// Gives the C heap's free memory back to the system (`malloc_trim`): after a one-off burst
+/// (a million sample users generated and imported at start), glibc would otherwise keep it.
+static inline int ulio_release_free_memory(void) { return malloc_trim(0); }
 
 /// Waits and writes up to `max` (token, events) pairs into the arrays.
 static inline int ulio_epoll_wait_tokens(int epfd, uint64_t *tokens, uint32_t *events, int max, int timeout) {
