@@ -19,9 +19,10 @@ import UserListDomain
 ///   2,000): about 7,000 rows either way for a page of 50 at 1M users. The count is exact when the store holds at most `broadCountLimit` users (a scan of
 ///   that many keys is cheap); above, it is not computed (`totalCount` nil, "unknown").
 ///
-/// While the index has a backlog (after a bulk load, see `SQLiteSearchIndex`), the narrow plan
-/// also checks every user past the index's mark: the same answers, found by reading those rows,
-/// for as long as the catch-up takes.
+/// While the index has a backlog (after a bulk load, see `SQLiteSearchIndex`), the users past the
+/// index's mark count as candidates too: the narrow plan reads them all, and a backlog bigger
+/// than the cap makes every search broad. The same answers either way, for as long as the
+/// catch-up takes; only the counts of broad searches in a big store are left out (nil).
 struct SQLiteSearch {
     /// The folded term.
     let key: String
@@ -72,13 +73,19 @@ struct SQLiteSearch {
         return statement.int(0)
     }
 
-    /// Whether the narrow plan applies to a page of `limit`.
+    /// Whether the narrow plan applies to a page of `limit`: its candidates (the index's, and
+    /// every user past the index's mark while it has a backlog) are few enough to read.
     func isNarrow(_ connection: SQLiteConnection, limit: Int) throws(SQLiteError) -> Bool {
         guard trigramQuery != nil else { return false }
         let stored = try connection.integer("SELECT user_count FROM store_state WHERE only = 1", "counting users")
         let cap = Self.candidateCap(limit: limit, stored: stored)
+        var backlog = 0
+        if let indexedThrough {
+            backlog = try connection.integer("SELECT ifnull(max(rowid), 0) FROM users", "searching users") - indexedThrough
+            guard backlog <= cap else { return false }
+        }
         guard let count = try candidateCount(connection, cap: cap) else { return false }
-        return count <= cap
+        return count + backlog <= cap
     }
 
     static let match = "(instr(name_key, ?1) > 0 OR instr(email_key, ?1) > 0)"

@@ -25,14 +25,17 @@ import UserListDomain
         return statement.int(0)
     }
 
-    /// Every term's results and counts, page by page, against the Domain's rule over `users`.
+    /// Every term's results and counts, page by page, against the Domain's rule over `users`. A
+    /// search made broad by a big backlog may leave its count out (nil), never get it wrong.
     static func expectSearchesMatch(_ store: SQLiteUserRepository, _ users: [User], terms: [String],
+                                    countsMayBeLeftOut: Bool = false,
                                     sourceLocation: SourceLocation = #_sourceLocation) async throws {
         for term in terms {
             let expected = SubstringSearchTests.ordered(users.filter { TextKey.matches(term, name: $0.name, email: $0.email) })
             let (found, totals) = try await SubstringSearchTests.all(store, term, limit: 50)
             #expect(found.map(\.id) == expected.map(\.id), "\(term)", sourceLocation: sourceLocation)
-            #expect(totals.allSatisfy { $0 == expected.count }, "\(term): \(totals.prefix(2)) vs \(expected.count)",
+            #expect(totals.allSatisfy { $0 == expected.count || (countsMayBeLeftOut && $0 == nil) },
+                    "\(term): \(totals.prefix(2)) vs \(expected.count)",
                     sourceLocation: sourceLocation)
         }
     }
@@ -56,29 +59,32 @@ import UserListDomain
         var users = SampleUsers.generate(count: SQLiteUserRepository.rebuildIndexesFrom + 100, seed: 41)
         _ = try await store.importUsers(users)
         #expect(try Self.mark(path) == 0, "the bulk load left the index to the catch-up")
-        try await Self.expectSearchesMatch(store, users, terms: Self.terms(users))
+        // The whole store is the backlog: every search is broad.
+        try await Self.expectSearchesMatch(store, users, terms: Self.terms(users), countsMayBeLeftOut: true)
 
-        // One slice indexed: users 1...4,000 are the index's, the rest the backlog's.
-        _ = try store.writer!.performAndWait { connection throws(SQLiteError) in
-            try SQLiteSearchIndex.catchUp(connection, rows: SQLiteUserRepository.catchUpSliceRows)
-        }
-        #expect(try Self.mark(path) == SQLiteUserRepository.catchUpSliceRows)
-        // Writes on both sides of the mark, and a new user past it.
-        for index in [3, 11, 20_000, users.count - 7] {
+        // Indexed up to 1,000 users from the end: searches read the index and those 1,000.
+        let mark = users.count - 1_000
+        _ = try store.writer!.performAndWait { connection throws(SQLiteError) in try SQLiteSearchIndex.catchUp(connection, rows: mark) }
+        #expect(try Self.mark(path) == mark)
+        // Writes on both sides of the mark (users are rowid index + 1), and a new user past it.
+        let pastTheMark = users.count - 7
+        for index in [3, 11, 20_000, pastTheMark] {
             users[index].name = "Renamed Quokkaberg \(index)"
             users[index] = try await store.update(users[index])
         }
+        try await store.remove(id: users[users.count - 100].id)
         try await store.remove(id: users[5].id)
-        try await store.remove(id: users[30_000].id)
-        users.remove(at: 30_000)
+        users.remove(at: users.count - 100)
         users.remove(at: 5)
         users.append(try await store.add(NewUser(name: "Late Quokkaberg", email: "late@quokka.example")))
         let terms = Self.terms(users) + ["quokkaberg", "okkaber", "late@quo"]
-        try await Self.expectSearchesMatch(store, users, terms: terms)
+        // Rare terms (an email's middle, "late@quo") read the index and the 1,000; a surname's
+        // candidates and the 1,000 together are past the cap, so it walks the list instead.
+        try await Self.expectSearchesMatch(store, users, terms: terms, countsMayBeLeftOut: true)
         // The index itself: the triggers kept the user before the mark, and left the two past it
         // (a rename, a new user) to the catch-up.
         #expect(try Self.indexed(path, "berg 3") == 1)
-        #expect(try Self.indexed(path, "berg 20000") == 0)
+        #expect(try Self.indexed(path, "berg \(pastTheMark)") == 0)
         #expect(try Self.indexed(path, "late@quo") == 0)
 
         // Another process opens the store and finishes the catch-up.
@@ -87,7 +93,7 @@ import UserListDomain
         #expect(try Self.mark(path) == nil)
         try await Self.expectSearchesMatch(next, users, terms: terms)
         try await Self.expectSearchesMatch(store, users, terms: terms)
-        for term in ["berg 3", "berg 20000", "late@quo"] { #expect(try Self.indexed(path, term) == 1, "\(term)") }
+        for term in ["berg 3", "berg \(pastTheMark)", "late@quo"] { #expect(try Self.indexed(path, term) == 1, "\(term)") }
 
         // The index holds every user once, and FTS5 finds it sound.
         let connection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: 5_000)
@@ -101,7 +107,7 @@ import UserListDomain
         let store = try SQLiteUserRepository(path: path)
         let users = SampleUsers.generate(count: SQLiteUserRepository.rebuildIndexesFrom + 100, seed: 42)
         _ = try await store.importUsers(users)
-        try await Self.expectSearchesMatch(store, users, terms: Self.terms(users))
+        try await Self.expectSearchesMatch(store, users, terms: Self.terms(users), countsMayBeLeftOut: true)
         await store.searchIndexCaughtUp()
         #expect(try Self.mark(path) == nil)
         try await Self.expectSearchesMatch(store, users, terms: Self.terms(users))
