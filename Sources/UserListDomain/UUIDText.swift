@@ -47,7 +47,7 @@ public enum UUIDText {
                     guard text[position] == UInt8(ascii: "-") else { return false }
                     position += 1
                 }
-                guard let high = hexValue(text[position]), let low = hexValue(text[position + 1]) else { return false }
+                guard let high = hexDigit(text[position]), let low = hexDigit(text[position + 1]) else { return false }
                 out[index] = high << 4 | low
                 position += 2
             }
@@ -56,7 +56,8 @@ public enum UUIDText {
         return parsed ? UUID(uuid: bytes) : nil
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
+    /// The value of one hex digit (either case), or nil: ids and JSON's `\u` escapes.
+    public static func hexDigit(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10

@@ -67,6 +67,15 @@ case .run(let config):
 /// The embedded SQLite store, filled with sample users when asked and empty; or, with
 /// `upstream`, the REST service with the SQLite file as its cache; or, when `database` is a
 /// PostgreSQL URI or conninfo, the database several daemons share.
+/// `--sample-data N`: fills an empty store (either kind) with N generated users.
+func fillWithSampleData(_ repository: some UserRepository, _ config: DaemonConfig, logger: Logger) async throws(UserError) {
+    guard config.sampleData > 0, try await repository.fetchPage(PageRequest(limit: 1)).users.isEmpty else { return }
+    let imported = try await repository.importUsers(SampleUsers.generate(count: config.sampleData))
+    logger.info("Filled the empty store with \(imported) sample users")
+    // The generated users are gone; give their memory back rather than keep it for good.
+    _ = ulio_release_free_memory()
+}
+
 func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -> Daemon.Store {
     if PGConnectionString.isPostgres(config.databasePath) {
         // The password comes from libpq's own sources (PGPASSFILE, ~/.pgpass, PG* variables) or
@@ -86,10 +95,7 @@ func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -
         }
         logger.info("Opening the PostgreSQL store at \(connection.redacted)")
         let database = try PostgresUserRepository(connection: connection)
-        if config.sampleData > 0, try await database.fetchPage(PageRequest(limit: 1)).users.isEmpty {
-            let imported = try await database.importUsers(SampleUsers.generate(count: config.sampleData))
-            logger.info("Filled the empty store with \(imported) sample users")
-        }
+        try await fillWithSampleData(database, config, logger: logger)
         // Observing the repository: our own commits reach our sessions without the NOTIFY round trip.
         let feed = try PostgresChangeFeed(observing: database)
         let repository = SharedPageRepository(base: database)
@@ -120,12 +126,7 @@ func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
     let database = try SQLiteUserRepository(path: config.databasePath)
-    if config.sampleData > 0, try await database.fetchPage(PageRequest(limit: 1)).users.isEmpty {
-        let imported = try await database.importUsers(SampleUsers.generate(count: config.sampleData))
-        logger.info("Filled the empty store with \(imported) sample users")
-        // The generated users are gone; give their memory back rather than keep it for good.
-        _ = ulio_release_free_memory()
-    }
+    try await fillWithSampleData(database, config, logger: logger)
     // Observing the repository: our own commits reach every session at once, not at the next poll.
     let feed = try SQLiteChangeFeed(observing: database)
     let source: any UserRepository

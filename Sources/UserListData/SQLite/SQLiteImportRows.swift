@@ -48,9 +48,13 @@ extension SQLiteUserRepository {
         func hasDistinctIDs() -> Bool {
             if let distinctIDs { return distinctIDs }
             guard case .ready(let users) = source else { return false }
-            var ids = Set<UUID>(minimumCapacity: users.count)
-            for user in users where !ids.insert(user.user.id).inserted { return false }
-            return true
+            return Self.allDistinct(users.lazy.map(\.user.id))
+        }
+
+        /// Whether no id in `ids` comes twice.
+        static func allDistinct(_ ids: some Collection<UUID>) -> Bool {
+            var seen = Set<UUID>(minimumCapacity: ids.count)
+            return ids.allSatisfy { seen.insert($0).inserted }
         }
     }
 }

@@ -10,8 +10,7 @@ extension SQLiteUserRepository {
     /// import with a `.validation` error naming the entry. Returns the rows inserted or changed.
     public func importJSON(_ data: Data) async throws(UserError) -> Int {
         let dtos = try Self.decodedImport(data)
-        var ids = Set<UUID>(minimumCapacity: dtos.count)
-        let distinct = dtos.allSatisfy { ids.insert($0.id).inserted }
+        let distinct = ImportRows.allDistinct(dtos.lazy.map(\.id))
         // Validated and keyed on all cores while the writer inserts the first ones.
         let users = OrderedChunks(dtos) { (index, dto) throws(UserError) in KeyedUser(try Self.validated(dto, entry: index + 1)) }
         return try await importKeyed(ImportRows(coming: users, distinctIDs: distinct))

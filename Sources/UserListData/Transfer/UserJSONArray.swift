@@ -221,14 +221,7 @@ struct UserJSONArray {
         guard position + 4 <= bytes.count else { throw failure("a \\u escape needs four hex digits") }
         var value: UInt32 = 0
         for _ in 0..<4 {
-            let byte = bytes[position]
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: throw failure("a \\u escape needs four hex digits")
-            }
+            guard let digit = UUIDText.hexDigit(bytes[position]) else { throw failure("a \\u escape needs four hex digits") }
             value = value << 4 | UInt32(digit)
             position += 1
         }
