@@ -34,42 +34,46 @@ let package = Package(
         // userlistd only: catches the daemon's signals from before any thread starts (see its header).
         .target(name: "CDaemonSignals"),
 
+        // The one lock type (a pthread mutex ThreadSanitizer can see); no dependencies.
+        .target(name: "ThreadLocks"),
+
         // MARK: layers
         .target(name: "UserListDomain"),
-        .target(name: "UserListData", dependencies: ["UserListDomain", "CSQLite", "CLibPQ"], exclude: ["DURABILITY.md", "REST.md"]),
-        .target(name: "UserListPresentation", dependencies: ["UserListDomain"]),
+        .target(name: "UserListData", dependencies: ["UserListDomain", "ThreadLocks", "CSQLite", "CLibPQ"], exclude: ["DURABILITY.md", "REST.md"]),
+        .target(name: "UserListPresentation", dependencies: ["UserListDomain", "ThreadLocks"]),
         // libm: the wire target uses rounding functions but imports neither Foundation nor Glibc.
         .target(name: "UserListWire", linkerSettings: [.linkedLibrary("m")]),
         .target(
             name: "UserListServer",
-            dependencies: ["UserListDomain", "UserListPresentation", "UserListWire", "CSystemd", "CLinuxIO"]),
-        .target(name: "UserListClient", dependencies: ["UserListWire"]),
+            dependencies: ["UserListDomain", "UserListPresentation", "UserListWire", "ThreadLocks", "CSystemd", "CLinuxIO"]),
+        .target(name: "UserListClient", dependencies: ["UserListWire", "ThreadLocks"]),
 
         // MARK: composition roots
         .executableTarget(
             name: "userlistd",
             dependencies: ["UserListDomain", "UserListData", "UserListPresentation", "UserListServer", "CDaemonSignals", "CLinuxIO"]),
-        .executableTarget(name: "userctl", dependencies: ["UserListClient", "UserListWire"]),
+        .executableTarget(name: "userctl", dependencies: ["UserListClient", "UserListWire", "ThreadLocks"]),
         .executableTarget(name: "userlistd-bench-store", dependencies: ["UserListData", "UserListDomain"]),
         // UserListTestSupport: the store section starts a scratch PostgreSQL as the tests do.
         .executableTarget(name: "userlistd-bench", dependencies: ["UserListWire", "UserListDomain", "UserListData", "CLinuxIO", "UserListTestSupport"]),
 
         // MARK: tests mirror the sources
         // Helpers several test targets share (a real daemon child process, a seeded PRNG).
-        .target(name: "UserListTestSupport", path: "Tests/UserListTestSupport"),
+        .target(name: "UserListTestSupport", dependencies: ["ThreadLocks"], path: "Tests/UserListTestSupport"),
+        .testTarget(name: "ThreadLocksTests", dependencies: ["ThreadLocks"]),
         .testTarget(name: "UserListDomainTests", dependencies: ["UserListDomain", "UserListTestSupport"]),
-        .testTarget(name: "UserListDataTests", dependencies: ["UserListData", "UserListDomain", "UserListTestSupport"]),
+        .testTarget(name: "UserListDataTests", dependencies: ["UserListData", "UserListDomain", "UserListTestSupport", "ThreadLocks"]),
         .testTarget(
             name: "UserListPresentationTests",
-            dependencies: ["UserListPresentation", "UserListDomain"]),
+            dependencies: ["UserListPresentation", "UserListDomain", "ThreadLocks"]),
         .testTarget(name: "UserListWireTests", dependencies: ["UserListWire", "UserListTestSupport"]),
         .testTarget(
             name: "UserListServerTests",
-            dependencies: ["UserListServer", "UserListPresentation", "UserListDomain", "UserListWire", "UserListData", "UserListClient"],
+            dependencies: ["UserListServer", "UserListPresentation", "UserListDomain", "UserListWire", "UserListData", "UserListClient", "ThreadLocks", "UserListTestSupport"],
             exclude: ["Scripts"]),
         .testTarget(name: "UserListClientTests", dependencies: ["UserListClient", "UserListWire", "UserListTestSupport"]),
         .testTarget(name: "userctlTests", dependencies: ["userctl", "UserListClient", "UserListWire", "UserListTestSupport"]),
-        .testTarget(name: "FaultTests", dependencies: ["UserListWire", "UserListServer", "CSQLite", "UserListTestSupport"], exclude: ["Corpus"]),
+        .testTarget(name: "FaultTests", dependencies: ["UserListWire", "UserListServer", "CSQLite", "UserListTestSupport", "ThreadLocks"], exclude: ["Corpus"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import UserListWire
+import ThreadLocks
 
 /// A connection to `userlistd` that mirrors one session's state document.
 ///
@@ -18,11 +18,11 @@ public final class UserListClient: Sendable {
     public let updates: AsyncStream<ClientUpdate>
 
     private let continuation: AsyncStream<ClientUpdate>.Continuation
-    private let core = Mutex(Core())
+    private let core = Lock(Core())
     /// The stream intents and resyncs are written to. Writers hold this lock for the whole
     /// write, and the reader thread closes the descriptor only while holding it, so a write can
     /// never land on a reused descriptor number.
-    private let writer = Mutex<UnixStream?>(nil)
+    private let writer = Lock<UnixStream?>(nil)
     private let encoder = FrameEncoder(maximumFrameSize: FrameLimits.clientToServer)
 
     private struct Core {

@@ -1,5 +1,5 @@
-import Synchronization
 import UserListDomain
+import ThreadLocks
 
 /// What one committed change made of list states, kept while the change is being applied by
 /// every session, so lists showing the very same rows compute it once.
@@ -19,7 +19,7 @@ public final class SharedListOutcomes: Sendable {
 
     /// A handful of distinct windows at most; past that, lists compute their own.
     static let capacity = 8
-    private let entries = Mutex<[Entry]>([])
+    private let entries = Lock<[Entry]>([])
 
     public init() {}
 

@@ -2,11 +2,12 @@ import Foundation
 import Glibc
 import Testing
 import UserListWire
+import UserListTestSupport
 
 /// The attacks of issue #11 ("safe on a shared machine"), played against the real `userlistd`
 /// binary. Those that need a second local user run as root and become other uids through
 /// `setpriv`; elsewhere they are disabled, with the reason shown.
-@Suite(.serialized) struct AttackProcessTests {
+@Suite(.childProcesses, .serialized) struct AttackProcessTests {
     static let isRoot = getuid() == 0
     static let hasSetpriv = FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
     static let asOtherUID: Comment = "needs root and /usr/bin/setpriv to act as another local user"

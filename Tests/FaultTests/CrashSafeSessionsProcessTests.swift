@@ -6,7 +6,7 @@ import UserListWire
 
 /// Sessions across `kill -9`: the journal brings back screens and drafts, and a draft the
 /// daemon lost is taken back from the client (`offer_draft`) unless the user changed meanwhile.
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.childProcesses, .serialized, .timeLimit(.minutes(5)))
 struct CrashSafeSessionsProcessTests {
     /// The detail screen's state in `client`'s document, if one is on top.
     static func detail(_ client: FaultClient) -> [String: JSONValue]? {

@@ -7,7 +7,8 @@ import UserListWire
 /// A daemon out of file descriptors: the connection it cannot take is told why and closed
 /// (it used to wait in the backlog while the loop spun on the listening socket and logged each
 /// turn), the clients it has keep working, and it accepts again once descriptors come free.
-@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"), "needs prlimit (util-linux)"))
+@Suite(.childProcesses, .serialized,
+       .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"), "needs prlimit (util-linux)"))
 struct DescriptorExhaustionTests {
     @Test func aConnectionPastTheDescriptorLimitIsToldWhyAndTheDaemonRecovers() throws {
         let directory = try TempDirectory("descriptors")

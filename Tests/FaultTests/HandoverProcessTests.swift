@@ -7,7 +7,7 @@ import UserListWire
 /// Restarts and upgrades that no client notices: the daemon hands its connections to its next
 /// process (through a service manager's descriptor store, or by re-executing itself on
 /// SIGUSR2), and an attached client's stream simply goes on, on the same connection.
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.childProcesses, .serialized, .timeLimit(.minutes(5)))
 struct HandoverProcessTests {
     /// A client attached to a session with a detail screen and a draft.
     static func attachedEditor(_ socketPath: String, key: String) throws -> (client: FaultClient, id: String) {

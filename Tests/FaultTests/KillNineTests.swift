@@ -1,9 +1,9 @@
 import Foundation
 import UserListTestSupport
 import Glibc
-import Synchronization
 import Testing
 import UserListWire
+import ThreadLocks
 
 /// What the renaming clients saw: every save they started, and the ones acknowledged.
 final class SaveLedger: Sendable {
@@ -14,8 +14,8 @@ final class SaveLedger: Sendable {
         var ackCount = 0
     }
 
-    private let entries = Mutex<[String: Entry]>([:])
-    private let failures = Mutex<[String]>([])
+    private let entries = Lock<[String: Entry]>([:])
+    private let failures = Lock<[String]>([])
 
     func attempt(_ id: String, _ name: String) { entries.withLock { $0[id, default: Entry()].inFlight = name } }
 

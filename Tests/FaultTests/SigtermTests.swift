@@ -1,9 +1,9 @@
 import Foundation
 import UserListTestSupport
 import Glibc
-import Synchronization
 import Testing
 import UserListWire
+import ThreadLocks
 
 extension Fault {
     @Suite struct Sigterm {
@@ -35,7 +35,7 @@ extension Fault {
 
             let ledger = SaveLedger()
             let stop = StopFlag()
-            let reasons = Mutex<[Int: String?]>([:])
+            let reasons = Lock<[Int: String?]>([:])
             let group = DispatchGroup()
             for index in 0..<3 {
                 group.enter()

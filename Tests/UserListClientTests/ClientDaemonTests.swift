@@ -5,7 +5,7 @@ import UserListClient
 import UserListWire
 
 /// The client library against a real `userlistd` process.
-@Suite(.serialized, .timeLimit(.minutes(3)), .disabled(if: RealDaemon.skipReason != nil, "userlistd not built: swift build first"))
+@Suite(.childProcesses, .serialized, .timeLimit(.minutes(3)), .disabled(if: RealDaemon.skipReason != nil, "userlistd not built: swift build first"))
 struct ClientDaemonTests {
     func connect(_ daemon: RealDaemon, key: String = "t-" + UUID().uuidString) throws -> UserListClient {
         var configuration = ClientConfiguration(socketPath: daemon.socketPath, sessionKey: key, clientName: "tests")

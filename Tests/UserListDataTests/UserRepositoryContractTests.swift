@@ -2,10 +2,11 @@ import Foundation
 import Testing
 @testable import UserListData
 import UserListDomain
+import UserListTestSupport
 
 /// What every `UserRepository` store promises, run against each store: SQLite and PostgreSQL
 /// must page, search, version and import identically.
-@Suite struct UserRepositoryContractTests {
+@Suite(.serialized, .childProcesses) struct UserRepositoryContractTests {
     @Test(arguments: StoreKind.allCases)
     func reopeningKeepsTheData(kind: StoreKind) async throws {
         let fixture = try kind.makeFixture()

@@ -1,8 +1,8 @@
 import Foundation
-import Synchronization
 import Testing
 import UserListDomain
 import UserListPresentation
+import ThreadLocks
 
 /// Lists that show the very same rows compute a change once: the second takes the first's
 /// outcome, which is exactly what it would have computed, and shares its storage from then on.
@@ -13,7 +13,7 @@ import UserListPresentation
     /// `SharedPageRepository` does, so their rows share storage.
     final class PageSharingRepository: UserRepository {
         let inner: FakeUserRepository
-        private let pages = Mutex<[PageRequest: UserPage]>([:])
+        private let pages = Lock<[PageRequest: UserPage]>([:])
         init(_ inner: FakeUserRepository) { self.inner = inner }
         func fetchPage(_ request: PageRequest) async throws(UserError) -> UserPage {
             if let page = pages.withLock({ $0[request] }) { return page }

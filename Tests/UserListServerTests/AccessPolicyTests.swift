@@ -3,14 +3,15 @@ import Glibc
 import Synchronization
 import Testing
 @testable import UserListServer
+import ThreadLocks
 
 /// Write access follows the current group membership and configuration, within the cache period.
 @Suite struct AccessPolicyTests {
     /// A group database and a clock the test controls.
     final class World: Sendable {
-        let members = Mutex<[String: Set<UInt32>]>([:])
+        let members = Lock<[String: Set<UInt32>]>([:])
         let lookups = Atomic<Int>(0)
-        let clock = Mutex(ContinuousClock.now)
+        let clock = Lock(ContinuousClock.now)
 
         func advance(_ duration: Duration) { clock.withLock { $0 = $0 + duration } }
 

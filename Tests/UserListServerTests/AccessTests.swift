@@ -3,10 +3,11 @@ import Glibc
 import Testing
 import UserListServer
 import UserListWire
+import UserListTestSupport
 
 /// One uid can never reach another uid's session, and users outside the admin group may look but
 /// not change. Needs root (to run a client as `nobody`); skipped with a reason otherwise.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct AccessTests {
+@Suite(.childProcesses, .serialized, .timeLimit(.minutes(3))) struct AccessTests {
     static let probeScript = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().appendingPathComponent("Scripts/probe-client.py").path
 

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import UserListClient
 import UserListData
@@ -7,6 +6,7 @@ import UserListDomain
 import UserListPresentation
 import UserListServer
 import UserListWire
+import ThreadLocks
 
 /// Sessions that only show their list get others' changes straight from the broadcaster's
 /// thread (`SessionFeed`); their ViewModels catch up when the session next runs. Whatever path a
@@ -21,7 +21,7 @@ import UserListWire
             var resyncsAsked = 0
             var replies: [Int: ServerMessage.Reply] = [:]
         }
-        private let seen = Mutex(Seen())
+        private let seen = Lock(Seen())
 
         func send(_ message: ServerMessage, droppable: Bool) {
             seen.withLock { seen in

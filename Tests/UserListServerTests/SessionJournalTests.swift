@@ -4,6 +4,7 @@ import Testing
 import UserListDomain
 import UserListPresentation
 @testable import UserListServer
+import ThreadLocks
 
 /// The session journal on its own: what it writes comes back, its file stays bounded however
 /// much is typed, and the torn tail a crash leaves is skipped.
@@ -81,7 +82,7 @@ import UserListPresentation
             release.wait()
             cleanedUp.store(true, ordering: .sequentiallyConsistent)
         }
-        let shutdownSawCleanup = Mutex<Bool?>(nil)
+        let shutdownSawCleanup = Lock<Bool?>(nil)
         let shutdown = Thread {
             journal.waitUntilStarted()
             shutdownSawCleanup.withLock { $0 = cleanedUp.load(ordering: .sequentiallyConsistent) }

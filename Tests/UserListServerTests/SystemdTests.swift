@@ -5,8 +5,9 @@
 import Foundation
 import Glibc
 import Testing
+import UserListTestSupport
 
-@Suite(.serialized, .timeLimit(.minutes(5)),
+@Suite(.childProcesses, .serialized, .timeLimit(.minutes(5)),
        .enabled(if: SystemdFixture.daemonBuilt, "needs .build/debug/userlistd: run 'swift build' before 'swift test'"))
 struct SystemdTests {
     // MARK: (a) sd_notify order

@@ -6,12 +6,13 @@ import UserListDomain
 import UserListPresentation
 import UserListServer
 import UserListWire
+import ThreadLocks
 
 /// Write access is asked at every intent that would write, not fixed when the session was made.
 @Suite struct WriteAccessTests {
     /// Collects what the session sends.
     final class RecordingClient: SessionClient {
-        let messages = Mutex<[ServerMessage]>([])
+        let messages = Lock<[ServerMessage]>([])
         func send(_ message: ServerMessage, droppable: Bool) { messages.withLock { $0.append(message) } }
         func sendFrames(_ frames: [(frame: OutgoingFrame, droppable: Bool)]) {
             for frame in frames {

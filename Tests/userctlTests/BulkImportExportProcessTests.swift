@@ -8,7 +8,7 @@ import UserListWire
 /// a round trip of 20,000 users compared user by user, idempotence and the version bump, and the
 /// documented interruption behaviour (resumable, chunk by chunk) for Ctrl-C, `kill -9` of
 /// userctl and `kill -9` of the daemon. The 1M-user round trip runs in `scripts/bulk-soak.sh`.
-@Suite(.serialized, .timeLimit(.minutes(10)), .disabled(if: RealDaemon.skipReason != nil, "userlistd not built: swift build first"))
+@Suite(.childProcesses, .serialized, .timeLimit(.minutes(10)), .disabled(if: RealDaemon.skipReason != nil, "userlistd not built: swift build first"))
 struct BulkImportExportProcessTests {
     typealias Run = UserctlCommandTests.Run
     /// Users in one `import_users` chunk of `userctl import` (BulkImport.chunkUsers).

@@ -7,7 +7,7 @@ import UserListWire
 /// `kill -9` of the daemon while someone types in the TUI, then a restart: the TUI reattaches
 /// on its own and shows every character typed, whether the daemon's journal had the draft or
 /// the TUI had to offer it back (`offer_draft`).
-@Suite(.serialized, .timeLimit(.minutes(2)), .disabled(if: TUIHarness.skipReason != nil, "needs tmux and a built userlistd/userctl (see the printed reason)"))
+@Suite(.childProcesses, .serialized, .timeLimit(.minutes(2)), .disabled(if: TUIHarness.skipReason != nil, "needs tmux and a built userlistd/userctl (see the printed reason)"))
 struct CrashTypingProcessTests {
     typealias H = TUIHarness
 

@@ -8,7 +8,7 @@ import UserListWire
 /// daemon: pastes arrive whole, leaving with unsaved changes asks first, `?` explains the keys,
 /// search matches are highlighted, `G` reaches the true end, PgDn a full screen, the wheel
 /// scrolls. Every wait is for a screen condition, never a fixed time.
-@Suite(.serialized, .timeLimit(.minutes(2)), .disabled(if: TUIHarness.skipReason != nil, "needs tmux and a built userlistd/userctl (see the printed reason)"))
+@Suite(.childProcesses, .serialized, .timeLimit(.minutes(2)), .disabled(if: TUIHarness.skipReason != nil, "needs tmux and a built userlistd/userctl (see the printed reason)"))
 struct TUIInputProcessTests {
     typealias H = TUIHarness
 

@@ -14,7 +14,7 @@ import UserListWire
 /// banner, then `rows - 4` list rows, the footer, and the status line on the last row. A list
 /// row is a 2-column marker ("▸ " on the cursor), the name padded to `nameWidth`, 2 spaces, the
 /// email.
-@Suite(.serialized, .timeLimit(.minutes(3)), .disabled(if: TUIHarness.skipReason != nil, "needs tmux and a built userlistd/userctl (see the printed reason)"))
+@Suite(.childProcesses, .serialized, .timeLimit(.minutes(3)), .disabled(if: TUIHarness.skipReason != nil, "needs tmux and a built userlistd/userctl (see the printed reason)"))
 struct TUITests {
     typealias H = TUIHarness
 

@@ -8,7 +8,7 @@ import UserListWire
 /// The built `userctl` as people and scripts meet it (issue 14 item 6, issue 11 items 1 and 4):
 /// stdout, stderr and exit status of help, version, did-you-mean, tables, completion, exact
 /// messages, escaped names, and refusing a runtime directory that is not the user's.
-@Suite(.serialized, .timeLimit(.minutes(2)), .disabled(if: RealDaemon.skipReason != nil, "userlistd not built: swift build first"))
+@Suite(.childProcesses, .serialized, .timeLimit(.minutes(2)), .disabled(if: RealDaemon.skipReason != nil, "userlistd not built: swift build first"))
 struct UserctlCLIProcessTests {
     typealias Run = UserctlCommandTests.Run
 

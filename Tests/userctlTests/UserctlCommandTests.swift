@@ -4,7 +4,7 @@ import Testing
 import UserListWire
 
 /// The built `userctl` binary against a real `userlistd`: stdout, stderr and exit status.
-@Suite(.serialized, .timeLimit(.minutes(3)), .disabled(if: RealDaemon.skipReason != nil, "userlistd not built: swift build first"))
+@Suite(.childProcesses, .serialized, .timeLimit(.minutes(3)), .disabled(if: RealDaemon.skipReason != nil, "userlistd not built: swift build first"))
 struct UserctlCommandTests {
     struct Run {
         let status: Int32

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import UserListDomain
+import ThreadLocks
 
 /// Lets every session that asks for the same page get the same page value, so thousands of
 /// sessions showing the first page hold one copy of its rows instead of one each, and only the
@@ -15,7 +16,7 @@ import UserListDomain
 public final class SharedPageRepository: UserRepository {
     public let base: any UserRepository
     private let capacity: Int
-    private let pages = Mutex<[PageRequest: UserPage]>([:])
+    private let pages = Lock<[PageRequest: UserPage]>([:])
     /// Bumped by every invalidation, so a fetch that started before one does not store its page.
     private let generation = Atomic<Int>(0)
 

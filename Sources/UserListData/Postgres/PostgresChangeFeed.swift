@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import UserListDomain
+import ThreadLocks
 
 /// Every committed change to a shared PostgreSQL store, from any daemon on any host, delivered
 /// to each subscriber once and in commit order.
@@ -62,7 +63,7 @@ public final class PostgresChangeFeed: UserChangeFeed, Sendable {
 extension PostgresChangeFeed {
     final class Core: @unchecked Sendable {  // Invariant: `listener` (a PGconn) only on the feed thread or in init; the rest is Mutex, atomics or lets.
         private let listener: PGConnection
-        let state: Mutex<State>
+        let state: Lock<State>
         private let stopped = Atomic<Bool>(false)
         private let nudged = Atomic<Bool>(false)
         /// A pipe that wakes the feed thread from `poll` (a nudge, or stop).
@@ -84,7 +85,7 @@ extension PostgresChangeFeed {
                 try listener.execute("LISTEN \(PostgresSchema.channel)", "listening for changes")
                 let newest = Int(try listener.query("SELECT COALESCE(MAX(seq), 0) FROM changes", [], "reading the change log")
                     .first?[0] ?? "0") ?? 0
-                state = Mutex(State(lastSeq: newest))
+                state = Lock(State(lastSeq: newest))
             } catch {
                 throw error.userError
             }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import UserListDomain
+import ThreadLocks
 
 /// The users in a PostgreSQL database that several daemons (on several hosts) share.
 ///
@@ -17,7 +18,7 @@ import UserListDomain
 public final class PostgresUserRepository: UserRepository {
     public let connection: PGConnectionString
     let pool: PGPool
-    private let commitObservers = Mutex<[@Sendable (PostgresCommit) -> Void]>([])
+    private let commitObservers = Lock<[@Sendable (PostgresCommit) -> Void]>([])
     private let writesSincePrune = Atomic<Int>(0)
 
     /// Connects (failing with `.unavailable` when the server cannot be reached) and migrates the

@@ -1,7 +1,7 @@
 import CSQLite
 import Foundation
-import Synchronization
 import UserListDomain
+import ThreadLocks
 
 /// Every committed change to a SQLite store, from any writer, delivered to each subscriber once
 /// and in commit order.
@@ -48,11 +48,11 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
 
     /// The read connection and how far it has delivered; held while delivering, so deliveries
     /// from the writer thread and from the watcher never interleave.
-    private let reader: Mutex<Reader>
+    private let reader: Lock<Reader>
     /// Taken alone and briefly, never while a handler runs under it: a handler may be mid-call
     /// when its observation is cancelled from another thread.
-    private let observers = Mutex<(byID: [Int: Observer], nextID: Int)>(([:], 0))
-    private let watcher = Mutex<StoreWriteWatcher?>(nil)
+    private let observers = Lock<(byID: [Int: Observer], nextID: Int)>(([:], 0))
+    private let watcher = Lock<StoreWriteWatcher?>(nil)
 
     static let batchSize = 1_000
 
@@ -64,7 +64,7 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
             try SQLiteSchema.check(connection)
             let version = try connection.integer("PRAGMA data_version", "watching for changes")
             let seq = try Self.maxSeq(connection)
-            reader = Mutex(Reader(connection: connection, lastSeq: seq, lastDataVersion: version))
+            reader = Lock(Reader(connection: connection, lastSeq: seq, lastDataVersion: version))
         } catch {
             throw error.userError
         }

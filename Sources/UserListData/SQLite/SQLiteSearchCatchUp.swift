@@ -1,4 +1,5 @@
 import Synchronization
+import ThreadLocks
 
 /// Whether the catch-up runs, and who waits for it to end.
 struct SearchCatchUpState: ~Copyable {

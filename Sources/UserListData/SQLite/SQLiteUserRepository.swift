@@ -2,6 +2,7 @@ import CSQLite
 import Foundation
 import Synchronization
 import UserListDomain
+import ThreadLocks
 
 /// The users, kept in one SQLite file: the daemon's store of record (or the cache in front of
 /// an HTTP source, see `CachedUserRepository`).
@@ -54,16 +55,16 @@ public final class SQLiteUserRepository: UserRepository {
     private let checkpointer: SQLiteCheckpointer?
     let bulkGate = BulkWriteGate()
     // Reads never wait for locks under WAL, so they run on the caller's thread under a mutex.
-    private let reader: Mutex<SQLiteConnection>
-    private let commitObservers = Mutex<[@Sendable (CommitNotice) -> Void]>([])
-    private let writeLockObservers = Mutex<[@Sendable (Bool) -> Void]>([])
+    private let reader: Lock<SQLiteConnection>
+    private let commitObservers = Lock<[@Sendable (CommitNotice) -> Void]>([])
+    private let writeLockObservers = Lock<[@Sendable (Bool) -> Void]>([])
     private let writesSincePrune = Atomic<Int>(0)
     /// When an import last pruned the change log (seconds since 1970): a chunked import of a
     /// million users commits a thousand times, and each prune reads the log rows younger than a
     /// minute, so imports prune at most every `importPruneSeconds`.
     private let lastImportPrune = Atomic<Int>(0)
     /// Whether the search index's catch-up runs, and who waits for it (`SQLiteSearchCatchUp`).
-    let searchCatchUp = Mutex(SearchCatchUpState())
+    let searchCatchUp = Lock(SearchCatchUpState())
 
     /// Opens the store at `path`, creating the file if it is missing (its directory must exist)
     /// and migrating an older schema to the current one.
@@ -89,7 +90,7 @@ public final class SQLiteUserRepository: UserRepository {
             let readConnection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: timeout)
             try readConnection.execute("PRAGMA cache_size = -\(Self.normalCacheKiB); PRAGMA temp_store = MEMORY", "configuring the reader")
             try SQLiteSchema.check(readConnection)
-            reader = Mutex(readConnection)
+            reader = Lock(readConnection)
         } catch {
             throw error.userError
         }

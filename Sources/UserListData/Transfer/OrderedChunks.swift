@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import ThreadLocks
 
 /// Bulk work done ahead of the one who needs it: `transform` of every element, computed in
 /// chunks on all cores, handed out chunk by chunk in order as each is ready.
@@ -12,7 +12,7 @@ import Synchronization
 final class OrderedChunks<Element: Sendable, Mapped: Sendable, Failure: Error>: Sendable {
     let count: Int
     let chunkSize: Int
-    private let slots: Mutex<[Result<[Mapped], Failure>?]>
+    private let slots: Lock<[Result<[Mapped], Failure>?]>
     private let ready: [DispatchSemaphore]
 
     init(_ elements: [Element], chunkSize: Int = 4_096,
@@ -20,7 +20,7 @@ final class OrderedChunks<Element: Sendable, Mapped: Sendable, Failure: Error>: 
         count = elements.count
         self.chunkSize = chunkSize
         let chunks = (elements.count + chunkSize - 1) / chunkSize
-        slots = Mutex(Array(repeating: nil, count: chunks))
+        slots = Lock(Array(repeating: nil, count: chunks))
         ready = (0..<chunks).map { _ in DispatchSemaphore(value: 0) }
         DispatchQueue.global(qos: .userInitiated).async { [self] in
             DispatchQueue.concurrentPerform(iterations: chunks) { chunk in

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import ThreadLocks
 
 /// Bulk work spread over every core: an import's validation and its keys cost microseconds an
 /// entry, a million times over, and the writer need not wait for one core to do them all.
@@ -13,7 +13,7 @@ enum ParallelMap {
     ) throws(Failure) -> [Mapped] {
         let chunkCount = max(1, min(elements.count / max(1, grain), ProcessInfo.processInfo.activeProcessorCount * 4))
         let chunkSize = (elements.count + chunkCount - 1) / chunkCount
-        let results = Mutex<[Int: Result<[Mapped], Failure>]>([:])
+        let results = Lock<[Int: Result<[Mapped], Failure>]>([:])
         DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
             let result = mapChunk(elements, (chunk * chunkSize)..<min(elements.count, (chunk + 1) * chunkSize), transform)
             results.withLock { $0[chunk] = result }

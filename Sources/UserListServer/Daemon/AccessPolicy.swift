@@ -1,5 +1,5 @@
 import Glibc
-import Synchronization
+import ThreadLocks
 
 /// Who may write: root (uid 0, always), the daemon's own user (a per-user daemon serves its
 /// owner), and members of the admin group. Everyone else gets read-only sessions.
@@ -26,7 +26,7 @@ package final class AccessPolicy: Sendable {
 
     package let ownUID: UInt32
     package let cachePeriod: Duration
-    private let state: Mutex<State>
+    private let state: Lock<State>
     private let now: @Sendable () -> ContinuousClock.Instant
     private let isMember: MembershipLookup
     /// Entries kept at most; past it the cache starts over (a lookup is cheap, memory is not).
@@ -37,7 +37,7 @@ package final class AccessPolicy: Sendable {
                  isMember: @escaping MembershipLookup = { GroupMembership.isMember(uid: $0, of: $1) }) {
         self.ownUID = ownUID
         self.cachePeriod = cachePeriod
-        self.state = Mutex(State(adminGroup: adminGroup))
+        self.state = Lock(State(adminGroup: adminGroup))
         self.now = now
         self.isMember = isMember
     }

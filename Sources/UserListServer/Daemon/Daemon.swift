@@ -1,10 +1,10 @@
 import Dispatch
 import Foundation
 import Glibc
-import Synchronization
 import UserListDomain
 import UserListPresentation
 import UserListWire
+import ThreadLocks
 
 /// The running daemon: listens, hosts sessions, tells systemd how it is doing, and stops cleanly.
 ///
@@ -31,20 +31,20 @@ public final class Daemon: Sendable {
         }
     }
 
-    private let config: Mutex<DaemonConfig>
+    private let config: Lock<DaemonConfig>
     private let logger: Logger
     private let notifier: SystemdNotifier
     private let store: Store
     private let reloadConfig: @Sendable () -> DaemonConfig?
     private let stopSignal = AsyncStream<Void>.makeStream()
     /// How the next stop ends: a plain stop, or handing the connections to the next process.
-    private let stopRoute = Mutex<Handover.Route?>(nil)
+    private let stopRoute = Lock<Handover.Route?>(nil)
     /// SIGTERM hands over to systemd's descriptor store when the unit asks for it
     /// (`Environment=USERLISTD_FDSTORE=1` with `FileDescriptorStoreMax=`) and systemd listens.
     private let storeOnStop: Bool
     /// Connection objects alive now (leak tests).
     package let liveObjects = LiveObjectCounts()
-    private let runningRegistry = Mutex<SessionRegistry?>(nil)
+    private let runningRegistry = Lock<SessionRegistry?>(nil)
     /// The running daemon's sessions (tests), nil before `run` builds them.
     package var registry: SessionRegistry? { runningRegistry.withLock { $0 } }
     private let reloadSignal = AsyncStream<Void>.makeStream()
@@ -52,7 +52,7 @@ public final class Daemon: Sendable {
     /// - Parameter reloadConfig: reads the configuration again on SIGHUP (nil: keep the old one).
     public init(config: DaemonConfig, logger: Logger, notifier: SystemdNotifier, store: Store,
                 reloadConfig: @escaping @Sendable () -> DaemonConfig?) {
-        self.config = Mutex(config)
+        self.config = Lock(config)
         self.logger = logger
         self.notifier = notifier
         self.store = store

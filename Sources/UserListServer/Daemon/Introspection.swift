@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import UserListWire
+import ThreadLocks
 
 /// Answers `status` and `sessions` for root and the admin group: what an operator checks first.
 package struct Introspection: Sendable {

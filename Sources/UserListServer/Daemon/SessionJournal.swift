@@ -4,6 +4,7 @@ import Glibc
 import Synchronization
 import UserListDomain
 import UserListPresentation
+import ThreadLocks
 
 /// Sessions written to the state directory as they change, so a crash (kill -9, power loss)
 /// loses at most the last `interval` of a session's screens and drafts.
@@ -57,7 +58,7 @@ package final class SessionJournal: Sendable {
     package var path: String { directory + "/" + Self.fileName }
     private let interval: Duration
     private let logger: Logger
-    private let pending = Mutex(Pending())
+    private let pending = Lock(Pending())
     private let queue = LowPriorityWorker(name: "ul-journal")
     private let writer = WriterState()
     /// Set by `abandon`: nothing more is written.
@@ -66,7 +67,7 @@ package final class SessionJournal: Sendable {
     private let starting = DispatchGroup()
     /// The keys of the sessions that exist now: sessions the registry ended (retention, `bye`,
     /// eviction) are missing from it and get their tombstone.
-    private let liveKeys = Mutex<(@Sendable () -> Set<SessionKey>)?>(nil)
+    private let liveKeys = Lock<(@Sendable () -> Set<SessionKey>)?>(nil)
 
     package init(directory: String, interval: Duration, logger: Logger) {
         self.directory = directory

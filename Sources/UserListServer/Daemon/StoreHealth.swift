@@ -1,4 +1,4 @@
-import Synchronization
+import ThreadLocks
 
 /// Whether the store answers, as the composition root learns it (for PostgreSQL: the change
 /// feed's connection lost, then back). The daemon shows it in `STATUS=` and in `status`, and
@@ -12,7 +12,7 @@ public final class StoreHealth: Sendable {
         case unavailable(reason: String)
     }
 
-    private let state = Mutex<State>(.available)
+    private let state = Lock<State>(.available)
     private let stream = AsyncStream<State>.makeStream(bufferingPolicy: .unbounded)
 
     public init() {}

@@ -1,6 +1,7 @@
 import Glibc
-import Synchronization
 import UserListWire
+import ThreadLocks
+import Synchronization
 
 /// What a connection tells whoever speaks the protocol over it. Called on the event loop thread
 /// (or the thread that sent the frame that overflowed): implementations hand work to actors and
@@ -63,7 +64,7 @@ package final class Connection: EventLoopHandler, Sendable {
     /// The loop that reads this connection (and runs its handler's ordered task).
     package let loop: EventLoop
     private let limits: Limits
-    private let outbound = Mutex(Outbound())
+    private let outbound = Lock(Outbound())
     // Invariant: set once in `start`, before the fd is registered with the loop; read-only after.
     nonisolated(unsafe) private var farewell: [UInt8]?
 

@@ -1,6 +1,7 @@
 import CLinuxIO
 import Glibc
 import Synchronization
+import ThreadLocks
 
 /// Something the event loop watches: told when its descriptor can be read or written.
 package protocol EventLoopHandler: AnyObject, Sendable {
@@ -50,9 +51,9 @@ package final class EventLoop: Sendable {
     private let epollFD: Int32
     private let wakeFD: Int32
     // Invariant: mutated under its own lock; the loop thread reads it to find handlers.
-    private let registry = Mutex(Registry())
+    private let registry = Lock(Registry())
     /// Work other threads asked to run on the loop thread, in order.
-    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    private let jobs = Lock<[@Sendable () -> Void]>([])
     private let stopped = Atomic<Bool>(false)
     /// Set once the loop thread has run its last jobs: later jobs run on their caller's thread.
     private let exited = Atomic<Bool>(false)

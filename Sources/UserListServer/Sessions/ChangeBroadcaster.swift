@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ThreadLocks
 import UserListDomain
 import UserListPresentation
 import UserListWire
@@ -43,10 +44,10 @@ package final class ChangeBroadcaster: Sendable {
         case session(SessionFeed)
     }
 
-    private let listeners = Mutex<[UInt64: Attached]>([:])
+    private let listeners = Lock<[UInt64: Attached]>([:])
     private let nextID = Atomic<UInt64>(0)
-    private let pump = Mutex<Task<Void, Never>?>(nil)
-    private let observation = Mutex<ChangeObservation?>(nil)
+    private let pump = Lock<Task<Void, Never>?>(nil)
+    private let observation = Lock<ChangeObservation?>(nil)
 
     package init(feed: any UserChangeFeed) {
         let encoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import UserListWire
+import ThreadLocks
 
 /// Speaks the protocol on one connection: frames and parses on the event loop thread, answers
 /// what it can there (errors, pong, rate limits), and hands hello and intents, in order, to a
@@ -37,7 +38,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
 
     package let connection: Connection
     private let context: ServerContext
-    private let phase = Mutex(Phase.awaitingHello)
+    private let phase = Lock(Phase.awaitingHello)
     // Invariant: only touched from ConnectionDelegate callbacks, which the event loop thread makes one at a time.
     nonisolated(unsafe) private var decoder: FrameDecoder
     nonisolated(unsafe) private var rateWindow: (start: ContinuousClock.Instant, count: Int) = (.now, 0)

@@ -1,4 +1,4 @@
-import Synchronization
+import ThreadLocks
 
 /// The queue between a connection's event loop, which parses frames, and the connection's
 /// ordered task, which talks to the session: one producer, one consumer, first in, first out.
@@ -30,7 +30,7 @@ final class OrderedInbox<Element: Sendable>: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     /// Queues `item` for the task, or drops it once `finish` was called.
     func push(_ item: Element) {

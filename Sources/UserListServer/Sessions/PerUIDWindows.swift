@@ -1,9 +1,9 @@
-import Synchronization
+import ThreadLocks
 
 /// One-second counting windows per uid: how many of something (messages, new connections) each
 /// uid did in its current second. Fairness between uids is built on these.
 package final class PerUIDWindows: Sendable {
-    private let windows = Mutex<[UInt32: (start: Int64, count: Int)]>([:])
+    private let windows = Lock<[UInt32: (start: Int64, count: Int)]>([:])
 
     package init() {}
 

@@ -1,11 +1,11 @@
 import Foundation
-import Synchronization
 import UserListWire
+import ThreadLocks
 
 /// What every connection shares: configuration, the registry, logging, and a hook for the
 /// daemon to refresh its status line when connections change.
 package final class ServerContext: Sendable {
-    private let current: Mutex<DaemonConfig>
+    private let current: Lock<DaemonConfig>
     /// The configuration in force now (SIGHUP may replace it).
     package var config: DaemonConfig { current.withLock { $0 } }
     package let registry: SessionRegistry
@@ -16,14 +16,14 @@ package final class ServerContext: Sendable {
     package let liveObjects: LiveObjectCounts
     private let onConnectionsChanged: @Sendable () -> Void
     /// Every live connection's handler, for the liveness sweep (not touched per message).
-    private let handlers = Mutex<[ObjectIdentifier: ClientHandler]>([:])
+    private let handlers = Lock<[ObjectIdentifier: ClientHandler]>([:])
 
     package init(config: DaemonConfig, registry: SessionRegistry, logger: Logger, serverInfo: PeerInfo,
                  introspection: Introspection, isWriter: @escaping @Sendable (UInt32) -> Bool,
                  liveObjects: LiveObjectCounts = LiveObjectCounts(),
                  onConnectionsChanged: @escaping @Sendable () -> Void = {}) {
         self.liveObjects = liveObjects
-        self.current = Mutex(config)
+        self.current = Lock(config)
         self.registry = registry
         self.logger = logger
         self.serverInfo = serverInfo

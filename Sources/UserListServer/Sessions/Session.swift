@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ThreadLocks
 import UserListDomain
 import UserListPresentation
 import UserListWire
@@ -34,7 +35,7 @@ package actor Session {
     package nonisolated let canWrite: @Sendable () -> Bool
     /// Whether the session may not write, as things stand now.
     package nonisolated var readOnly: Bool { !canWrite() }
-    package nonisolated let activity = Mutex(Activity())
+    package nonisolated let activity = Lock(Activity())
 
     let useCases: UserUseCases
     private let changes: ChangeBroadcaster

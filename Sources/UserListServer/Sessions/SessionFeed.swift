@@ -1,6 +1,7 @@
 import Synchronization
 import UserListPresentation
 import UserListWire
+import ThreadLocks
 
 /// Changes on their way to one session, and who sends them.
 ///
@@ -41,7 +42,7 @@ final class SessionFeed: Sendable {
         var following: Following?
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
     /// How many changes the broadcaster sent itself (tests and diagnostics).
     let sentByBroadcaster = Atomic<Int>(0)
     /// Starts a task that brings the session onto its actor to `take()`.

@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 import UserListDomain
 import UserListPresentation
+import ThreadLocks
 
 /// Owns the sessions. Touched only when a client attaches or detaches and by the retention
 /// sweep, never per intent: a connection keeps a direct reference to its session's actor.
@@ -48,9 +48,9 @@ package final class SessionRegistry: Sendable {
         }
     }
 
-    private let entries = Mutex(Entries())
+    private let entries = Lock(Entries())
     /// Unfinished-frame bytes per uid, apart from `entries`: touched on the read path.
-    private let partialBytes = Mutex<[UInt32: Int]>([:])
+    private let partialBytes = Lock<[UInt32: Int]>([:])
     /// Each uid's one-second message window.
     private let messageWindows = PerUIDWindows()
     /// Each uid's one-second window of new connections.
@@ -58,7 +58,7 @@ package final class SessionRegistry: Sendable {
     private let useCases: UserUseCases
     private let changes: ChangeBroadcaster
     private let logger: Logger
-    private let limits: Mutex<Limits>
+    private let limits: Lock<Limits>
     private let isWriter: @Sendable (UInt32) -> Bool
     /// Given to every session, so its state survives a crash (nil: saved only at shutdown).
     private let journal: SessionJournal?
@@ -70,7 +70,7 @@ package final class SessionRegistry: Sendable {
         self.changes = ChangeBroadcaster(feed: feed)
         self.logger = logger
         self.isWriter = isWriter
-        self.limits = Mutex(Limits(config))
+        self.limits = Lock(Limits(config))
     }
 
     /// SIGHUP: limits and retention can change at run time.

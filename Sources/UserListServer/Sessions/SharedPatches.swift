@@ -1,6 +1,6 @@
-import Synchronization
 import UserListPresentation
 import UserListWire
+import ThreadLocks
 
 /// The serialized patch operations one change produced for sessions that show nothing but the
 /// list, kept while the change is being applied, so sessions whose list went from the very same
@@ -17,7 +17,7 @@ package final class SharedPatches: Sendable {
     }
 
     static let capacity = 8
-    private let entries = Mutex<[Entry]>([])
+    private let entries = Lock<[Entry]>([])
 
     /// The bytes recorded for a list-only session going from `before` to `after`.
     func operations(from before: NavigationState, to after: NavigationState) -> [UInt8]? {

@@ -2,6 +2,7 @@ import CSystemd
 import Foundation
 import Glibc
 import Synchronization
+import ThreadLocks
 
 /// Structured logging: to the journal with our own fields when stderr is connected to it
 /// (JOURNAL_STREAM matches stderr's device and inode), else readable lines on stderr.
@@ -27,7 +28,7 @@ public final class Logger: Sendable {
 
     private let sink: Sink
     private let minimum: Atomic<Int>
-    private let captured = Mutex<[Entry]>([])
+    private let captured = Lock<[Entry]>([])
 
     public init(sink: Sink, level: Level) {
         self.sink = sink

@@ -1,13 +1,13 @@
 import CSystemd
 import Foundation
 import Glibc
-import Synchronization
+import ThreadLocks
 
 /// Tells the service manager how the daemon is doing (sd_notify(3)). Sends nothing when
 /// `NOTIFY_SOCKET` is unset, so running by hand costs nothing.
 public final class SystemdNotifier: Sendable {
     private let enabled: Bool
-    private let lastStatus = Mutex<(text: String, at: ContinuousClock.Instant)?>(nil)
+    private let lastStatus = Lock<(text: String, at: ContinuousClock.Instant)?>(nil)
     /// STATUS= updates closer together than this are skipped (the last one wins next time).
     private let statusInterval: Duration
 

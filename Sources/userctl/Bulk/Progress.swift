@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Synchronization
+import ThreadLocks
 
 /// Progress of a long import or export, on stderr (stdout carries the result):
 /// - a terminal: a bar redrawn in place at most ten times a second (count, rate, ETA when the
@@ -116,7 +116,7 @@ final class Progress {
 /// Ctrl-C (and SIGTERM) during a long command: the first asks the command to stop after the
 /// chunk in flight and say what was done; a second one exits at once.
 enum Interruption {
-    private static let count = Mutex(0)
+    private static let count = Lock(0)
 
     static var requested: Bool { count.withLock { $0 > 0 } }
 

@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Synchronization
+import ThreadLocks
 
 /// Not exported by the Glibc module; the Linux value of the ioctl that reads the window size.
 let TIOCGWINSZ: UInt = 0x5413
@@ -10,7 +10,7 @@ let TIOCGWINSZ: UInt = 0x5413
 /// `restore()` is idempotent and safe from any thread, so the quit path, error paths and the
 /// SIGINT/SIGTERM handlers can all call it.
 enum Terminal {
-    private static let saved = Mutex<termios?>(nil)
+    private static let saved = Lock<termios?>(nil)
 
     static func size() -> (columns: Int, rows: Int) {
         var size = winsize()

@@ -2,6 +2,7 @@ import Foundation
 import UserListTestSupport
 import Glibc
 import Synchronization
+import ThreadLocks
 
 /// Where the tests find the real daemon: `<repo>/.build/debug/userlistd`, built by `swift build`.
 enum Repo {
@@ -238,7 +239,7 @@ final class StopFlag: Sendable {
 
 /// Samples collected by several threads.
 final class Samples: Sendable {
-    private let values = Mutex<[Double]>([])
+    private let values = Lock<[Double]>([])
     func add(_ value: Double) { values.withLock { $0.append(value) } }
     var all: [Double] { values.withLock { $0 } }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import ThreadLocks
 
 /// A tiny service manager that speaks systemd's descriptor-store protocol, for restarts in the
 /// tests: it listens on a `NOTIFY_SOCKET` datagram socket, keeps every descriptor a daemon sends
@@ -20,7 +21,7 @@ final class TestServiceManager: @unchecked Sendable {
     let daemonArguments: [String]
     let logPath: String
     private let notifyFD: Int32
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private var receiver: Thread?
     private let stopping = Atomic<Bool>(false)
     private(set) var pid: pid_t = 0

@@ -1,8 +1,8 @@
 import Foundation
-import Synchronization
 import Testing
 import UserListData
 import UserListDomain
+import ThreadLocks
 
 /// The daemon's feed (shared pages forgotten, then the change passed on) stays direct over the
 /// SQLite feed: an observer has the change, and the pages are gone, by the time the write
@@ -14,7 +14,7 @@ import UserListDomain
     _ = try await store.importUsers(users)
     let pages = SharedPageRepository(base: store)
     let feed = PageInvalidatingFeed(base: try SQLiteChangeFeed(observing: store), pages: pages)
-    let seen = Mutex<[UserChange]>([])
+    let seen = Lock<[UserChange]>([])
     let observation = feed.observe { change in seen.withLock { $0.append(change) } }
     defer { observation.cancel() }
 

@@ -6,7 +6,7 @@ import UserListTestSupport
 /// through one reaches a watcher on the other, migrations happen once, kill -9 of one leaves the
 /// other working, and a PostgreSQL restart in the middle of renames loses none that was
 /// acknowledged.
-@Suite(.serialized,
+@Suite(.childProcesses, .serialized,
        .enabled(if: PostgresTestServer.isAvailable,
                 "PostgreSQL 15 is missing (/usr/lib/postgresql/15/bin, or no 'postgres' user to run it as root): run scripts/setup.sh"),
        .enabled(if: RealDaemon.skipReason == nil, "userlistd is not built: run 'swift build' before 'swift test'"))

@@ -1,13 +1,13 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import UserListData
 import UserListDomain
 import UserListTestSupport
+import ThreadLocks
 
 /// What only the PostgreSQL store does: unique emails across users, migrations under a lock,
 /// the connection string's password rule, and the change feed across connections.
-@Suite(.enabled(if: PostgresTestServer.isAvailable,
+@Suite(.serialized, .childProcesses, .enabled(if: PostgresTestServer.isAvailable,
                 "PostgreSQL 15 is missing (/usr/lib/postgresql/15/bin, or no 'postgres' user to run it as root): run scripts/setup.sh"))
 struct PostgresStoreTests {
     func freshDatabase() throws -> (server: PostgresTestServer, conninfo: PGConnectionString) {
@@ -145,7 +145,7 @@ struct PostgresStoreTests {
 
 /// Collects a feed's connection events in the background.
 final class EventCollector: Sendable {
-    private final class Received: Sendable { let events = Mutex<[PostgresChangeFeed.Event]>([]) }
+    private final class Received: Sendable { let events = Lock<[PostgresChangeFeed.Event]>([]) }
     private let received = Received()
     private let task: Task<Void, Never>
 

@@ -2,9 +2,10 @@ import Foundation
 import Testing
 import UserListData
 import UserListDomain
+import UserListTestSupport
 
 /// Against a real HTTP server on loopback (scripts/http-fixture-server.py), one per test.
-@Suite struct RemoteUserRepositoryTests {
+@Suite(.serialized, .childProcesses) struct RemoteUserRepositoryTests {
     let users = SampleUsers.generate(count: 120, seed: 17)
 
     @Test func pagesWalkEveryUserOnceInOrderWithThePageNumberAsCursor() async throws {

@@ -1,13 +1,14 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import UserListData
 import UserListDomain
+import ThreadLocks
+import UserListTestSupport
 
 /// Reads a change stream in the background so a test can wait for N changes, then check that
 /// no more arrive.
 final class ChangeCollector: Sendable {
-    private final class Received: Sendable { let changes = Mutex<[UserChange]>([]) }
+    private final class Received: Sendable { let changes = Lock<[UserChange]>([]) }
     private let received = Received()
     private let task: Task<Void, Never>
 
@@ -37,7 +38,7 @@ final class ChangeCollector: Sendable {
     }
 }
 
-@Suite struct SQLiteChangeFeedTests {
+@Suite(.serialized, .childProcesses) struct SQLiteChangeFeedTests {
     @Test func writesInThisProcessArriveOnceInCommitOrder() async throws {
         let directory = try TemporaryDirectory()
         let store = try SQLiteUserRepository(path: directory.file("users.sqlite"))

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import UserListData
 import UserListDomain
+import UserListTestSupport
 
 /// The reason inside `.unavailable`, or a failed test.
 func unavailableReason(_ body: () async throws -> Void) async -> String {
@@ -28,7 +29,7 @@ func run(_ executable: String, _ arguments: [String]) -> Int32 {
     return process.terminationStatus
 }
 
-@Suite struct SQLiteFailureTests {
+@Suite(.serialized, .childProcesses) struct SQLiteFailureTests {
     @Test func aMissingDirectoryIsNamed() async throws {
         let directory = try TemporaryDirectory()
         let missing = directory.file("no-such-dir")

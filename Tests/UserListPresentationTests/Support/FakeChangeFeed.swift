@@ -1,9 +1,9 @@
-import Synchronization
 import UserListDomain
+import ThreadLocks
 
 /// A change feed the test drives: every subscriber receives what the test sends, in order.
 final class FakeChangeFeed: UserChangeFeed {
-    private let subscribers = Mutex<[AsyncStream<UserChange>.Continuation]>([])
+    private let subscribers = Lock<[AsyncStream<UserChange>.Continuation]>([])
 
     func subscribe() -> AsyncStream<UserChange> {
         let (stream, continuation) = AsyncStream.makeStream(of: UserChange.self)

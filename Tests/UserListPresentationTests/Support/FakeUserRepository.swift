@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import UserListDomain
+import ThreadLocks
 
 /// An in-memory store for ViewModel tests.
 ///
@@ -52,7 +52,7 @@ final class FakeUserRepository: UserRepository {
         var makesCursors = false
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     init(_ users: [User] = []) {
         state.withLock { s in for user in users { s.users[user.id] = user } }
