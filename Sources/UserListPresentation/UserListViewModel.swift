@@ -192,14 +192,6 @@ public final class UserListViewModel {
         state = applying(change, to: state, markingStale: markingStale, sharing: outcomes)
     }
 
-    /// Takes the state a follower of this list reached (`follower`, then `following` for each
-    /// change made elsewhere). Each step was `apply(_:markingStale: true)`'s own rule and none
-    /// trimmed, so the state is what applying the changes here would have made, and the list's
-    /// cursors stay as they are.
-    public func catchUp(to follower: UserListFollower) {
-        state = follower.state
-    }
-
     private func applying(_ change: UserChange, to state: UserListState, markingStale: Bool,
                           sharing outcomes: SharedListOutcomes?) -> UserListState {
         if let outcomes, let after = outcomes.outcome(from: state, markingStale: markingStale), !wouldTrim(after) {
@@ -226,12 +218,6 @@ public final class UserListViewModel {
     /// How many rows the list keeps through changes: what its pages loaded, at least a page.
     private var rowCapacity: Int { max(pageSize, loadedRows) }
 
-    /// The list as another thread may advance it through changes made elsewhere, while the list
-    /// is idle (no load in flight); nil while a load is in flight. See `UserListFollower`.
-    public var follower: UserListFollower? {
-        loadTask == nil ? UserListFollower(state: state, capacity: rowCapacity) : nil
-    }
-
     /// A burst of changes (an import of a million users) must not grow the list past what its
     /// pages loaded: rows beyond that (at least a page) are dropped and become the next page
     /// again, reloaded from the store's cursor after the last row kept. Stores that cannot make
@@ -251,8 +237,7 @@ public final class UserListViewModel {
         return true
     }
 
-    /// A change applied to the rows, before any trim: the one rule for the ViewModel and its
-    /// followers.
+    /// A change applied to the rows, before any trim.
     ///
     /// `replaying`: applied again to a page read while the change may or may not have committed
     /// yet. A save carries its version, so applying it twice is harmless; an addition or a

@@ -27,7 +27,7 @@ import UserListWire
         loop.start(name: "test-loop")
         let connection = Connection(fd: server, peer: UnixSocket.peerCredentials(server)!, loop: loop,
                                     limits: .init(softLimit: 1 << 20, hardLimit: 8 << 20), liveObjects: LiveObjectCounts())
-        try connection.start(delegate: EventLoopTests.ClosingDelegate())
+        connection.start(delegate: EventLoopTests.ClosingDelegate())
         return (connection, peer, loop)
     }
 
@@ -53,14 +53,14 @@ import UserListWire
         #expect(Self.read(peer, upTo: expected.count, blocking: true) == expected)
     }
 
-    @Test func aHandOverPassesOnExactlyTheBytesNotWritten() throws {
+    @Test func aHandOverPassesOnExactlyTheBytesNotWritten() async throws {
         let (connection, peer, loop) = try Self.connection(sendBuffer: 4_096)
         defer { close(peer); loop.stop() }
         let frames = try Self.frames(count: 90)
         connection.send(frames.map { ($0, false) })
         // Take some, so the queue's head is a frame written part of the way.
         var written = Self.read(peer, upTo: 5_000, blocking: true)
-        let handed = try #require(connection.handOver())
+        let handed = try #require(await connection.handOver())
         defer { close(handed.fd) }
         written += Self.read(peer, upTo: Int.max, blocking: false)
         #expect(written + handed.unsent == frames.flatMap(\.bytes))

@@ -76,7 +76,7 @@ import UserListServer
             close(peer)
             let connection = Connection(fd: server, peer: UnixSocket.peerCredentials(server)!, loop: loop,
                                         limits: .init(), liveObjects: live)
-            try connection.start(delegate: ClosingDelegate())
+            connection.start(delegate: ClosingDelegate())
         }
         let released = await LifecycleTests.eventually(timeout: 120) {
             live.connections.load(ordering: .relaxed) == 0 && loop.registeredCount == 0

@@ -15,9 +15,9 @@ import UserListWire
         let feed = try SQLiteChangeFeed(observing: repository)
         var config = DaemonConfig(socketPath: directory + "/s", databasePath: directory + "/users.sqlite3", stateDirectory: directory)
         config.maxSessionsPerUID = 100
-        let registry = SessionRegistry(useCases: UserUseCases(repository: repository), feed: feed,
+        let registry = SessionRegistry(useCases: UserUseCases(repository: repository), feed: feed, loops: TestLoops.group,
                                        logger: Logger(sink: .memory, level: .error), config: config, isWriter: { _ in true })
-        for index in 0..<5 { _ = try registry.session(for: SessionKey(uid: 1000, clientKey: "key-\(index)")) }
+        for index in 0..<5 { _ = try registry.session(for: SessionKey(uid: 1000, clientKey: "key-\(index)"), on: TestLoops.first) }
         let introspection = Introspection(startedAt: .now, storeDescription: "test", version: "0")
 
         let first = introspection.sessions(registry: registry, limit: 3).arrayValue ?? []

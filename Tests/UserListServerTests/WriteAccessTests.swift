@@ -33,8 +33,8 @@ import ThreadLocks
         _ = try await repository.importUsers(SampleUsers.generate(count: 5, seed: 3))
         let feed = try SQLiteChangeFeed(observing: repository)
         let writer = Atomic<Bool>(true)
-        let session = Session(key: SessionKey(uid: 1000, clientKey: "k"), canWrite: { writer.load(ordering: .relaxed) },
-                              useCases: UserUseCases(repository: repository), changes: ChangeBroadcaster(feed: feed),
+        let session = Session(key: SessionKey(uid: 1000, clientKey: "k"), loop: TestLoops.first, canWrite: { writer.load(ordering: .relaxed) },
+                              useCases: UserUseCases(repository: repository), changes: ChangeBroadcaster(feed: feed, loops: TestLoops.group.loops),
                               logger: Logger(sink: .memory, level: .debug))
         let client = RecordingClient()
         await session.attach(client)

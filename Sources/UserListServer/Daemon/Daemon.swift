@@ -111,8 +111,16 @@ public final class Daemon: Sendable {
         let journal = config.sessionJournalMilliseconds > 0
             ? SessionJournal(directory: config.stateDirectory, interval: .milliseconds(config.sessionJournalMilliseconds), logger: logger)
             : nil
+        let loops: EventLoopGroup
+        do throws(SystemError) {
+            loops = try EventLoopGroup(count: ProcessInfo.processInfo.activeProcessorCount)
+        } catch {
+            logger.error("Cannot start the event loop: \(error)")
+            notifier.failed(status: "Cannot start: \(error)", errno: error.errno)
+            return 1
+        }
         let registry = SessionRegistry(
-            useCases: UserUseCases(repository: store.repository), feed: store.feed, logger: logger,
+            useCases: UserUseCases(repository: store.repository), feed: store.feed, loops: loops, logger: logger,
             config: config, isWriter: { policy.canWrite(uid: $0) }, journal: journal)
         // A handover's file is read on another thread while the sessions are (about a thousand
         // entries each on a big restart, and the clients wait for both).
@@ -151,10 +159,8 @@ public final class Daemon: Sendable {
             liveObjects: liveObjects,
             onConnectionsChanged: { notifier.status(statusLine()) })
 
-        let loops: EventLoopGroup
         let acceptor: Acceptor
         do throws(SystemError) {
-            loops = try EventLoopGroup(count: ProcessInfo.processInfo.activeProcessorCount)
             acceptor = try Acceptor(listenFD: listenFD, loops: loops, context: context)
         } catch {
             logger.error("Cannot start the event loop: \(error)")
@@ -168,7 +174,8 @@ public final class Daemon: Sendable {
                           ["USERLISTD_ADOPTED": String(adopted)])
         }
 
-        let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), canWrite: { false },
+        // The watchdog's probe runs on the first loop: its answer vouches for that loop too.
+        let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), loop: loops.first, canWrite: { false },
                             useCases: UserUseCases(repository: store.repository), changes: registry.changeBroadcaster, logger: logger)
         let background = startBackgroundWork(registry: registry, context: context, probe: probe, statusLine: statusLine)
         let healthWatch = watchStoreHealth(statusLine: statusLine)

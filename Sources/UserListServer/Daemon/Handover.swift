@@ -123,14 +123,11 @@ package enum Handover {
         }
         var collected = Collected()
         var handed = Set<ObjectIdentifier>()
-        /// One handed connection per loop, to wait for each loop thread below.
-        var oneConnectionPerLoop: [ObjectIdentifier: Connection] = [:]
         for (session, state, streams) in handedSessions {
             var any = false
             for stream in streams {
                 guard let handler = stream.client as? ClientHandler,
-                      let (fd, unsent) = handler.connection.handOver() else { continue }
-                oneConnectionPerLoop[ObjectIdentifier(handler.connection.loop)] = handler.connection
+                      let (fd, unsent) = await handler.connection.handOver() else { continue }
                 handed.insert(ObjectIdentifier(handler))
                 let name = connectionPrefix + String(collected.descriptors.count)
                 collected.descriptors.append((name, fd))
@@ -140,11 +137,8 @@ package enum Handover {
             }
             if any { collected.file.hold(state, for: session.key) }
         }
+        // Each handed descriptor left its loop when `handOver` returned.
         for handler in handlers where !handed.contains(ObjectIdentifier(handler)) { handler.connection.close() }
-        // One wait for each loop thread: once this job has run, every descriptor it watched is out of it.
-        for connection in oneConnectionPerLoop.values {
-            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in connection.onLoop { done.resume() } }
-        }
         return collected
     }
 
@@ -234,14 +228,15 @@ package enum Handover {
             context.registry.forceConnectionOpened(uid: peer.uid)
             let found: (session: Session, resumed: Bool)
             do throws(SessionRegistry.AttachError) {
-                found = try context.registry.session(for: stream.key)
+                found = try context.registry.session(for: stream.key, on: loops.next())
             } catch {
                 context.registry.connectionClosed(uid: peer.uid)
                 close(fd)
                 continue
             }
+            // On its session's loop: its intents and patches then stay on one thread.
             let connection = Connection(
-                fd: fd, peer: peer, loop: loops.next(),
+                fd: fd, peer: peer, loop: found.session.loop,
                 limits: .init(softLimit: context.config.clientBufferBytes, hardLimit: max(context.config.clientBufferBytes * 16, 4 << 20)),
                 liveObjects: context.liveObjects)
             let handler = ClientHandler(connection: connection, context: context)
@@ -251,12 +246,10 @@ package enum Handover {
                                    awaitingSnapshot: stream.awaitingSnapshot || held == nil)
             context.registry.attachFinished(stream.key)
             if !stream.unsent.isEmpty { connection.send([UInt8](stream.unsent), droppable: false) }
-            do throws(SystemError) {
-                try connection.start(delegate: handler, farewell: farewell)
-                adopted += 1
-            } catch {
-                connection.close()
+            connection.start(delegate: handler, farewell: farewell) { [logger = context.logger] error in
+                logger.error("Could not watch a connection handed over: \(error)")
             }
+            adopted += 1
         }
         return adopted
     }

@@ -73,11 +73,9 @@ package final class Acceptor: EventLoopHandler, Sendable {
                 limits: .init(softLimit: context.config.clientBufferBytes, hardLimit: max(context.config.clientBufferBytes * 16, 4 << 20)),
                 liveObjects: context.liveObjects)
             let handler = ClientHandler(connection: connection, context: context)
-            do throws(SystemError) {
-                try connection.start(delegate: handler, farewell: Self.slowClientFarewell)
-            } catch {
-                context.logger.error("Could not watch a new connection: \(error)")
-                connection.close()
+            // Registered by its own loop (as a job when that is another loop's thread).
+            connection.start(delegate: handler, farewell: Self.slowClientFarewell) { [logger = context.logger] error in
+                logger.error("Could not watch a new connection: \(error)")
             }
         }
     }

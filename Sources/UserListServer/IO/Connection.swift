@@ -17,12 +17,15 @@ package protocol ConnectionDelegate: AnyObject, Sendable {
     func connectionClosed(_ connection: Connection)
 }
 
-/// A client socket: reads on the event loop, writes from whichever thread has a frame to send.
+/// A client socket that belongs to one event loop (`loop`): its reads, writes, interest changes
+/// and close all happen on that loop's thread, as a swift-nio channel's do. Called from any other
+/// thread (a session on another loop, the sweeps, a shutdown), a method hands itself to the loop
+/// as a job, in order with the rest. Its state is `LoopBound`: no lock, and a debug build traps
+/// any use off the loop.
 ///
 /// Ownership: the connection holds its delegate only until it closes, so a closed connection and
-/// its protocol handler free each other. Every write and interest change happens under the
-/// `outbound` lock after checking `closed`; the descriptor itself is closed on the loop thread,
-/// after `closed` is set, so no write, read or epoll change can meet a reused descriptor number.
+/// its protocol handler free each other. The descriptor is closed on the loop, after `closed` is
+/// set, so no write, read or epoll change can meet a reused descriptor number.
 ///
 /// The outbound queue is bounded. Past `softLimit` bytes, queued frames marked droppable
 /// (patches and snapshots) are thrown away and the delegate is told when the socket drains, so a
@@ -57,6 +60,8 @@ package final class Connection: EventLoopHandler, Sendable {
         var registration: LoopRegistration?
         /// Held until the close: the delegate holds the connection too, and this link is the one cut.
         var delegate: (any ConnectionDelegate)?
+        /// Sent before closing a client that fell too far behind.
+        var farewell: [UInt8]?
     }
 
     package let fd: Int32
@@ -64,9 +69,11 @@ package final class Connection: EventLoopHandler, Sendable {
     /// The loop that reads this connection (and runs its handler's ordered task).
     package let loop: EventLoop
     private let limits: Limits
-    private let outbound = Lock(Outbound())
-    // Invariant: set once in `start`, before the fd is registered with the loop; read-only after.
-    nonisolated(unsafe) private var farewell: [UInt8]?
+    private let outbound: LoopBound<Outbound>
+    /// Copies of what other threads ask about (status, sweeps, tests), published by the loop.
+    private let closedFlag = Atomic<Bool>(false)
+    private let queuedBytesNow = Atomic<Int>(0)
+    private let droppedFramesNow = Atomic<Int>(0)
 
     private let liveObjects: LiveObjectCounts?
 
@@ -75,45 +82,59 @@ package final class Connection: EventLoopHandler, Sendable {
         self.peer = peer
         self.loop = loop
         self.limits = limits
+        self.outbound = LoopBound(Outbound(), on: loop)
         self.liveObjects = liveObjects
         liveObjects?.connections.add(1, ordering: .relaxed)
     }
 
     deinit { liveObjects?.connections.subtract(1, ordering: .relaxed) }
 
-    /// Registers with the loop; reads start flowing to `delegate`. `farewell` is the frame sent
-    /// before closing a client that fell too far behind.
-    ///
-    /// Registered under the lock `close()` takes: the loop may be another thread's (the acceptor's
-    /// loop hands connections to the others), and its first event (a peer already gone) can
-    /// close the connection before `register` returns. Such a close waits here and then finds
-    /// the registration; finding none, it would skip the loop, which would keep the connection.
-    package func start(delegate: any ConnectionDelegate, farewell: [UInt8]? = nil) throws(SystemError) {
-        self.farewell = farewell
+    /// Registers with the loop, on the loop; reads start flowing to `delegate`. `farewell` is the
+    /// frame sent before closing a client that fell too far behind. A connection that cannot be
+    /// watched is closed (its delegate told) and `failed` hears why.
+    package func start(delegate: any ConnectionDelegate, farewell: [UInt8]? = nil,
+                       failed: @escaping @Sendable (SystemError) -> Void = { _ in }) {
+        guard loop.isLoopThread else {
+            loop.execute { [self] in start(delegate: delegate, farewell: farewell, failed: failed) }
+            return
+        }
         UnixSocket.setNonBlocking(fd)
-        try outbound.withLock { out throws(SystemError) in
+        do throws(SystemError) {
             let registration = try loop.register(fd, handler: self)
-            out.delegate = delegate
-            out.registration = registration
-            // A change asked for before the registration existed is applied now.
-            if out.wantsWrite || out.readingPaused {
-                loop.setInterest(registration, write: out.wantsWrite, read: !out.readingPaused)
+            outbound.withValue { out in
+                out.farewell = farewell
+                out.delegate = delegate
+                out.registration = registration
+                // A change asked for before the registration existed is applied now.
+                if out.wantsWrite || out.readingPaused {
+                    loop.setInterest(registration, write: out.wantsWrite, read: !out.readingPaused)
+                }
             }
+        } catch {
+            outbound.withValue { $0.delegate = delegate }
+            close()
+            failed(error)
         }
     }
 
     /// The delegate while the connection is open.
-    private var delegate: (any ConnectionDelegate)? { outbound.withLock { $0.closed ? nil : $0.delegate } }
+    private var delegate: (any ConnectionDelegate)? { outbound.withValue { $0.closed ? nil : $0.delegate } }
 
     /// Runs `job` on the loop thread that reads this connection (see `EventLoop.execute`).
     package func onLoop(_ job: @escaping @Sendable () -> Void) { loop.execute(job) }
 
-    /// Whether `close()` has been called (the descriptor may still be closing on the loop).
-    package var isClosed: Bool { outbound.withLock { $0.closed } }
+    /// Whether `close()` has run on the loop (the descriptor may still be closing).
+    package var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
 
-    /// Bytes queued and not yet written (for status and tests).
-    package var queuedBytes: Int { outbound.withLock { $0.queuedBytes } }
-    package var droppedFrames: Int { outbound.withLock { $0.droppedFrames } }
+    /// Bytes queued and not yet written (for status and tests), as of the loop's last write.
+    package var queuedBytes: Int { queuedBytesNow.load(ordering: .relaxed) }
+    package var droppedFrames: Int { droppedFramesNow.load(ordering: .relaxed) }
+
+    /// Publishes the figures other threads read; on the loop, after each change.
+    private func publish(_ out: Outbound) {
+        queuedBytesNow.store(out.queuedBytes, ordering: .relaxed)
+        droppedFramesNow.store(out.droppedFrames, ordering: .relaxed)
+    }
 
     // MARK: interest
 
@@ -142,7 +163,11 @@ package final class Connection: EventLoopHandler, Sendable {
     /// Stops (or resumes) reading from the socket for `reason`; reading goes on only when no
     /// reason is left.
     package func setReadingPaused(_ paused: Bool, because reason: PauseReasons) {
-        outbound.withLock { out in
+        guard loop.isLoopThread else {
+            loop.execute { [self] in setReadingPaused(paused, because: reason) }
+            return
+        }
+        outbound.withValue { out in
             guard !out.closed else { return }
             if paused { out.pauseReasons.insert(reason) } else { out.pauseReasons.remove(reason) }
             setInterest(&out, paused: !out.pauseReasons.isEmpty)
@@ -157,11 +182,18 @@ package final class Connection: EventLoopHandler, Sendable {
     }
 
     /// Queues frames in order and writes what the socket takes now, in one system call when it
-    /// can (a patch and the event after it).
+    /// can (a patch and the event after it). Only this connection's loop writes its socket: from
+    /// any other thread (a session on another loop, a sweep) the frames go to the loop as a job,
+    /// in order with everything else sent from there.
     package func send(_ frames: [(frame: OutgoingFrame, droppable: Bool)]) {
+        guard loop.isLoopThread else {
+            loop.execute { [self] in send(frames) }
+            return
+        }
         enum Then { case nothing, overflowed, close, farewell }
         var then = Then.nothing
-        outbound.withLock { out in
+        outbound.withValue { out in
+            defer { publish(out) }
             guard !out.closed, !out.closeWhenDrained else { return }
             let wasEmpty = out.frames.isEmpty
             for (frame, droppable) in frames {
@@ -214,7 +246,7 @@ package final class Connection: EventLoopHandler, Sendable {
             out.queuedBytes = 0
             out.headOffset = 0
         }
-        if let farewell {
+        if let farewell = out.farewell {
             out.frames.append((OutgoingFrame(farewell), false))
             out.queuedBytes += farewell.count
         }
@@ -282,7 +314,8 @@ package final class Connection: EventLoopHandler, Sendable {
     package func writable() {
         var drained = false
         var mustClose = false
-        outbound.withLock { out in
+        outbound.withValue { out in
+            defer { publish(out) }
             guard !out.closed else { return }
             mustClose = !flushLocked(&out)
             if out.frames.isEmpty {
@@ -302,7 +335,7 @@ package final class Connection: EventLoopHandler, Sendable {
         // Bounded per wake-up so one chatty client cannot starve the others on this loop.
         for _ in 0..<4 {
             // Safe to read the descriptor here: it is closed on this thread only, after `closed`.
-            let (reading, closing, delegate) = outbound.withLock { out in
+            let (reading, closing, delegate) = outbound.withValue { out in
                 (!out.readingPaused && !out.closed, out.closeWhenDrained, out.delegate)
             }
             guard reading else { return }
@@ -324,14 +357,20 @@ package final class Connection: EventLoopHandler, Sendable {
 
     package func hangup() { close() }
 
-    /// Closes once, from any thread: no write or read touches the descriptor after this returns;
-    /// the loop thread deregisters and closes it, then the delegate is told and let go.
+    /// Closes once: on the loop (a call from elsewhere goes there as a job), the descriptor is
+    /// deregistered and closed, then the delegate is told and let go.
     package func close() {
-        let closing = outbound.withLock { out -> (LoopRegistration?, (any ConnectionDelegate)?)? in
+        guard loop.isLoopThread else {
+            loop.execute { [self] in close() }
+            return
+        }
+        let closing = outbound.withValue { out -> (LoopRegistration?, (any ConnectionDelegate)?)? in
             guard !out.closed else { return nil }
             out.closed = true
+            closedFlag.store(true, ordering: .releasing)
             out.frames = []
             out.queuedBytes = 0
+            publish(out)
             let delegate = out.delegate
             out.delegate = nil
             return (out.registration, delegate)
@@ -348,38 +387,48 @@ package final class Connection: EventLoopHandler, Sendable {
 
     // MARK: handing over (a restart that no client notices)
 
-    /// Gives the descriptor away instead of closing it, for the next process of the daemon:
-    /// marks the connection closed (nothing more is read or written here), asks the loop thread
-    /// to stop watching the descriptor and then tell the delegate `connectionClosed` (as a close
-    /// would), and returns the descriptor, still open, with the bytes queued but not yet written
-    /// (the next process writes them first, so the stream stays whole). The caller owns the
-    /// descriptor, but must not pass it on before a job it queues with `onLoop` afterwards has
-    /// run (jobs run in order: the descriptor is then out of the loop). Nil when the connection
-    /// is closed or closing (those are closed as usual).
-    package func handOver() -> (fd: Int32, unsent: [UInt8])? {
-        let taken = outbound.withLock { out -> (LoopRegistration?, (any ConnectionDelegate)?, [UInt8])? in
+    /// Gives the descriptor away instead of closing it, for the next process of the daemon: on
+    /// the loop, marks the connection closed (nothing more is read or written here), stops
+    /// watching the descriptor, tells the delegate `connectionClosed` (as a close would), and
+    /// returns the descriptor, still open and out of the loop, with the bytes queued but not yet
+    /// written (the next process writes them first, so the stream stays whole). Nil when the
+    /// connection is closed or closing (those are closed as usual).
+    package func handOver() async -> (fd: Int32, unsent: [UInt8])? {
+        await withCheckedContinuation { (taken: CheckedContinuation<(fd: Int32, unsent: [UInt8])?, Never>) in
+            loop.execute { [self] in taken.resume(returning: handOverOnLoop()) }
+        }
+    }
+
+    private func handOverOnLoop() -> (fd: Int32, unsent: [UInt8])? {
+        let taken = outbound.withValue { out -> (LoopRegistration?, (any ConnectionDelegate)?, [UInt8])? in
             guard !out.closed, !out.closeWhenDrained else { return nil }
             out.closed = true
+            closedFlag.store(true, ordering: .releasing)
             var unsent: [UInt8] = []
             for (index, frame) in out.frames.enumerated() {
                 unsent.append(contentsOf: frame.frame.bytes[(index == 0 ? out.headOffset : 0)...])
             }
             out.frames = []
             out.queuedBytes = 0
+            publish(out)
             let delegate = out.delegate
             out.delegate = nil
             return (out.registration, delegate, unsent)
         }
         guard let (registration, delegate, unsent) = taken else { return nil }
-        if let registration { loop.deregister(registration) }
-        loop.execute { [self] in delegate?.connectionClosed(self) }
+        if let registration { loop.deregister(registration) }  // at once: this is the loop thread
+        delegate?.connectionClosed(self)
         return (fd, unsent)
     }
 
     /// Closes once what is queued has been written, so the peer reads why (a fatal error, a
     /// goodbye). Never blocks: a peer that does not read is closed after `grace` regardless.
     package func closeAfterFlush(grace: Duration = .seconds(3)) {
-        let drained = outbound.withLock { out -> Bool in
+        guard loop.isLoopThread else {
+            loop.execute { [self] in closeAfterFlush(grace: grace) }  // after the frames sent before it
+            return
+        }
+        let drained = outbound.withValue { out -> Bool in
             guard !out.closed else { return false }
             out.closeWhenDrained = true
             flushLocked(&out)

@@ -1,16 +1,47 @@
-/// The loop as a task executor: a connection's ordered inbox task prefers it, so an intent read
-/// here runs here, and so does the session it enters (a default actor runs on the preferred
-/// executor of the task that enters it when it is free). A `set_draft_name` then goes from
-/// `recv` to the patch's `writev` on this one thread, with no wake-up of a pool thread between.
+/// The loop as an executor, in two roles that are two objects, because a job does not say which
+/// role it was enqueued for and each must run as it was meant to:
+///
+/// - **Task executor** (`EventLoop` itself), which a connection's ordered task prefers, so that
+///   task runs on the loop thread where its connection is read.
+/// - **Serial executor** of the sessions the loop owns (`EventLoop.actorExecutor`, returned by
+///   `Session.unownedExecutor`): a session's actor runs on its loop's thread, so its state has
+///   one owner, and a change the loop publishes is applied to each of its sessions in place
+///   (`assumeIsolated`). A session's jobs keep their own task's executor preference (a store
+///   read it awaits still runs off the loop).
 ///
 /// Jobs are always queued, never run inside the caller (the caller may be a handler in the
 /// middle of a read, or another job): the loop runs them after the events of its current turn.
-/// Work that waits (a store read, a save) leaves the loop and comes back as a job; sessions busy
-/// on a pool thread (a fan-out's catch-up) are simply entered there.
 extension EventLoop: TaskExecutor {
     package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
         schedule { job.runSynchronously(on: executor) }
     }
+}
+
+/// The serial executor of the sessions on one loop (see `EventLoop.actorExecutor`).
+package final class LoopActorExecutor: SerialExecutor {
+    private let jobs: LoopJobs
+
+    init(jobs: LoopJobs) {
+        self.jobs = jobs
+    }
+
+    package func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedSerialExecutor()
+        jobs.schedule { job.runSynchronously(on: executor) }
+    }
+
+    package func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    /// Lets `assumeIsolated` on a session of this loop succeed from a plain loop job (the change
+    /// feed's, a connection's task), and makes it fail loudly anywhere else.
+    package func checkIsolated() {
+        precondition(jobs.isLoopThread, "not on the event loop thread that owns this session")
+    }
+
+    package func isIsolatingCurrentContext() -> Bool? { jobs.isLoopThread }
 }

@@ -49,30 +49,26 @@ package final class EventLoop: Sendable {
     }
 
     private let epollFD: Int32
-    private let wakeFD: Int32
     // Invariant: mutated under its own lock; the loop thread reads it to find handlers.
     private let registry = Lock(Registry())
     /// Work other threads asked to run on the loop thread, in order.
-    private let jobs = Lock<[@Sendable () -> Void]>([])
+    private let jobs: LoopJobs
     private let stopped = Atomic<Bool>(false)
-    /// Set once the loop thread has run its last jobs: later jobs run on their caller's thread.
-    private let exited = Atomic<Bool>(false)
-    /// `pthread_self()` of the loop thread once it runs (0 before).
-    private let loopThread = Atomic<UInt>(0)
+    /// The serial executor of the sessions this loop owns (their actors run on this thread).
+    package let actorExecutor: LoopActorExecutor
 
     package init() throws(SystemError) {
+        jobs = try LoopJobs()
+        actorExecutor = LoopActorExecutor(jobs: jobs)
         epollFD = epoll_create1(ULIO_EPOLL_CLOEXEC)
         guard epollFD >= 0 else { throw SystemError("epoll_create1") }
-        wakeFD = eventfd(0, ULIO_EFD_CLOEXEC | ULIO_EFD_NONBLOCK)
-        guard wakeFD >= 0 else { throw SystemError("eventfd") }
-        guard ulio_epoll_ctl_token(epollFD, EPOLL_CTL_ADD, wakeFD, ULIO_EPOLLIN, Self.wakeToken) == 0 else {
+        guard ulio_epoll_ctl_token(epollFD, EPOLL_CTL_ADD, jobs.wakeFD, ULIO_EPOLLIN, Self.wakeToken) == 0 else {
             throw SystemError("epoll_ctl")
         }
     }
 
     deinit {
         close(epollFD)
-        close(wakeFD)
     }
 
     /// The eventfd's token: a generation no registration ever gets.
@@ -133,15 +129,13 @@ package final class EventLoop: Sendable {
         }
     }
 
-    /// Whether the caller runs on the loop thread.
-    package var isLoopThread: Bool {
-        loopThread.load(ordering: .acquiring) == UInt(pthread_self())
-    }
+    /// Whether the caller runs on the loop thread (or drains its jobs after it exited).
+    package var isLoopThread: Bool { jobs.isLoopThread }
 
     /// Runs `job` on the loop thread: now when called there (or before the loop started, when
     /// no other thread can be reading), else at its next wake-up.
     package func execute(_ job: @escaping @Sendable () -> Void) {
-        if isLoopThread || loopThread.load(ordering: .acquiring) == 0 {
+        if isLoopThread || !jobs.started.load(ordering: .acquiring) {
             job()
             return
         }
@@ -150,47 +144,27 @@ package final class EventLoop: Sendable {
 
     /// Runs the loop on a new thread until `stop()`.
     package func start(name: String = "userlistd-io") {
+        jobs.started.store(true, ordering: .releasing)
         let thread = LoopThread(loop: self, name: name)
         thread.start()
     }
 
     /// Runs `job` on the loop thread at its next turn, never at once (`execute` runs a job
-    /// called from the loop thread immediately). Once the loop has exited, on the caller's thread.
+    /// called from the loop thread immediately). Once the loop has exited, jobs still run one at
+    /// a time, in order (see `LoopJobs`).
     func schedule(_ job: @escaping @Sendable () -> Void) {
-        let wasEmpty = jobs.withLock { jobs -> Bool in
-            jobs.append(job)
-            return jobs.count == 1
-        }
-        if exited.load(ordering: .acquiring) {
-            runJobs()  // the loop is gone: nothing reads any more, so the caller may do it
-        } else if wasEmpty && !isLoopThread {
-            wake()  // on the loop thread, the turn under way runs it
-        }
+        jobs.schedule(job)
     }
 
     package func stop() {
         stopped.store(true, ordering: .releasing)
-        wake()
-    }
-
-    private func wake() {
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
-    }
-
-    private func runJobs() {
-        while true {
-            let batch = jobs.withLock { jobs -> [@Sendable () -> Void] in
-                defer { jobs.removeAll(keepingCapacity: true) }
-                return jobs
-            }
-            if batch.isEmpty { return }
-            for job in batch { job() }
-        }
+        jobs.wake()
     }
 
     fileprivate func run() {
-        loopThread.store(UInt(pthread_self()), ordering: .releasing)
+        jobs.loopThreadStarted()
+        // Whatever ends the loop, its last jobs run, and later ones on their callers' threads.
+        defer { jobs.loopThreadExiting() }
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
         defer { scratch.deallocate() }
         var tokens = [UInt64](repeating: 0, count: 256)
@@ -204,7 +178,7 @@ package final class EventLoop: Sendable {
             for index in 0..<Int(count) {
                 if tokens[index] == Self.wakeToken {
                     var value: UInt64 = 0
-                    _ = read(wakeFD, &value, 8)
+                    _ = read(jobs.wakeFD, &value, 8)
                     continue
                 }
                 let registration = LoopRegistration(token: tokens[index])
@@ -215,10 +189,8 @@ package final class EventLoop: Sendable {
                 if flags & ULIO_EPOLLIN != 0, handlerIfCurrent(registration) != nil { handler.readable(scratch: scratch) }
                 if flags & (ULIO_EPOLLHUP | ULIO_EPOLLERR) != 0, handlerIfCurrent(registration) != nil { handler.hangup() }
             }
-            runJobs()
+            jobs.runQueued()
         }
-        exited.store(true, ordering: .releasing)
-        runJobs()
     }
 
     private func handlerIfCurrent(_ registration: LoopRegistration) -> (any EventLoopHandler)? {

@@ -1,35 +1,29 @@
 import Foundation
 import Synchronization
-import ThreadLocks
 import UserListDomain
 import UserListPresentation
 import UserListWire
+import ThreadLocks
 
-/// The daemon's one subscription to the Domain's change feed, passed on to every session with
-/// the `changed` event frame already encoded.
+/// The daemon's one subscription to the Domain's change feed, published to every event loop
+/// with the `changed` event frame already encoded.
 ///
 /// Every session sends the same bytes for the same change; encoding them once here, rather than
 /// in each of a thousand sessions, is most of what a fan-out costs beyond the writes. Nothing
-/// here waits for any session's actor: a busy session's feed only queues the delivery for it
-/// (`SessionFeed`), and an idle session's feed writes its clients' patches from this thread.
-/// The queues are filled first, so busy sessions start on the pool while the writes go out.
+/// here runs session code or writes a socket: each loop's `LoopChangeFeed` queues the change and
+/// its loop applies it to its own sessions, on its own thread.
 ///
 /// With a `DirectUserChangeFeed` (the SQLite store's, and the daemon's `PageInvalidatingFeed`
-/// over it) deliveries run on the thread that learned of the change (the writer, right after its
-/// commit): an idle session's clients are written from there, a busy session's actor is one
-/// thread hand-off away. Other feeds are read by a task.
+/// over it) publishing runs on the thread that learned of the change (the writer, right after its
+/// commit): one queue append and at most one wake-up per loop. Other feeds are read by a task.
 package final class ChangeBroadcaster: Sendable {
     /// A class: it is passed to, and kept by, thousands of sessions, and a reference is one
-    /// retain where the change's strings, the frame and the memos would be several.
+    /// retain where the change's strings and the frame would be several.
     package final class Delivery: Sendable {
         package let change: UserChange
         /// The `session`/`changed` event frame for `change` (nil for `.resync`: sessions reload,
         /// and their clients see the outcome as an ordinary patch).
         package let eventFrame: [UInt8]?
-        /// What the change made of the lists and patches of sessions that applied it so far:
-        /// sessions showing the same rows take it instead of computing it again.
-        package let lists = SharedListOutcomes()
-        let patches = SharedPatches()
 
         init(change: UserChange, eventFrame: [UInt8]?) {
             self.change = change
@@ -39,17 +33,16 @@ package final class ChangeBroadcaster: Sendable {
 
     package typealias Listener = @Sendable (Delivery) -> Void
 
-    private enum Attached: Sendable {
-        case listener(Listener)
-        case session(SessionFeed)
-    }
-
-    private let listeners = Lock<[UInt64: Attached]>([:])
+    private let listeners = Lock<[UInt64: Listener]>([:])
     private let nextID = Atomic<UInt64>(0)
     private let pump = Lock<Task<Void, Never>?>(nil)
     private let observation = Lock<ChangeObservation?>(nil)
+    /// One per event loop, in the group's order.
+    private let loopFeeds: [LoopChangeFeed]
 
-    package init(feed: any UserChangeFeed) {
+    /// - Parameter loops: the event loops whose sessions follow the changes.
+    package init(feed: any UserChangeFeed, loops: [EventLoop] = []) {
+        loopFeeds = loops.map(LoopChangeFeed.init)
         let encoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
         if let direct = feed as? any DirectUserChangeFeed {
             let observation = direct.observe { [weak self] change in self?.deliver(change, encoder) }
@@ -71,20 +64,19 @@ package final class ChangeBroadcaster: Sendable {
         observation.withLock { $0?.cancel() }
     }
 
+    /// The feed of the loop that owns a session (its executor).
+    func feed(for loop: EventLoop) -> LoopChangeFeed {
+        guard let feed = loopFeeds.first(where: { $0.loop === loop }) else {
+            preconditionFailure("a session on an event loop the broadcaster was not given")
+        }
+        return feed
+    }
+
     /// Calls `listener` with every change committed from now on, in commit order, on the
     /// broadcaster's thread (it must only queue the delivery), until `detach(_:)`.
     package func attach(_ listener: @escaping Listener) -> UInt64 {
-        attach(.listener(listener))
-    }
-
-    /// Offers a session's feed every change committed from now on, until `detach(_:)`.
-    func attach(_ feed: SessionFeed) -> UInt64 {
-        attach(.session(feed))
-    }
-
-    private func attach(_ attached: Attached) -> UInt64 {
         let id = nextID.add(1, ordering: .relaxed).newValue
-        listeners.withLock { $0[id] = attached }
+        listeners.withLock { $0[id] = listener }
         return id
     }
 
@@ -105,17 +97,10 @@ package final class ChangeBroadcaster: Sendable {
     /// opposite order (a deadlock seen with sessions coming and going during renames).
     private func deliver(_ change: UserChange, _ encoder: FrameEncoder) {
         let current = listeners.withLock { Array($0.values) }
-        guard !current.isEmpty else { return }
         let frame = Self.event(for: change).flatMap { try? encoder.encode(ServerMessage.event($0)) }
         let delivery = Delivery(change: change, eventFrame: frame)
-        var idle: [SessionFeed] = []
-        for attached in current {
-            switch attached {
-            case .listener(let listener): listener(delivery)
-            case .session(let feed): if !feed.offer(delivery, sending: false, encoder: encoder) { idle.append(feed) }
-            }
-        }
-        for feed in idle { _ = feed.offer(delivery, sending: true, encoder: encoder) }
+        for listener in current { listener(delivery) }
+        for feed in loopFeeds { feed.publish(delivery) }
     }
 
     /// How many listeners are attached (tests: every dropped subscriber is forgotten).

@@ -39,9 +39,16 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     package let connection: Connection
     private let context: ServerContext
     private let phase = Lock(Phase.awaitingHello)
-    // Invariant: only touched from ConnectionDelegate callbacks, which the event loop thread makes one at a time.
-    nonisolated(unsafe) private var decoder: FrameDecoder
-    nonisolated(unsafe) private var rateWindow: (start: ContinuousClock.Instant, count: Int) = (.now, 0)
+    /// What only the connection's loop touches: the frame decoder and the read path's limits.
+    private struct ReadPath {
+        var decoder: FrameDecoder
+        var rateWindow: (start: ContinuousClock.Instant, count: Int) = (.now, 0)
+        /// Partial-frame bytes this connection has counted against its uid's budget.
+        var countedPartialBytes = 0
+        /// The uid used its share of messages for this second: frames wait in the decoder.
+        var throttled = false
+    }
+    private let readPath: LoopBound<ReadPath>
     private let inbox = OrderedInbox<Inbound>()
     private let pending = Atomic<Int>(0)
     /// Intents queued or running whose reply has not been sent (a handover waits for them).
@@ -52,18 +59,12 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     private let pingedAt = Atomic<Int64>(0)
     /// When the first byte of the frame still incomplete arrived, or 0 (the frame deadline).
     private let partialSince = Atomic<Int64>(0)
-    // Invariant: only touched from ConnectionDelegate callbacks on the event loop thread.
-    /// Partial-frame bytes this connection has counted against its uid's budget.
-    nonisolated(unsafe) private var countedPartialBytes = 0
-    // Invariant: only touched on the event loop thread.
-    /// The uid used its share of messages for this second: frames wait in the decoder.
-    nonisolated(unsafe) private var throttled = false
     private let encoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
 
     package init(connection: Connection, context: ServerContext) {
         self.connection = connection
         self.context = context
-        self.decoder = FrameDecoder(maximumFrameSize: context.config.maxFrameBytes)
+        self.readPath = LoopBound(ReadPath(decoder: FrameDecoder(maximumFrameSize: context.config.maxFrameBytes)), on: connection.loop)
         context.liveObjects.handlers.add(1, ordering: .relaxed)
         context.opened(self)
         // On the loop that reads the connection: an intent runs where it was read.
@@ -113,7 +114,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         let now = MonotonicClock.nanoseconds()
         lastHeard.store(now, ordering: .relaxed)
         pingedAt.store(0, ordering: .relaxed)
-        decoder.feed(bytes)
+        readPath.value.decoder.feed(bytes)
         processBufferedFrames(now: now)
     }
 
@@ -121,10 +122,10 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     private func processBufferedFrames(now: Int64) {
         var completedFrame = false
         defer { trackPartialFrame(now: now, completedFrame: completedFrame) }
-        while !throttled {
+        while !readPath.value.throttled {
             let frame: [UInt8]
             do throws(FrameError) {
-                guard let next = try decoder.nextFrame() else { return }
+                guard let next = try readPath.value.decoder.nextFrame() else { return }
                 frame = next
                 completedFrame = true
             } catch {
@@ -153,17 +154,17 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     /// Starts the frame deadline when a frame begins, and keeps the uid's partial-frame memory
     /// within its budget: past it, this connection is closed (`input_limit`).
     private func trackPartialFrame(now: Int64, completedFrame: Bool) {
-        let buffered = connection.isClosed ? 0 : decoder.bufferedByteCount
-        if buffered == 0 || throttled {
+        let buffered = connection.isClosed ? 0 : readPath.value.decoder.bufferedByteCount
+        if buffered == 0 || readPath.value.throttled {
             // Held back by the uid's share, the buffered frames wait for the daemon, not for the
             // client: no deadline runs (reading is paused; it starts again on resuming).
             partialSince.store(0, ordering: .relaxed)
         } else if completedFrame || partialSince.load(ordering: .relaxed) == 0 {
             partialSince.store(now, ordering: .relaxed)
         }
-        guard buffered != countedPartialBytes else { return }
-        let allowed = context.registry.adjustPartialBytes(uid: connection.peer.uid, by: buffered - countedPartialBytes)
-        countedPartialBytes = buffered
+        guard buffered != readPath.value.countedPartialBytes else { return }
+        let allowed = context.registry.adjustPartialBytes(uid: connection.peer.uid, by: buffered - readPath.value.countedPartialBytes)
+        readPath.value.countedPartialBytes = buffered
         if !allowed {
             sendError(.inputLimit, "Unfinished frames from uid \(connection.peer.uid) hold more than \(context.config.maxPartialBytesPerUID) bytes; finish or close some connections.")
         }
@@ -250,8 +251,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     /// The uid used its share for this second: stop reading this connection until the window
     /// ends, then carry on with the frames already read (nothing is dropped).
     private func throttle(until windowEnd: Int64) {
-        guard !throttled else { return }
-        throttled = true
+        guard !readPath.value.throttled else { return }
+        readPath.value.throttled = true
         connection.setReadingPaused(true, because: .uidBudget)
         let wait = max(0, windowEnd - MonotonicClock.nanoseconds())
         Task.detached { [weak self] in
@@ -262,7 +263,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     }
 
     private func resumeAfterThrottle() {
-        throttled = false
+        readPath.value.throttled = false
         connection.setReadingPaused(false, because: .uidBudget)
         processBufferedFrames(now: MonotonicClock.nanoseconds())
     }
@@ -270,9 +271,9 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     /// A fixed one-second window per client, for intents and pings alike.
     private func allowMessage() -> Bool {
         let now = ContinuousClock.now
-        if now - rateWindow.start >= .seconds(1) { rateWindow = (now, 0) }
-        rateWindow.count += 1
-        return rateWindow.count <= context.config.intentsPerSecond
+        if now - readPath.value.rateWindow.start >= .seconds(1) { readPath.value.rateWindow = (now, 0) }
+        readPath.value.rateWindow.count += 1
+        return readPath.value.rateWindow.count <= context.config.intentsPerSecond
     }
 
     /// Called by the sweep: closes a connection whose frame did not complete within the frame
@@ -309,11 +310,11 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     /// ordered task after what it is doing.
     package func connectionClosed(_ connection: Connection) {
         context.registry.connectionClosed(uid: connection.peer.uid)
-        if countedPartialBytes != 0 {
-            _ = context.registry.adjustPartialBytes(uid: connection.peer.uid, by: -countedPartialBytes)
-            countedPartialBytes = 0
+        if readPath.value.countedPartialBytes != 0 {
+            _ = context.registry.adjustPartialBytes(uid: connection.peer.uid, by: -readPath.value.countedPartialBytes)
+            readPath.value.countedPartialBytes = 0
         }
-        decoder = FrameDecoder(maximumFrameSize: 1)  // frees a partial frame's buffer now
+        readPath.value.decoder = FrameDecoder(maximumFrameSize: 1)  // frees a partial frame's buffer now
         context.closed(self)
         inbox.finish()
         context.connectionsChanged()
@@ -332,7 +333,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
                 session = await attach(hello)
             case .adopted(let adopted, let epoch, let seq, let state, let awaitingSnapshot):
                 session = adopted
-                await adopted.adopt(self, epoch: epoch, seq: seq, holding: state.state, awaitingSnapshot: awaitingSnapshot)
+                await enter(adopted) { $0.adopt(self, epoch: epoch, seq: seq, holding: state.state, awaitingSnapshot: awaitingSnapshot) }
             case .duplicateHello:
                 sendError(.alreadyAttached, "This connection already said hello; open a new connection for another session.")
             case .ping(let nonce):
@@ -342,7 +343,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
             case .refused(let id, let code, let message):
                 send(.reply(.failure(id: id, code: code, message: message)), droppable: false)
             case .overflowed:
-                await session?.clientOverflowed(self)
+                if let session { await enter(session) { $0.clientOverflowed(self) } }
             case .intent(let intent):
                 guard let session else {
                     unanswered.subtract(1, ordering: .relaxed)  // answered by this error instead
@@ -356,24 +357,40 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
                 context.logger.debug("Intent", [
                     "USERLISTD_SESSION": session.id, "USERLISTD_SCREEN": intent.screen,
                     "USERLISTD_ACTION": intent.action, "USERLISTD_INTENT_ID": String(intent.id)])
-                await session.handle(intent, from: self)
+                await enter(session) { $0.handle(intent, from: self) }
             case .resync:
-                await session?.resendSnapshot(to: self)
+                if let session { await enter(session) { $0.resendSnapshot(to: self) } }
             case .drained:
-                await session?.resendSnapshot(to: self)
+                if let session { await enter(session) { $0.resendSnapshot(to: self) } }
             case .bye:
                 // A client that says bye is done with the session: end it now unless others
                 // are attached (a client that merely drops keeps it for the retention period).
                 if let session {
-                    await session.detach(self)
+                    await enter(session) { $0.detach(self) }
                     context.registry.endIfUnattended(session)
                 }
                 send(.goodbye(reason: "bye"), droppable: false)
                 connection.closeAfterFlush()
             }
         }
-        if let session { await session.detach(self) }
+        if let session { await enter(session) { $0.detach(self) } }
         phase.withLock { $0 = .closed }
+    }
+
+    /// Runs `body` on `session`: in place when the session lives on this connection's loop (this
+    /// task runs there: no hop and no turn of the loop in between), else by entering its actor
+    /// from here (a session created by another connection on another loop).
+    private func enter(_ session: Session, _ body: @escaping @Sendable (isolated Session) -> Void) async {
+        if session.loop === connection.loop && connection.loop.isLoopThread {
+            Self.enterInPlace(session, body)
+        } else {
+            await session.perform(body)
+        }
+    }
+
+    /// On the session's own loop thread, which is its actor's executor.
+    private static func enterInPlace(_ session: Session, _ body: @Sendable (isolated Session) -> Void) {
+        session.assumeIsolated { body($0) }
     }
 
     private func introspect(_ intent: ClientMessage.Intent) {
@@ -392,7 +409,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         let key = SessionKey(uid: connection.peer.uid, clientKey: hello.sessionKey)
         let found: (session: Session, resumed: Bool)
         do throws(SessionRegistry.AttachError) {
-            found = try context.registry.session(for: key)
+            found = try context.registry.session(for: key, on: connection.loop)
         } catch {
             guard case .tooManySessions(let limit) = error else { return nil }
             sendError(.tooManySessions, "uid \(key.uid) already holds \(limit) sessions; reuse a session key or close some.")
@@ -406,7 +423,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
             resumed: found.resumed, access: session.readOnly ? .readOnly : .readWrite,
             epoch: epoch)), droppable: false)
         phase.withLock { $0 = .attached(session) }
-        await session.attach(self, epoch: epoch)
+        await enter(session) { $0.attach(self, epoch: epoch) }
         context.registry.attachFinished(key)
         context.logger.info(
             found.resumed ? "Client reattached to session" : "Client opened a session",

@@ -1,15 +1,22 @@
 import Foundation
-import Synchronization
-import ThreadLocks
 import UserListDomain
 import UserListPresentation
 import UserListWire
+import ThreadLocks
+import Synchronization
 
 /// One session: a navigator with its screens, and the clients attached to it.
 ///
-/// Each session is its own actor, so sessions never wait on each other. After every intent and
-/// every async completion the session diffs its state document against what it last sent and
-/// sends each client one patch with the next sequence number.
+/// Each session is its own actor, so sessions never wait on each other, and its executor is the
+/// event loop it was created on (`loop`): its intents, its loads' and saves' continuations and
+/// the changes its loop publishes all run on that one thread, so its state has one owner and
+/// needs no lock. After every intent, every async completion and every batch of changes the
+/// session diffs its state document against what it last sent and sends each client one patch
+/// with the next sequence number.
+///
+/// A client on another loop (a second terminal attached with the same session key) is written
+/// through a job on its own loop (`Connection.send` hops): each socket is still written by its
+/// own loop's thread, at the cost of one wake-up for that client.
 package actor Session {
     package struct Attached {
         let client: any SessionClient
@@ -29,6 +36,9 @@ package actor Session {
 
     package let key: SessionKey
     package let id: String
+    /// The event loop whose thread runs this actor.
+    package nonisolated let loop: EventLoop
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { loop.actorExecutor.asUnownedSerialExecutor() }
     /// Asked at every intent that would write, so a change of group membership (or of the
     /// admin group) takes effect without reattaching. The welcome's `access` is its answer at
     /// attach time.
@@ -57,11 +67,6 @@ package actor Session {
     private var changedEventFrame: [UInt8]?
     /// Encoded event frames waiting for the next flush.
     private var pendingEvents: [[UInt8]] = []
-    /// This session's listener on the broadcaster, while it follows changes.
-    private var listenerID: UInt64?
-    /// Changes committed anywhere, on their way to this actor, or sent by the broadcaster
-    /// itself while the session is idle (`followWhileIdle`).
-    private var feed: SessionFeed?
     /// Intents whose asynchronous part is still running (the screens are not idle).
     private var intentsInFlight = 0
     /// Handed over or saying goodbye: the broadcaster must not write to the clients any more.
@@ -75,13 +80,14 @@ package actor Session {
     /// Where each new state goes to survive a crash (nil: saved only at a clean shutdown).
     private let journal: SessionJournal?
 
-    package init(key: SessionKey, id: String = UUID().uuidString.lowercased(),
+    package init(key: SessionKey, id: String = UUID().uuidString.lowercased(), loop: EventLoop,
                  canWrite: @escaping @Sendable () -> Bool,
                  useCases: UserUseCases, changes: ChangeBroadcaster, logger: Logger,
                  restoring saved: NavigationState? = nil, listWindow: UserListWindow? = nil, journal: SessionJournal? = nil) {
         self.journal = journal
         self.key = key
         self.id = id
+        self.loop = loop
         self.canWrite = canWrite
         self.useCases = useCases
         self.changes = changes
@@ -90,18 +96,8 @@ package actor Session {
         self.restored = saved.map { ($0, listWindow) }
     }
 
-    deinit { if let listenerID { changes.detach(listenerID) } }
-
-    /// How many changes reached this session's clients straight from the broadcaster's thread,
-    /// while the session was idle (tests: the fan-out took the short path).
-    package var changesSentWhileIdle: Int { feed?.sentByBroadcaster.load(ordering: .relaxed) ?? 0 }
-
     /// The state to save across a daemon restart.
-    package var savedState: NavigationState {
-        reclaim()
-        defer { followWhileIdle() }
-        return navigator.state
-    }
+    package var savedState: NavigationState { navigator.state }
 
 
     // MARK: attach and detach
@@ -109,8 +105,6 @@ package actor Session {
     /// Adds a client and sends it a snapshot in `epoch` (the one its welcome named). The first
     /// attach starts the screens.
     package func attach(_ client: any SessionClient, epoch: Int = EpochSource.next()) {
-        reclaim()
-        defer { followWhileIdle() }
         startIfNeeded()
         flush()  // bring existing clients up to date first, so `sent` is current
         let document = StateDocument.make(sent ?? navigator.state)
@@ -125,8 +119,6 @@ package actor Session {
     }
 
     package func detach(_ client: any SessionClient) {
-        reclaim()
-        defer { followWhileIdle() }
         guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
         activity.withLock {
             $0.clients = clients.count
@@ -137,8 +129,6 @@ package actor Session {
 
     /// A fresh snapshot for one client: on resync, or after its queue overflowed and drained.
     package func resendSnapshot(to client: any SessionClient) {
-        reclaim()
-        defer { followWhileIdle() }
         guard var attached = clients[ObjectIdentifier(client)] else { return }
         flush()
         attached.epoch = EpochSource.next()
@@ -150,14 +140,12 @@ package actor Session {
 
     /// Marks a client whose patches were dropped: no more patches until its snapshot.
     package func clientOverflowed(_ client: any SessionClient) {
-        reclaim()
         clients[ObjectIdentifier(client)]?.awaitingSnapshot = true
     }
 
     /// A restart that no client notices (see `Handover`): the state every client holds now,
     /// and where each client's stream is. Their connections move to the next process.
     package func handOver() -> (state: NavigationState, streams: [HandedStream]) {
-        reclaim()
         frozen = true  // the streams belong to the next process now
         flush()
         return (sent ?? navigator.state, clients.values.map {
@@ -177,8 +165,6 @@ package actor Session {
     /// on from `state` (restored screens reloading, another client adopted first), the client
     /// gets the difference as its next patch. One that was owed a snapshot gets it now.
     package func adopt(_ client: any SessionClient, epoch: Int, seq: Int, holding state: NavigationState, awaitingSnapshot: Bool) {
-        reclaim()
-        defer { followWhileIdle() }
         if !started {
             startIfNeeded()
             // The next patch goes from what the clients hold to the restored screens once they
@@ -208,9 +194,13 @@ package actor Session {
         }
     }
 
+    /// Runs `body` on this session's actor (a caller on another loop).
+    package func perform(_ body: @Sendable (isolated Session) -> Void) {
+        body(self)
+    }
+
     /// Tells every client the daemon is going away.
     package func sayGoodbye(reason: String) {
-        reclaim()
         frozen = true
         for attached in clients.values {
             attached.client.send(.goodbye(reason: reason), droppable: false)
@@ -219,7 +209,6 @@ package actor Session {
 
     /// Waits for saves in flight (shutdown: finish what was acknowledged as started).
     package func finishInFlightWork() async {
-        reclaim()
         for case .detail(let detail) in navigator.screens {
             await detail.finishSaving()
         }
@@ -238,54 +227,24 @@ package actor Session {
         }
         navigator.onStateChange = { [unowned self] in self.stateChanged() }
         navigator.onEvent = { [unowned self] event in self.forward(event) }
-        let feed = SessionFeed { [weak self] in Task { await self?.takeChanges() } }
-        self.feed = feed
-        listenerID = changes.attach(feed)
+        changes.feed(for: loop).follow(self)
         sent = navigator.state
     }
 
-    /// Hands the list and the clients' streams to the broadcaster while nothing but changes
-    /// made elsewhere can move them: only the list is shown, no load or intent is in flight,
-    /// nothing is waiting to be flushed, and every client is in step.
-    private func followWhileIdle() {
-        guard let feed, !frozen, !flushScheduled, !applyingChange, pendingEvents.isEmpty, ownWrites.isEmpty,
-              intentsInFlight == 0, navigator.screens.count == 1, case .list(let list) = navigator.screens[0],
-              let follower = list.follower, let sent, sent.screens.count == 1, case .list(let shown) = sent.screens[0],
-              SharedListOutcomes.isSameValue(shown, follower.state),
-              clients.values.allSatisfy({ !$0.awaitingSnapshot })
-        else { return }
-        let streams = clients.map { SessionFeed.Stream(key: $0.key, client: $0.value.client, epoch: $0.value.epoch, seq: $0.value.seq) }
-        feed.follow(.init(list: follower, streams: streams))
-    }
-
-    /// Takes the screens back from the broadcaster before the session does anything: the list
-    /// ViewModel takes the state that was sent meanwhile, and each client's stream goes on from
-    /// where the broadcaster left it.
-    private func reclaim() {
-        guard let following = feed?.reclaim() else { return }
-        // Only the list was shown while it was handed over, and its clients have the events.
+    /// Changes committed anywhere, as many as its loop queued since the last batch (called by
+    /// `LoopChangeFeed` on this session's loop): every screen follows them, then each client
+    /// gets one patch and the `changed` events together, in one write (an import's thousands of
+    /// changes become a few patches, not thousands). `memos`: one per delivery, shared with the
+    /// loop's other sessions.
+    func apply(_ batch: [ChangeBroadcaster.Delivery], memos: [ChangeMemo]) {
         applyingChange = true
-        navigator.list.catchUp(to: following.list)
-        applyingChange = false
-        sent = NavigationState(screens: [.list(following.list.state)])
-        for stream in following.streams { clients[stream.key]?.seq = stream.seq }
-    }
-
-    /// Changes committed anywhere, as many as arrived since the last batch: every screen
-    /// follows them, then each client gets one patch and the `changed` events together, in one
-    /// write (an import's thousands of changes become a few patches, not thousands).
-    private func takeChanges() {
-        reclaim()
-        defer { followWhileIdle() }
-        guard let batch = feed?.take(), !batch.isEmpty else { return }
-        applyingChange = true
-        for delivery in batch {
+        for (delivery, memo) in zip(batch, memos) {
             changedEventFrame = delivery.eventFrame
-            navigator.apply(delivery.change, madeHere: claimOwnChange(delivery.change), sharing: delivery.lists)
+            navigator.apply(delivery.change, madeHere: claimOwnChange(delivery.change), sharing: memo.lists)
         }
         changedEventFrame = nil
         applyingChange = false
-        flush(sharing: batch.count == 1 ? batch[0].patches : nil)
+        flush(sharing: batch.count == 1 ? memos[0].patches : nil)
     }
 
     /// Coalesces the several changes one completion can make into one patch. An intent's own
@@ -299,7 +258,6 @@ package actor Session {
     private func flushScheduledChanges() {
         flushScheduled = false
         flush()
-        followWhileIdle()
     }
 
     /// Diffs and sends one patch to every client that is in step, followed by the events that
@@ -308,7 +266,6 @@ package actor Session {
     /// `sharing`: the patches other sessions serialized for the change just applied; a session
     /// that showed and now shows the same list as one of them sends the same bytes.
     package func flush(sharing patches: SharedPatches? = nil) {
-        reclaim()
         let current = navigator.state
         let previous = sent
         var serializedOps: [UInt8] = []
@@ -392,7 +349,6 @@ package actor Session {
     /// intent causes is sent before its reply (loads and saves reply once they finish; the
     /// state patches flow meanwhile).
     package func handle(_ message: ClientMessage.Intent, from client: any SessionClient) {
-        reclaim()
         activity.withLock { $0.lastActive = .now }
         let outcome: Outcome
         do throws(IntentError) {
@@ -410,10 +366,8 @@ package actor Session {
         switch outcome {
         case .done(let result):
             client.send(.reply(.success(id: message.id, result: result)), droppable: false)
-            followWhileIdle()
         case .failed(let code, let text):
             client.send(.reply(.failure(id: message.id, code: code, message: text)), droppable: false)
-            followWhileIdle()
         case .pending(let work):
             intentsInFlight += 1
             Task {
@@ -426,7 +380,6 @@ package actor Session {
                     client.send(.reply(.failure(id: message.id, code: error.code, message: error.message)), droppable: false)
                 }
                 self.intentsInFlight -= 1
-                self.followWhileIdle()
             }
         }
     }
@@ -710,9 +663,9 @@ package actor Session {
     /// Waits until the feed has delivered `count` changes of `write` (at most a few seconds);
     /// returns whether it did.
     private func awaitDeliveries(of number: Int, count: Int) async -> Bool {
-        // A store whose feed delivers on the writer's thread (SQLite) has posted the change
-        // before the write returned: take it now rather than wait for the inbox's wake-up.
-        takeChanges()
+        // A store whose feed delivers on the writer's thread (SQLite) has queued the change for
+        // this loop before the write returned: apply it now rather than wait for the loop's job.
+        changes.feed(for: loop).deliverQueued()
         guard let write = ownWrite(number) else { return false }
         write.expected = count
         if write.complete {
@@ -720,6 +673,12 @@ package actor Session {
             return true
         }
         let delivered = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            // Entering `withCheckedContinuation` may suspend, and the last delivery may have
+            // come meanwhile (it found no waiter to resume): then this is already done.
+            if write.complete {
+                continuation.resume(returning: true)
+                return
+            }
             write.waiter = continuation
             Task { [weak self] in
                 try? await Task.sleep(for: .seconds(5))

@@ -57,17 +57,20 @@ package final class SessionRegistry: Sendable {
     private let connectWindows = PerUIDWindows()
     private let useCases: UserUseCases
     private let changes: ChangeBroadcaster
+    /// Where sessions run: a new session on its first client's loop, a restored one in turn.
+    private let loops: EventLoopGroup
     private let logger: Logger
     private let limits: Lock<Limits>
     private let isWriter: @Sendable (UInt32) -> Bool
     /// Given to every session, so its state survives a crash (nil: saved only at shutdown).
     private let journal: SessionJournal?
 
-    package init(useCases: UserUseCases, feed: any UserChangeFeed, logger: Logger, config: DaemonConfig,
+    package init(useCases: UserUseCases, feed: any UserChangeFeed, loops: EventLoopGroup, logger: Logger, config: DaemonConfig,
                  isWriter: @escaping @Sendable (UInt32) -> Bool, journal: SessionJournal? = nil) {
         self.journal = journal
         self.useCases = useCases
-        self.changes = ChangeBroadcaster(feed: feed)
+        self.loops = loops
+        self.changes = ChangeBroadcaster(feed: feed, loops: loops.loops)
         self.logger = logger
         self.isWriter = isWriter
         self.limits = Lock(Limits(config))
@@ -138,13 +141,14 @@ package final class SessionRegistry: Sendable {
 
     // MARK: sessions
 
-    /// The session for `key`, created if new; `resumed` tells whether it existed. The caller
-    /// attaches to it and then calls `attachFinished(key)`.
+    /// The session for `key`, created if new (on `loop`, the attaching connection's, so that
+    /// client's intents and patches stay on one thread); `resumed` tells whether it existed.
+    /// The caller attaches to it and then calls `attachFinished(key)`.
     ///
     /// At its limit a uid does not lock itself out: its least recently used session with no
     /// client attached is ended to make room. Only a uid whose every session has a client is
     /// refused.
-    package func session(for key: SessionKey) throws(AttachError) -> (session: Session, resumed: Bool) {
+    package func session(for key: SessionKey, on loop: EventLoop) throws(AttachError) -> (session: Session, resumed: Bool) {
         let limit = limits.withLock { $0.sessionsPerUID }
         var evicted: Session?
         let result = entries.withLock { entries -> Result<(Session, Bool), AttachError> in
@@ -160,7 +164,8 @@ package final class SessionRegistry: Sendable {
                 entries.remove(victim.key)
                 evicted = victim.value
             }
-            let session = Session(key: key, canWrite: { [isWriter] in isWriter(key.uid) }, useCases: useCases, changes: changes, logger: logger, journal: journal)
+            let session = Session(key: key, loop: loop, canWrite: { [isWriter] in isWriter(key.uid) }, useCases: useCases,
+                                  changes: changes, logger: logger, journal: journal)
             entries.insert(session, for: key)
             entries.attaching[key, default: 0] += 1
             return .success((session, false))
@@ -204,7 +209,7 @@ package final class SessionRegistry: Sendable {
                 let detachedFor = max(0, now.timeIntervalSince(item.detachedAt ?? now))
                 guard detachedFor < retentionSeconds else { continue }
                 let session = Session(
-                    key: item.key, id: item.id, canWrite: { [isWriter] in isWriter(item.key.uid) }, useCases: useCases,
+                    key: item.key, id: item.id, loop: loops.next(), canWrite: { [isWriter] in isWriter(item.key.uid) }, useCases: useCases,
                     changes: changes, logger: logger, restoring: item.state, listWindow: item.listWindow, journal: journal)
                 let since = clock - .seconds(detachedFor)
                 session.activity.withLock {

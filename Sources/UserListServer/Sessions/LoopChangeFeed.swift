@@ -1,0 +1,86 @@
+import ThreadLocks
+import UserListPresentation
+
+/// The committed changes one event loop applies to the sessions it owns.
+///
+/// The store's writer only commits and publishes: `ChangeBroadcaster` hands each change to every
+/// loop's feed, which queues it and asks its loop for one job per burst. That job runs on the
+/// loop's thread, which is every one of its sessions' executor, so it enters each session in
+/// place (`assumeIsolated`, no task and no hop), applies everything queued, and the session
+/// writes its own clients' patches. A list window that several sessions show is computed once
+/// per change on the loop (`ChangeMemo`), and so are its patch's bytes.
+final class LoopChangeFeed: Sendable {
+    let loop: EventLoop
+    private struct Queue {
+        var deliveries: [ChangeBroadcaster.Delivery] = []
+        /// A job is on its way to the loop.
+        var scheduled = false
+    }
+
+    /// The hand-off between the publishing thread and the loop (the one lock on this path).
+    private let queue = Lock(Queue())
+    /// The loop's sessions that follow changes. Weak: a session ends when nothing else holds it.
+    private let sessions: LoopBound<[ObjectIdentifier: WeakSession]>
+
+    struct WeakSession {
+        weak var session: Session?
+    }
+
+    init(loop: EventLoop) {
+        self.loop = loop
+        self.sessions = LoopBound([:], on: loop)
+    }
+
+    /// Starts applying every change published from now on to `session` (on the loop: the
+    /// session's own executor).
+    func follow(_ session: Session) {
+        sessions.value[ObjectIdentifier(session)] = WeakSession(session: session)
+    }
+
+    func unfollow(_ session: Session) {
+        sessions.value[ObjectIdentifier(session)] = nil
+    }
+
+    /// Called on the publishing thread (the store's writer): queues the change for the loop.
+    func publish(_ delivery: ChangeBroadcaster.Delivery) {
+        let wake = queue.withLock { queue -> Bool in
+            queue.deliveries.append(delivery)
+            guard !queue.scheduled else { return false }
+            queue.scheduled = true
+            return true
+        }
+        if wake { loop.schedule { [self] in deliverQueued() } }
+    }
+
+    /// Applies what is queued to every session of the loop, now: from the loop's job, or from a
+    /// session that waits for its own write to come back (so its reply need not wait a turn).
+    func deliverQueued() {
+        let batch = queue.withLock { queue -> [ChangeBroadcaster.Delivery] in
+            queue.scheduled = false
+            defer { queue.deliveries.removeAll(keepingCapacity: true) }
+            return queue.deliveries
+        }
+        guard !batch.isEmpty else { return }
+        let memos = batch.map { _ in ChangeMemo() }
+        var gone: [ObjectIdentifier] = []
+        for (key, entry) in sessions.value {
+            guard let session = entry.session else {
+                gone.append(key)
+                continue
+            }
+            session.assumeIsolated { $0.apply(batch, memos: memos) }
+        }
+        for key in gone { sessions.value[key] = nil }
+    }
+
+    /// How many sessions follow changes on this loop (tests); on the loop.
+    var followerCount: Int { sessions.value.count }
+}
+
+/// What one change made of the list windows on one loop, shared by the sessions there that
+/// show the same window: the list state it led to, and the patch's serialized operations.
+/// Made fresh for each change on each loop, and used only on that loop's thread.
+final class ChangeMemo: Sendable {
+    let lists = SharedListOutcomes()
+    let patches = SharedPatches()
+}
