@@ -146,6 +146,12 @@ func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -
     let repository = SharedPageRepository(base: source)
     return Daemon.Store(repository: repository, feed: PageInvalidatingFeed(base: feed, pages: repository), description: description, close: {
         _ = feed
-        _ = database
+        // A clean stop leaves the newest commits in the database file itself, not in its WAL.
+        do {
+            let left = try database.checkpointForShutdown()
+            if left > 0 { logger.warning("\(left) WAL pages could not be copied at shutdown; the next start copies them") }
+        } catch {
+            logger.warning("Could not checkpoint the store at shutdown: \(error)")
+        }
     })
 }

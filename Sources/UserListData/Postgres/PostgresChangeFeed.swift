@@ -61,9 +61,11 @@ public final class PostgresChangeFeed: UserChangeFeed, Sendable {
 }
 
 extension PostgresChangeFeed {
-    final class Core: @unchecked Sendable {  // Invariant: `listener` (a PGconn) only on the feed thread or in init; the rest is Mutex, atomics or lets.
+    final class Core: @unchecked Sendable {  // Invariant: `listener` (a PGconn) only on the feed thread or in init; the rest is Lock, atomics or lets.
         private let listener: PGConnection
         let state: Lock<State>
+        /// Changes taken in `seq` order under `state`, yielded to the subscribers after it.
+        private let handOff: OrderedHandOff<UserChange>
         private let stopped = Atomic<Bool>(false)
         private let nudged = Atomic<Bool>(false)
         /// A pipe that wakes the feed thread from `poll` (a nudge, or stop).
@@ -80,6 +82,7 @@ extension PostgresChangeFeed {
 
         init(connection: PGConnectionString) throws(UserError) {
             listener = PGConnection(conninfo: connection.value, server: connection.redacted)
+            let state: Lock<State>
             do {
                 try listener.connect()
                 try listener.execute("LISTEN \(PostgresSchema.channel)", "listening for changes")
@@ -88,6 +91,13 @@ extension PostgresChangeFeed {
                 state = Lock(State(lastSeq: newest))
             } catch {
                 throw error.userError
+            }
+            self.state = state
+            handOff = OrderedHandOff { changes in
+                let subscribers = state.withLock { Array($0.subscribers.values) }
+                for change in changes {
+                    for continuation in subscribers { continuation.yield(change) }
+                }
             }
             var fds: [Int32] = [0, 0]
             _ = pipe(&fds)
@@ -141,7 +151,8 @@ extension PostgresChangeFeed {
         }
 
         private func emit(_ event: Event) {
-            state.withLock { state in for continuation in state.eventSubscribers.values { continuation.yield(event) } }
+            let subscribers = state.withLock { Array($0.eventSubscribers.values) }
+            for continuation in subscribers { continuation.yield(event) }
         }
 
         /// A commit of this process's repository (any thread).
@@ -150,9 +161,10 @@ extension PostgresChangeFeed {
                 guard let change = commit.change else { return false }  // an import: read the log
                 guard commit.seq == state.lastSeq + 1 else { return commit.seq <= state.lastSeq }
                 state.lastSeq = commit.seq
-                for continuation in state.subscribers.values { continuation.yield(change) }
+                handOff.take(change)
                 return true
             }
+            handOff.handOut()
             if !delivered {
                 nudged.store(true, ordering: .sequentiallyConsistent)
                 wake()
@@ -223,8 +235,9 @@ extension PostgresChangeFeed {
                                                         "reading the change log").first?[0] ?? "0") ?? pruned
                     state.withLock { state in
                         state.lastSeq = max(state.lastSeq, newest)
-                        for continuation in state.subscribers.values { continuation.yield(.resync) }
+                        handOff.take(.resync)
                     }
+                    handOff.handOut()
                     emit(.resync)
                     return
                 }
@@ -234,9 +247,10 @@ extension PostgresChangeFeed {
                         guard let seq = Int(row[1] ?? ""), seq > state.lastSeq else { continue }
                         state.lastSeq = seq
                         guard let change = Self.change(Array(row.dropFirst())) else { continue }
-                        for continuation in state.subscribers.values { continuation.yield(change) }
+                        handOff.take(change)
                     }
                 }
+                handOff.handOut()
                 if changes.count < Self.batchSize { return }
             }
         }

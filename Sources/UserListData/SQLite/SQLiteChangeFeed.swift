@@ -17,8 +17,9 @@ import ThreadLocks
 ///   safety-net check every `safetyInterval` covers filesystems without inotify. While the
 ///   observed repository holds the write lock, the watcher stands aside (those writes are its own).
 ///
-/// Either path delivers under one lock, in `seq` order, so a change is never delivered twice or
-/// out of order, whichever path sees it first.
+/// Either path takes the changes in `seq` order under one lock (`reader`); they are handed to
+/// the handlers after it, in that order (`OrderedHandOff`), so a change is never delivered twice
+/// or out of order, whichever path sees it first, and no handler runs under a lock of the feed.
 ///
 /// Imports log one row per user (`added` or `saved`; rows an import leaves identical log
 /// nothing), so subscribers learn exactly which users changed. An import's rows carry no
@@ -46,12 +47,14 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
         let after: Int
     }
 
-    /// The read connection and how far it has delivered; held while delivering, so deliveries
-    /// from the writer thread and from the watcher never interleave.
+    /// The read connection and how far it has read; the writer's and the watcher's threads take
+    /// changes under it, in `seq` order, into `outbox`.
     private let reader: Lock<Reader>
+    /// Changes taken under `reader`, on their way to the handlers (no lock held while they run).
+    private let handOff: OrderedHandOff<(change: UserChange, seq: Int)>
     /// Taken alone and briefly, never while a handler runs under it: a handler may be mid-call
     /// when its observation is cancelled from another thread.
-    private let observers = Lock<(byID: [Int: Observer], nextID: Int)>(([:], 0))
+    private let observers: Lock<(byID: [Int: Observer], nextID: Int)>
     private let watcher = Lock<StoreWriteWatcher?>(nil)
 
     static let batchSize = 1_000
@@ -59,6 +62,14 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
     /// Watches the store at `path`, written by anyone. `safetyInterval` is the check that runs
     /// even when inotify reports nothing (the only check where inotify is unavailable).
     public init(path: String, safetyInterval: Duration = .seconds(1)) throws(UserError) {
+        let observers = Lock<(byID: [Int: Observer], nextID: Int)>(([:], 0))
+        self.observers = observers
+        handOff = OrderedHandOff { batch in
+            let current = observers.withLock { Array($0.byID.values) }
+            for (change, seq) in batch {
+                for observer in current where seq > observer.after { observer.handler(change) }
+            }
+        }
         do {
             let connection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: 5_000)
             try SQLiteSchema.check(connection)
@@ -122,79 +133,91 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
 
     /// The observed repository committed: on its writer thread, before its next write.
     private func committed(_ notice: SQLiteUserRepository.CommitNotice) {
-        reader.withLock { reader in
+        let mustReadLog = reader.withLock { reader -> Bool in
             switch notice {
             case .change(let change, let seq) where seq == reader.lastSeq + 1:
                 reader.lastSeq = seq
-                deliver(change, seq: seq)
+                take(change, seq: seq)
             case .change(_, let seq) where seq <= reader.lastSeq:
-                return  // the watcher read it from the log first
+                break  // the watcher read it from the log first
             case .changes(let changes) where changes.first?.seq == reader.lastSeq + 1:
-                for (change, seq) in changes { deliver(change, seq: seq) }
+                for (change, seq) in changes { take(change, seq: seq) }
                 reader.lastSeq = changes.last?.seq ?? reader.lastSeq
             case .changes(let changes) where (changes.last?.seq ?? 0) <= reader.lastSeq:
-                return
+                break
             case .change, .changes, .readTheLog:
-                readLog(&reader)  // another writer's rows came between, or a big import
+                return true  // another writer's rows came between, or a big import
             }
+            return false
         }
+        deliverTaken()
+        if mustReadLog { readLog() }
     }
 
     /// On the watcher's thread: reads the log if another connection committed.
     private func checkForOtherCommits() {
-        reader.withLock { reader in
+        let committed = reader.withLock { reader -> Bool in
             guard let version = try? reader.connection.integer("PRAGMA data_version", "watching for changes"),
-                  version != reader.lastDataVersion else { return }
+                  version != reader.lastDataVersion else { return false }
             reader.lastDataVersion = version
-            readLog(&reader)
+            return true
         }
+        if committed { readLog() }
     }
 
-    private func deliver(_ change: UserChange, seq: Int) {
-        for observer in observers.withLock({ Array($0.byID.values) }) where seq > observer.after {
-            observer.handler(change)
-        }
+    /// Queues a change for the handlers; under `reader`, in `seq` order.
+    private func take(_ change: UserChange, seq: Int) {
+        handOff.take((change, seq))
     }
 
-    private func readLog(_ reader: inout Reader) {
+    private func deliverTaken() { handOff.handOut() }
+
+    /// Reads the log past what was read, a batch at a time: each batch is taken under `reader`
+    /// and handed out after it, so a big backlog is never held in memory whole.
+    private func readLog() {
+        while reader.withLock({ readLogBatch(&$0) }) { deliverTaken() }
+        deliverTaken()
+    }
+
+    /// Takes one batch of log rows; returns whether there may be more.
+    private func readLogBatch(_ reader: inout Reader) -> Bool {
         do {
             let hasObservers = observers.withLock { !$0.byID.isEmpty }
             guard hasObservers else {
                 reader.lastSeq = try Self.maxSeq(reader.connection)
-                return
+                return false
             }
-            var read = Self.batchSize
-            while read == Self.batchSize {
-                // Trigger rows carry a snapshot (version is set); import rows do not, so the
-                // user's current row stands in (a later change row follows if it changed again).
-                let statement = try reader.connection.statement("""
-                    SELECT c.seq, c.kind, c.user_id,
-                           COALESCE(c.name, u.name), COALESCE(c.email, u.email),
-                           CASE WHEN c.version IS NULL THEN u.avatar_url ELSE c.avatar_url END,
-                           COALESCE(c.version, u.version)
-                    FROM changes c LEFT JOIN users u ON c.version IS NULL AND u.id = c.user_id
-                    WHERE c.seq > ?1 ORDER BY c.seq LIMIT ?2
-                    """)
-                defer { statement.reset() }
-                statement.bind(1, reader.lastSeq)
-                statement.bind(2, Self.batchSize)
-                read = 0
-                while try statement.step("reading the change log") {
-                    read += 1
-                    let seq = statement.int(0)
-                    if seq > reader.lastSeq + 1 {
-                        // `seq` has no gaps (AUTOINCREMENT, one writer): the rows between were
-                        // pruned before this feed read them. Say so rather than skip them silently.
-                        deliver(.resync, seq: seq - 1)
-                    }
-                    reader.lastSeq = seq
-                    guard let change = Self.change(from: statement) else { continue }
-                    deliver(change, seq: seq)
+            // Trigger rows carry a snapshot (version is set); import rows do not, so the
+            // user's current row stands in (a later change row follows if it changed again).
+            let statement = try reader.connection.statement("""
+                SELECT c.seq, c.kind, c.user_id,
+                       COALESCE(c.name, u.name), COALESCE(c.email, u.email),
+                       CASE WHEN c.version IS NULL THEN u.avatar_url ELSE c.avatar_url END,
+                       COALESCE(c.version, u.version)
+                FROM changes c LEFT JOIN users u ON c.version IS NULL AND u.id = c.user_id
+                WHERE c.seq > ?1 ORDER BY c.seq LIMIT ?2
+                """)
+            defer { statement.reset() }
+            statement.bind(1, reader.lastSeq)
+            statement.bind(2, Self.batchSize)
+            var read = 0
+            while try statement.step("reading the change log") {
+                read += 1
+                let seq = statement.int(0)
+                if seq > reader.lastSeq + 1 {
+                    // `seq` has no gaps (AUTOINCREMENT, one writer): the rows between were
+                    // pruned before this feed read them. Say so rather than skip them silently.
+                    take(.resync, seq: seq - 1)
                 }
+                reader.lastSeq = seq
+                guard let change = Self.change(from: statement) else { continue }
+                take(change, seq: seq)
             }
+            return read == Self.batchSize
         } catch {
             // The file is unreadable right now (e.g. removed, I/O error): the next check tries
-            // again. Nothing is lost; `lastSeq` only advances past rows that were delivered.
+            // again. Nothing is lost; `lastSeq` only advances past rows that were taken.
+            return false
         }
     }
 

@@ -27,3 +27,27 @@ import UserListDomain
         #expect(try await store.fetchPage(PageRequest(limit: 1)).totalCount == 20_000)
     }
 }
+
+/// A clean stop copies the whole WAL into the database file and empties it.
+@Suite struct ShutdownCheckpointTests {
+    @Test func theDatabaseFileAloneHoldsEveryCommitAfterAShutdownCheckpoint() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("shutdown.sqlite")
+        let store = try SQLiteUserRepository(path: path)
+        let users = (0..<200).map { User(id: UUID(), name: "Person \($0)", email: "person.\($0)@example.com") }
+        #expect(try await store.importUsers(users) == 200)
+        _ = try await store.update(User(id: users[0].id, name: "Renamed Last", email: users[0].email, version: 1))
+        let walSize = { ((try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int) ?? 0 }
+        #expect(walSize() > 0, "the commits went to the WAL")
+
+        #expect(try store.checkpointForShutdown() == 0, "nothing left uncopied")
+        #expect(walSize() == 0, "the WAL is empty")
+
+        // A copy of the database file alone (a backup, a move) has the last commit in it.
+        let copy = directory.file("copy.sqlite")
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let copied = try SQLiteUserRepository(path: copy)
+        #expect(try await copied.fetchUser(id: users[0].id).name == "Renamed Last")
+        #expect(try await copied.fetchPage(PageRequest(limit: 1)).totalCount == 200)
+    }
+}
