@@ -45,7 +45,7 @@ public final class PostgresUserRepository: UserRepository {
              avatarURL: row[first + 3], version: Int(row[first + 4] ?? "") ?? 0)
     }
 
-    private func read<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws(PGError) -> T) async throws(UserError) -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws(PGError) -> T) async throws(UserError) -> T {
         do {
             return try await pool.perform { connection throws(PGError) -> T in
                 try connection.read { () throws(PGError) -> T in try body(connection) }
@@ -186,7 +186,7 @@ public final class PostgresUserRepository: UserRepository {
 
     // MARK: writing
 
-    private enum Outcome: Sendable {
+    enum Outcome: Sendable {
         case done(User, seq: Int)
         case conflict(User)
         case notFound
@@ -196,7 +196,7 @@ public final class PostgresUserRepository: UserRepository {
     /// Runs `body` in a transaction that first takes the change-log lock, on a pool connection.
     /// A clash on the unique email index comes back as `.emailTaken` (the transaction is rolled
     /// back first), so the caller can look up who has it.
-    private func write(_ operation: String, _ body: @escaping @Sendable (PGConnection) throws(PGError) -> Outcome,
+    func write(_ operation: String, _ body: @escaping @Sendable (PGConnection) throws(PGError) -> Outcome,
                        email: String?) async throws(UserError) -> Outcome {
         do {
             return try await pool.perform { connection throws(PGError) -> Outcome in
@@ -304,105 +304,6 @@ public final class PostgresUserRepository: UserRepository {
         }
     }
 
-    // MARK: bulk
-
-    /// Rows per import statement (sent as one JSON parameter).
-    package static let importBatch = 2_000
-    /// Imports at least this large refresh the planner's statistics.
-    static let analyzeAfter = 10_000
-
-    /// Writes `users` as they are (id, fields and version), inserting new ids and overwriting
-    /// stored ones, in one transaction: all or nothing. Rows already identical are left alone
-    /// (and announce nothing). Each inserted or changed row gets a change-log row with its
-    /// snapshot. Returns how many rows were inserted or changed. A later entry with the same id
-    /// wins, as if applied in order.
-    public func importUsers(_ users: [User]) async throws(UserError) -> Int {
-        var lastIndex: [UUID: Int] = [:]
-        for (index, user) in users.enumerated() { lastIndex[user.id] = index }
-        let unique = users.enumerated().filter { lastIndex[$0.element.id] == $0.offset }.map(\.element)
-        let outcome = try await write("importing users", { connection throws(PGError) -> Outcome in
-            let operation = "importing users"
-            var written = 0, inserted = 0
-            var start = 0
-            while start < unique.count {
-                let batch = unique[start..<min(unique.count, start + Self.importBatch)]
-                start += batch.count
-                let row = try connection.query("""
-                    WITH input AS (
-                        SELECT * FROM json_to_recordset($1::json)
-                            AS t(id uuid, name text, email text, avatar_url text, version integer, name_key text, email_key text)
-                    ), up AS (
-                        INSERT INTO users AS u (id, name, email, avatar_url, version, name_key, email_key)
-                        SELECT id, name, email, avatar_url, version, name_key, email_key FROM input
-                        ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, email = EXCLUDED.email,
-                            avatar_url = EXCLUDED.avatar_url, version = EXCLUDED.version,
-                            name_key = EXCLUDED.name_key, email_key = EXCLUDED.email_key
-                        WHERE (u.name, u.email, u.avatar_url, u.version)
-                              IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.email, EXCLUDED.avatar_url, EXCLUDED.version)
-                        RETURNING u.id, u.name, u.email, u.avatar_url, u.version, (xmax = 0) AS inserted
-                    ), logged AS (
-                        INSERT INTO changes (kind, user_id, name, email, avatar_url, version)
-                        SELECT CASE WHEN inserted THEN 'added' ELSE 'saved' END, id, name, email, avatar_url, version FROM up
-                    )
-                    SELECT COUNT(*), COUNT(*) FILTER (WHERE inserted) FROM up
-                    """, [Self.json(batch)], operation).first
-                written += Int(row?[0] ?? "0") ?? 0
-                inserted += Int(row?[1] ?? "0") ?? 0
-            }
-            if inserted > 0 {
-                try connection.query("UPDATE store_state SET user_count = user_count + $1", [String(inserted)], operation)
-            }
-            if written >= Self.analyzeAfter {
-                try connection.execute("ANALYZE users", operation)  // the planner's row estimates, now, not at autovacuum's leisure
-            }
-            if written > 0 {
-                try connection.query("SELECT pg_notify($1, '')", [PostgresSchema.channel], operation)
-            }
-            return .done(User(id: UUID(), name: "", email: "", version: written), seq: 0)
-        }, email: nil)
-        switch outcome {
-        case .done(let summary, _):
-            if summary.version > 0 { notifyCommitted(PostgresCommit(seq: 0, change: nil)) }
-            return summary.version
-        case .emailTaken:
-            throw .validation(field: .email, message: "The import gives one email to two users (emails are unique, whatever their case).")
-        default:
-            throw .unavailable(reason: "\(connection.redacted): the import did not complete")
-        }
-    }
-
-    private struct ImportRow: Encodable {
-        let id: String, name: String, email: String
-        let avatar_url: String?
-        let version: Int
-        let name_key: String, email_key: String
-    }
-
-    private static func json(_ users: ArraySlice<User>) -> String {
-        let rows = users.map {
-            ImportRow(id: $0.id.uuidString, name: $0.name, email: $0.email, avatar_url: $0.avatarURL, version: $0.version,
-                      name_key: UserKey.fold($0.name), email_key: UserKey.fold($0.email))
-        }
-        return String(decoding: (try? JSONEncoder().encode(rows)) ?? Data("[]".utf8), as: UTF8.self)
-    }
-
-    /// Every user in list order, read in keyset batches (never one huge result in memory).
-    public func exportUsers() async throws(UserError) -> [User] {
-        var users: [User] = []
-        var request = PageRequest(limit: 5_000)
-        while true {
-            let page = try await fetchPage(request)
-            users += page.users
-            guard let next = page.next else { return users }
-            request.after = next
-        }
-    }
-
-    /// Imports a JSON array of `UserDTO` (the REST shape), validated like the SQLite import.
-    public func importJSON(_ data: Data) async throws(UserError) -> Int {
-        try await importUsers(try SQLiteUserRepository.validatedImport(data))
-    }
-
     // MARK: commits and the change log
 
     /// Called after every successful write of this instance, off the connection's queue: the
@@ -411,7 +312,7 @@ public final class PostgresUserRepository: UserRepository {
         commitObservers.withLock { $0.append(observer) }
     }
 
-    private func notifyCommitted(_ commit: PostgresCommit) {
+    func notifyCommitted(_ commit: PostgresCommit) {
         for observer in commitObservers.withLock({ $0 }) { observer(commit) }
     }
 

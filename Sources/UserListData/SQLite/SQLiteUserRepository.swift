@@ -52,17 +52,17 @@ public final class SQLiteUserRepository: UserRepository {
     public let path: String
     let options: Options
     let writer: SQLiteWriter?
-    private let checkpointer: SQLiteCheckpointer?
+    let checkpointer: SQLiteCheckpointer?
     let bulkGate = BulkWriteGate()
     // Reads never wait for locks under WAL, so they run on the caller's thread under a mutex.
     private let reader: Lock<SQLiteConnection>
-    private let commitObservers = Lock<[@Sendable (CommitNotice) -> Void]>([])
-    private let writeLockObservers = Lock<[@Sendable (Bool) -> Void]>([])
+    let commitObservers = Lock<[@Sendable (CommitNotice) -> Void]>([])
+    let writeLockObservers = Lock<[@Sendable (Bool) -> Void]>([])
     private let writesSincePrune = Atomic<Int>(0)
     /// When an import last pruned the change log (seconds since 1970): a chunked import of a
     /// million users commits a thousand times, and each prune reads the log rows younger than a
     /// minute, so imports prune at most every `importPruneSeconds`.
-    private let lastImportPrune = Atomic<Int>(0)
+    let lastImportPrune = Atomic<Int>(0)
     /// Whether the search index's catch-up runs, and who waits for it (`SQLiteSearchCatchUp`).
     let searchCatchUp = Lock(SearchCatchUpState())
 
@@ -140,7 +140,7 @@ public final class SQLiteUserRepository: UserRepository {
              avatarURL: row.optionalText(first + 3), version: row.int(first + 4))
     }
 
-    private func read<T: Sendable>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(UserError) -> T {
+    func read<T: Sendable>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(UserError) -> T {
         do {
             return try reader.withLock { connection throws(SQLiteError) -> T in try body(connection) }
         } catch {
@@ -266,7 +266,7 @@ public final class SQLiteUserRepository: UserRepository {
     /// Runs `body` (which commits) on the writer queue, then, still there, tells the commit
     /// observers what `committed` says it changed: so the change feed delivers it before the
     /// writer takes its next write, and before the caller resumes.
-    private func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(SQLiteError) -> T,
+    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(SQLiteError) -> T,
                                     committed: @escaping @Sendable (T) -> CommitNotice?) async throws(UserError) -> T {
         guard let writer else {
             throw .unavailable(reason: "\(path) was opened read-only; nothing was written")
@@ -371,254 +371,5 @@ public final class SQLiteUserRepository: UserRepository {
             seq.map { .change(.removed(id: id), seq: $0) }
         }
         if removedAs == nil { throw .notFound(id: id) }
-    }
-
-    /// Runs a write of `user`; when it breaks the unique email index, throws an error naming the
-    /// user who has that email (the enclosing transaction then rolls back).
-    static func refusingDuplicateEmail(_ user: User, _ connection: SQLiteConnection, _ operation: String,
-                                       _ body: () throws(SQLiteError) -> Void) throws(SQLiteError) {
-        do {
-            try body()
-        } catch where error.primaryCode == SQLITE_CONSTRAINT {
-            guard let other = try userWithEmailKey(UserKey.fold(user.email), notID: user.id, connection) else { throw error }
-            throw .duplicate(user.email, other: other, path: connection.path, operation: operation)
-        }
-    }
-
-    /// The user other than `id` whose email folds to `key`, if any.
-    static func userWithEmailKey(_ key: String, notID id: UUID, _ connection: SQLiteConnection) throws(SQLiteError) -> User? {
-        let statement = try connection.statement("SELECT \(columns) FROM users WHERE email_key = ?1 AND id != ?2")
-        defer { statement.reset() }
-        statement.bind(1, key)
-        statement.bind(2, id)
-        return try statement.step("looking up an email address") ? user(from: statement) : nil
-    }
-
-    /// Binds `?1`...`?7` as id, name, email, avatar_url, version, name_key, email_key (`?1` left
-    /// alone when `skippingID`: an update by rowid binds it itself).
-    static func bindRow(_ statement: SQLiteStatement, _ user: User,
-                        keys: (name: String, email: String)? = nil, skippingID: Bool = false, from first: Int32 = 1) {
-        if !skippingID { statement.bind(first, user.id) }
-        statement.bind(first + 1, user.name)
-        statement.bind(first + 2, user.email)
-        statement.bind(first + 3, user.avatarURL)
-        statement.bind(first + 4, user.version)
-        statement.bind(first + 5, keys?.name ?? UserKey.fold(user.name))
-        statement.bind(first + 6, keys?.email ?? UserKey.fold(user.email))
-    }
-
-    // MARK: bulk
-
-    /// Writes `users` as they are (id, fields and version), inserting new ids and overwriting
-    /// stored ones: an upsert by id, in one transaction with reused prepared statements. Rows
-    /// that are already identical are not touched (so a second identical import changes nothing
-    /// and announces nothing). Returns how many rows were inserted or changed.
-    ///
-    /// Each inserted or changed user gets a change-log row (`added` or `saved`, without the
-    /// snapshot the triggers take: another process's feed reads the user's current row instead),
-    /// and this process's feed gets the changes straight from here.
-    ///
-    /// Either every user is written or, on any failure, none is.
-    public func importUsers(_ users: [User]) async throws(UserError) -> Int {
-        try await importKeyed(ImportRows(KeyedUser.folding(users)))
-    }
-
-    /// `importUsers` of users whose keys are folded already, or being folded.
-    func importKeyed(_ users: ImportRows) async throws(UserError) -> Int {
-        await bulkGate.enter()
-        let result: Result<Int, UserError>
-        do throws(UserError) {
-            await checkpointer?.makeRoom()
-            result = .success(try await importNow(users))
-        } catch {
-            result = .failure(error)
-        }
-        await bulkGate.leave()
-        return try result.get()
-    }
-
-    private func importNow(_ users: ImportRows) async throws(UserError) -> Int {
-        let outcome = try await write { connection throws(SQLiteError) -> ImportOutcome in
-            let outcome = try Self.upsert(users, connection)
-            let now = Int(Date().timeIntervalSince1970)
-            if now - self.lastImportPrune.load(ordering: .relaxed) >= Self.importPruneSeconds {
-                self.lastImportPrune.store(now, ordering: .relaxed)
-                try? Self.prune(connection)
-            }
-            return outcome
-        } committed: { outcome in
-            if outcome.written == 0 { return nil }
-            return outcome.changes.isEmpty ? .readTheLog : .changes(outcome.changes)
-        }
-        if outcome.leftSearchBacklog { catchUpSearchIndex() }
-        return outcome.written
-    }
-
-    /// What an import wrote: how many users, and (for imports up to `directChangesUpTo` users)
-    /// each change with its log `seq`, for the feed.
-    struct ImportOutcome: Sendable {
-        var written = 0
-        var changes: [(change: UserChange, seq: Int)] = []
-        /// The search index was emptied, for `catchUpSearchIndex` to fill.
-        var leftSearchBacklog = false
-    }
-
-    /// Imports up to this size hand their changes to the feed directly; bigger ones let it read
-    /// the log (holding a million changes in memory twice buys nothing).
-    static let directChangesUpTo = 10_000
-
-    /// The import's transaction. Why it drops every trigger on `users` inside the transaction
-    /// and keeps the change log and the search index itself: with a trigger, each row's INSERT
-    /// becomes a multi-row statement that SQLite wraps in a statement savepoint, and FTS5 flushes
-    /// its pending index data at every savepoint, so each row became a segment of its own (about
-    /// 60 µs a row at 100,000 users). Without triggers the rows' index data collects in memory
-    /// and is written once at commit. No other connection sees the triggers missing: the DDL
-    /// commits (or rolls back) with the rows.
-    static func upsert(_ users: ImportRows, _ connection: SQLiteConnection) throws(SQLiteError) -> ImportOutcome {
-        let operation = "importing users"
-        // A big import wants the indexes it updates at random in memory; back to normal after.
-        if users.count > 10_000 { try connection.execute("PRAGMA cache_size = -\(importCacheKiB)", operation) }
-        defer { _ = try? connection.execute("PRAGMA cache_size = -\(normalCacheKiB)", operation) }
-        return try connection.writeTransaction(operation) { () throws(SQLiteError) -> ImportOutcome in
-            for name in SQLiteSchema.changeLogTriggerNames + SQLiteSearchIndex.triggerNames {
-                try connection.execute("DROP TRIGGER IF EXISTS \(name)", operation)
-            }
-            // Importing more users than are stored: build the secondary indexes afterwards, and
-            // leave the search index to catch up once the import is committed.
-            let stored = try connection.integer("SELECT user_count FROM store_state WHERE only = 1", operation)
-            let rebuild = users.count >= rebuildIndexesFrom && users.count > stored
-            if rebuild {
-                for index in SQLiteSchema.secondaryIndexes { try connection.execute("DROP INDEX \(index.name)", operation) }
-                try SQLiteSearchIndex.startOver(connection, operation)
-            }
-            let keepChanges = users.count <= directChangesUpTo
-            var inserted = users.count, updated = 0, changes: [(change: UserChange, seq: Int)] = []
-            if rebuild && !keepChanges, try EmptyTableLoad.applies(to: users, connection) {
-                try EmptyTableLoad.insert(users, connection)
-            } else {
-                var importer = try Importer(connection, keepChanges: keepChanges)
-                try users.forEach { user throws(SQLiteError) in try importer.write(user) }
-                (inserted, updated, changes) = (importer.inserted, importer.updated, importer.changes)
-            }
-            if rebuild {
-                for index in SQLiteSchema.secondaryIndexes {
-                    do throws(SQLiteError) {
-                        try connection.execute(index.create, operation)
-                    } catch where error.code & 0xFF == SQLITE_CONSTRAINT {
-                        // Without the unique index nothing stopped two users sharing an email:
-                        // say which two, in our words rather than SQLite's. (Looked for only
-                        // now: the search costs as much as building the index.)
-                        try refuseDuplicateEmails(connection, operation)
-                        throw error
-                    }
-                }
-            }
-            try connection.execute(SQLiteSchema.changeLogTriggers + SQLiteSearchIndex.createTriggers, operation)
-            try connection.execute(
-                "UPDATE store_state SET user_count = user_count + \(inserted) WHERE only = 1", operation)
-            return ImportOutcome(written: inserted + updated, changes: changes, leftSearchBacklog: rebuild)
-        }
-    }
-
-    /// Throws `duplicate` naming two users that share an email key, if any do.
-    static func refuseDuplicateEmails(_ connection: SQLiteConnection, _ operation: String) throws(SQLiteError) {
-        let statement = try connection.statement("""
-            SELECT \(columns) FROM users WHERE email_key IN
-                (SELECT email_key FROM users GROUP BY email_key HAVING COUNT(*) > 1 LIMIT 1)
-            ORDER BY rowid LIMIT 2
-            """)
-        defer { statement.reset() }
-        guard try statement.step(operation) else { return }
-        let first = user(from: statement)
-        guard try statement.step(operation) else { return }
-        let second = user(from: statement)
-        throw .duplicate(second.email, other: first, path: connection.path, operation: operation)
-    }
-
-    /// Removes `id` if present; no error when it is not (the cache's reconciliation).
-    func removeIfPresent(id: UUID) async throws(UserError) {
-        do { try await remove(id: id) } catch .notFound { return }
-    }
-
-    // MARK: commits and the change log
-
-    /// What a commit of this instance changed, as its commit observers hear it.
-    enum CommitNotice: Sendable {
-        /// One change, logged as row `seq`.
-        case change(UserChange, seq: Int)
-        /// Several (an import), each with its `seq`, in order.
-        case changes([(change: UserChange, seq: Int)])
-        /// Many (a big import): the log has them.
-        case readTheLog
-    }
-
-    /// Called after every commit of this instance that changed users, on the writer queue
-    /// before the next write: the change feed's direct path, so in-process changes are never
-    /// read back from the file. The observer must not block.
-    func onCommit(_ observer: @escaping @Sendable (CommitNotice) -> Void) {
-        commitObservers.withLock { $0.append(observer) }
-    }
-
-    /// Called on the writer queue when one of this instance's write transactions takes the
-    /// write lock (true) and when it ends (false). While the lock is held, every write to the
-    /// file is this instance's own, which its change feed hears from `onCommit`.
-    func onWriteLock(_ observer: @escaping @Sendable (Bool) -> Void) {
-        writeLockObservers.withLock { $0.append(observer) }
-    }
-
-    private func notifyCommitted(_ notice: CommitNotice) {
-        for observer in commitObservers.withLock({ $0 }) { observer(notice) }
-    }
-
-    static let normalCacheKiB = 16 * 1024
-    static let importCacheKiB = 256 * 1024
-    static let rebuildIndexesFrom = 50_000
-
-    static let pruneEvery = 500
-    static let importPruneSeconds = 5
-    /// The change log keeps at least this many rows...
-    static let changesKept = 10_000
-    /// ...and every row younger than this, so a feed in a slow process still finds them.
-    static let changesMinimumAgeSeconds = 60
-
-    /// Deletes the rows older than both limits. The bound is the first young row's `seq`, found
-    /// by a scan from the oldest row (`at` grows with `seq`), so a prune reads about the rows it
-    /// deletes: `seq <= … AND at < …` read every young row too, all of a running import's log
-    /// (300-700 ms every few seconds at a million users, each time inside an import chunk).
-    /// A clock set back only keeps rows longer.
-    static func prune(_ connection: SQLiteConnection) throws(SQLiteError) {
-        let statement = try connection.statement("""
-            DELETE FROM changes WHERE seq <= MIN(
-                (SELECT MAX(seq) FROM changes) - ?1,
-                COALESCE((SELECT seq FROM changes WHERE at >= ?2 ORDER BY seq LIMIT 1) - 1, (SELECT MAX(seq) FROM changes)))
-            """)
-        statement.bind(1, changesKept)
-        statement.bind(2, Int(Date().timeIntervalSince1970) - changesMinimumAgeSeconds)
-        try statement.run("pruning the change log")
-    }
-
-    // MARK: for the benchmark and tests
-
-    /// The cursor that continues after the `index`-th user (0-based) in list order. Uses
-    /// OFFSET, once: for setting up benchmarks, never for serving pages.
-    package func cursor(afterIndex index: Int) throws(UserError) -> PageCursor? {
-        try read { connection throws(SQLiteError) -> PageCursor? in
-            let statement = try connection.statement("SELECT name_key, id FROM users ORDER BY name_key, id LIMIT 1 OFFSET ?1")
-            defer { statement.reset() }
-            statement.bind(1, index)
-            guard try statement.step("positioning a cursor") else { return nil }
-            return KeysetCursor(nameKey: statement.text(0), id: statement.text(1), total: nil).pageCursor
-        }
-    }
-
-    /// SQLite's plan for a statement, for tests that pin index use.
-    package func queryPlan(_ sql: String) throws(UserError) -> [String] {
-        try read { connection throws(SQLiteError) -> [String] in
-            let statement = try connection.statement("EXPLAIN QUERY PLAN " + sql)
-            defer { statement.reset() }
-            var lines: [String] = []
-            while try statement.step("explaining a query") { lines.append(statement.text(3)) }
-            return lines
-        }
     }
 }

@@ -42,7 +42,7 @@ package final class Connection: EventLoopHandler, Sendable {
         }
     }
 
-    private struct Outbound {
+    struct Outbound {
         var frames: [(frame: OutgoingFrame, droppable: Bool)] = []
         var headOffset = 0
         var queuedBytes = 0
@@ -69,9 +69,9 @@ package final class Connection: EventLoopHandler, Sendable {
     /// The loop that reads this connection (and runs its handler's ordered task).
     package let loop: EventLoop
     private let limits: Limits
-    private let outbound: LoopBound<Outbound>
+    let outbound: LoopBound<Outbound>
     /// Copies of what other threads ask about (status, sweeps, tests), published by the loop.
-    private let closedFlag = Atomic<Bool>(false)
+    let closedFlag = Atomic<Bool>(false)
     private let queuedBytesNow = Atomic<Int>(0)
     private let droppedFramesNow = Atomic<Int>(0)
 
@@ -131,14 +131,14 @@ package final class Connection: EventLoopHandler, Sendable {
     package var droppedFrames: Int { droppedFramesNow.load(ordering: .relaxed) }
 
     /// Publishes the figures other threads read; on the loop, after each change.
-    private func publish(_ out: Outbound) {
+    func publish(_ out: Outbound) {
         queuedBytesNow.store(out.queuedBytes, ordering: .relaxed)
         droppedFramesNow.store(out.droppedFrames, ordering: .relaxed)
     }
 
     // MARK: interest
 
-    private func setInterest(_ out: inout Outbound, write: Bool? = nil, paused: Bool? = nil) {
+    func setInterest(_ out: inout Outbound, write: Bool? = nil, paused: Bool? = nil) {
         let newWrite = write ?? out.wantsWrite
         let newPaused = paused ?? out.readingPaused
         guard newWrite != out.wantsWrite || newPaused != out.readingPaused else { return }
@@ -270,7 +270,7 @@ package final class Connection: EventLoopHandler, Sendable {
     /// up to three pieces, see `OutgoingFrame`), so a patch and the event after it cost one
     /// system call. Returns false on a fatal write error.
     @discardableResult
-    private func flushLocked(_ out: inout Outbound) -> Bool {
+    func flushLocked(_ out: inout Outbound) -> Bool {
         while !out.frames.isEmpty {
             let batch = min(out.frames.count, 64)
             let written = withUnsafeTemporaryAllocation(of: iovec.self, capacity: 3 * batch) { vectors -> Int in
@@ -383,68 +383,5 @@ package final class Connection: EventLoopHandler, Sendable {
             return
         }
         loop.closeOnLoop(registration) { [self] in delegate?.connectionClosed(self) }
-    }
-
-    // MARK: handing over (a restart that no client notices)
-
-    /// Gives the descriptor away instead of closing it, for the next process of the daemon: on
-    /// the loop, marks the connection closed (nothing more is read or written here), stops
-    /// watching the descriptor, tells the delegate `connectionClosed` (as a close would), and
-    /// returns the descriptor, still open and out of the loop, with the bytes queued but not yet
-    /// written (the next process writes them first, so the stream stays whole). Nil when the
-    /// connection is closed or closing (those are closed as usual).
-    package func handOver() async -> (fd: Int32, unsent: [UInt8])? {
-        await withCheckedContinuation { (taken: CheckedContinuation<(fd: Int32, unsent: [UInt8])?, Never>) in
-            loop.execute { [self] in taken.resume(returning: handOverOnLoop()) }
-        }
-    }
-
-    private func handOverOnLoop() -> (fd: Int32, unsent: [UInt8])? {
-        let taken = outbound.withValue { out -> (LoopRegistration?, (any ConnectionDelegate)?, [UInt8])? in
-            guard !out.closed, !out.closeWhenDrained else { return nil }
-            out.closed = true
-            closedFlag.store(true, ordering: .releasing)
-            var unsent: [UInt8] = []
-            for (index, frame) in out.frames.enumerated() {
-                unsent.append(contentsOf: frame.frame.bytes[(index == 0 ? out.headOffset : 0)...])
-            }
-            out.frames = []
-            out.queuedBytes = 0
-            publish(out)
-            let delegate = out.delegate
-            out.delegate = nil
-            return (out.registration, delegate, unsent)
-        }
-        guard let (registration, delegate, unsent) = taken else { return nil }
-        if let registration { loop.deregister(registration) }  // at once: this is the loop thread
-        delegate?.connectionClosed(self)
-        return (fd, unsent)
-    }
-
-    /// Closes once what is queued has been written, so the peer reads why (a fatal error, a
-    /// goodbye). Never blocks: a peer that does not read is closed after `grace` regardless.
-    package func closeAfterFlush(grace: Duration = .seconds(3)) {
-        guard loop.isLoopThread else {
-            loop.execute { [self] in closeAfterFlush(grace: grace) }  // after the frames sent before it
-            return
-        }
-        let drained = outbound.withValue { out -> Bool in
-            guard !out.closed else { return false }
-            out.closeWhenDrained = true
-            flushLocked(&out)
-            if out.frames.isEmpty { return true }
-            // Keep reading (and discarding) so a peer blocked in send() gets to read its goodbye.
-            out.pauseReasons = []
-            setInterest(&out, write: true, paused: false)
-            return false
-        }
-        if drained {
-            close()
-        } else {
-            Task.detached { [self] in
-                try? await Task.sleep(for: grace)
-                close()
-            }
-        }
     }
 }

@@ -7,7 +7,7 @@ import ThreadLocks
 /// what it can there (errors, pong, rate limits), and hands hello and intents, in order, to a
 /// task that talks to the session's actor.
 package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
-    private enum Phase {
+    enum Phase {
         case awaitingHello
         case attaching
         case attached(Session)
@@ -15,7 +15,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     }
 
     /// Work for the ordered inbox task.
-    private enum Inbound: Sendable {
+    enum Inbound: Sendable {
         case hello(ClientMessage.Hello)
         case duplicateHello
         case intent(ClientMessage.Intent)
@@ -37,8 +37,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     private static let inboxLowWater = 64
 
     package let connection: Connection
-    private let context: ServerContext
-    private let phase = Lock(Phase.awaitingHello)
+    let context: ServerContext
+    let phase = Lock(Phase.awaitingHello)
     /// What only the connection's loop touches: the frame decoder and the read path's limits.
     private struct ReadPath {
         var decoder: FrameDecoder
@@ -49,17 +49,17 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         var throttled = false
     }
     private let readPath: LoopBound<ReadPath>
-    private let inbox = OrderedInbox<Inbound>()
+    let inbox = OrderedInbox<Inbound>()
     private let pending = Atomic<Int>(0)
     /// Intents queued or running whose reply has not been sent (a handover waits for them).
-    private let unanswered = Atomic<Int>(0)
+    let unanswered = Atomic<Int>(0)
     /// When the client last sent anything, and whether it has been pinged since (liveness).
     private let lastHeard = Atomic<Int64>(MonotonicClock.nanoseconds())
     /// When the unanswered ping went out, or 0.
     private let pingedAt = Atomic<Int64>(0)
     /// When the first byte of the frame still incomplete arrived, or 0 (the frame deadline).
     private let partialSince = Atomic<Int64>(0)
-    private let encoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
+    let encoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
 
     package init(connection: Connection, context: ServerContext) {
         self.connection = connection
@@ -103,7 +103,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         connection.send(frames)
     }
 
-    private func sendError(_ code: ErrorCode, _ message: String, id: Int? = nil) {
+    func sendError(_ code: ErrorCode, _ message: String, id: Int? = nil) {
         send(.error(.init(code: code, message: message, id: id)), droppable: false)
         if code.isFatal { connection.closeAfterFlush() }
     }
@@ -181,7 +181,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         inbox.push(item)
     }
 
-    private func dequeued() {
+    func dequeued() {
         if pending.subtract(1, ordering: .relaxed).newValue == Self.inboxLowWater {
             connection.setReadingPaused(false, because: .inboxFull)
         }
@@ -318,118 +318,5 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         context.closed(self)
         inbox.finish()
         context.connectionsChanged()
-    }
-
-    // MARK: ordered work, off the loop thread
-
-    private func run() async {
-        var session: Session?
-        while let item = await inbox.next() {
-            dequeued()
-            // Work a client sent before it vanished still runs (a save it asked for lands), though
-            // nobody reads the answers; the connection stopped counting against its uid at close.
-            switch item {
-            case .hello(let hello):
-                session = await attach(hello)
-            case .adopted(let adopted, let epoch, let seq, let state, let awaitingSnapshot):
-                session = adopted
-                await enter(adopted) { $0.adopt(self, epoch: epoch, seq: seq, holding: state.state, awaitingSnapshot: awaitingSnapshot) }
-            case .duplicateHello:
-                sendError(.alreadyAttached, "This connection already said hello; open a new connection for another session.")
-            case .ping(let nonce):
-                send(.pong(nonce: nonce), droppable: false)
-            case .error(let code, let message, let id):
-                sendError(code, message, id: id)
-            case .refused(let id, let code, let message):
-                send(.reply(.failure(id: id, code: code, message: message)), droppable: false)
-            case .overflowed:
-                if let session { await enter(session) { $0.clientOverflowed(self) } }
-            case .intent(let intent):
-                guard let session else {
-                    unanswered.subtract(1, ordering: .relaxed)  // answered by this error instead
-                    sendError(.notReady, "The handshake did not complete.", id: intent.id)
-                    continue
-                }
-                if intent.screen == "session", intent.action == "status" || intent.action == "sessions" {
-                    introspect(intent)
-                    continue
-                }
-                context.logger.debug("Intent", [
-                    "USERLISTD_SESSION": session.id, "USERLISTD_SCREEN": intent.screen,
-                    "USERLISTD_ACTION": intent.action, "USERLISTD_INTENT_ID": String(intent.id)])
-                await enter(session) { $0.handle(intent, from: self) }
-            case .resync:
-                if let session { await enter(session) { $0.resendSnapshot(to: self) } }
-            case .drained:
-                if let session { await enter(session) { $0.resendSnapshot(to: self) } }
-            case .bye:
-                // A client that says bye is done with the session: end it now unless others
-                // are attached (a client that merely drops keeps it for the retention period).
-                if let session {
-                    await enter(session) { $0.detach(self) }
-                    context.registry.endIfUnattended(session)
-                }
-                send(.goodbye(reason: "bye"), droppable: false)
-                connection.closeAfterFlush()
-            }
-        }
-        if let session { await enter(session) { $0.detach(self) } }
-        phase.withLock { $0 = .closed }
-    }
-
-    /// Runs `body` on `session`: in place when the session lives on this connection's loop (this
-    /// task runs there: no hop and no turn of the loop in between), else by entering its actor
-    /// from here (a session created by another connection on another loop).
-    private func enter(_ session: Session, _ body: @escaping @Sendable (isolated Session) -> Void) async {
-        if session.loop === connection.loop && connection.loop.isLoopThread {
-            Self.enterInPlace(session, body)
-        } else {
-            await session.perform(body)
-        }
-    }
-
-    /// On the session's own loop thread, which is its actor's executor.
-    private static func enterInPlace(_ session: Session, _ body: @Sendable (isolated Session) -> Void) {
-        session.assumeIsolated { body($0) }
-    }
-
-    private func introspect(_ intent: ClientMessage.Intent) {
-        guard context.isWriter(connection.peer.uid) else {
-            send(.reply(.failure(id: intent.id, code: .forbidden,
-                                 message: "'\(intent.action)' is for root and members of the '\(context.config.adminGroup)' group.")), droppable: false)
-            return
-        }
-        let result = intent.action == "status"
-            ? context.introspection.status(registry: context.registry)
-            : context.introspection.sessions(registry: context.registry)
-        send(.reply(.success(id: intent.id, result: result)), droppable: false)
-    }
-
-    private func attach(_ hello: ClientMessage.Hello) async -> Session? {
-        let key = SessionKey(uid: connection.peer.uid, clientKey: hello.sessionKey)
-        let found: (session: Session, resumed: Bool)
-        do throws(SessionRegistry.AttachError) {
-            found = try context.registry.session(for: key, on: connection.loop)
-        } catch {
-            guard case .tooManySessions(let limit) = error else { return nil }
-            sendError(.tooManySessions, "uid \(key.uid) already holds \(limit) sessions; reuse a session key or close some.")
-            return nil
-        }
-        let session = found.session
-        let version = ProtocolVersion.negotiate(client: hello.protocolVersions) ?? ProtocolVersion.current
-        let epoch = EpochSource.next()
-        send(.welcome(.init(
-            protocolVersion: version, server: context.serverInfo, sessionID: session.id,
-            resumed: found.resumed, access: session.readOnly ? .readOnly : .readWrite,
-            epoch: epoch)), droppable: false)
-        phase.withLock { $0 = .attached(session) }
-        await enter(session) { $0.attach(self, epoch: epoch) }
-        context.registry.attachFinished(key)
-        context.logger.info(
-            found.resumed ? "Client reattached to session" : "Client opened a session",
-            ["USERLISTD_SESSION": session.id, "USERLISTD_CLIENT_UID": String(key.uid),
-             "USERLISTD_CLIENT_PID": String(connection.peer.pid), "USERLISTD_CLIENT": hello.client.name])
-        context.connectionsChanged()
-        return session
     }
 }

@@ -3,7 +3,6 @@ import UserListDomain
 import UserListPresentation
 import UserListWire
 import ThreadLocks
-import Synchronization
 
 /// One session: a navigator with its screens, and the clients attached to it.
 ///
@@ -48,9 +47,9 @@ package actor Session {
     package nonisolated let activity = Lock(Activity())
 
     let useCases: UserUseCases
-    private let changes: ChangeBroadcaster
-    private let logger: Logger
-    private var navigator: Navigator
+    let changes: ChangeBroadcaster
+    let logger: Logger
+    var navigator: Navigator
     /// What a restart saved, until the screens start from it.
     private var restored: (state: NavigationState, listWindow: UserListWindow?)?
     private var started = false
@@ -61,21 +60,21 @@ package actor Session {
     private var clients: [ObjectIdentifier: Attached] = [:]
     private var flushScheduled = false
     /// Performing an intent's synchronous part: `handle` flushes right after it.
-    private var handlingIntent = false
-    private var applyingChange = false
+    var handlingIntent = false
+    var applyingChange = false
     /// The broadcaster's encoded `changed` event for the change being applied.
     private var changedEventFrame: [UInt8]?
     /// Encoded event frames waiting for the next flush.
     private var pendingEvents: [[UInt8]] = []
     /// Intents whose asynchronous part is still running (the screens are not idle).
-    private var intentsInFlight = 0
+    var intentsInFlight = 0
     /// Handed over or saying goodbye: the broadcaster must not write to the clients any more.
     private var frozen = false
     /// Writes this session is making: the feed's deliveries of their changes are applied
     /// without a `changed` event and without marking the list stale (§4.2: `changed` reports a
     /// change made by someone else).
-    private var ownWrites: [OwnWrite] = []
-    private var ownWriteCount = 0
+    var ownWrites: [OwnWrite] = []
+    var ownWriteCount = 0
     private let frameEncoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
     /// Where each new state goes to survive a crash (nil: saved only at a clean shutdown).
     private let journal: SessionJournal?
@@ -249,13 +248,13 @@ package actor Session {
 
     /// Coalesces the several changes one completion can make into one patch. An intent's own
     /// changes are flushed by `handle` itself.
-    private func stateChanged() {
+    func stateChanged() {
         guard !applyingChange, !handlingIntent, !flushScheduled else { return }
         flushScheduled = true
         Task { self.flushScheduledChanges() }
     }
 
-    private func flushScheduledChanges() {
+    func flushScheduledChanges() {
         flushScheduled = false
         flush()
     }
@@ -341,357 +340,5 @@ package actor Session {
     private func reportUnsendable(_ what: String, _ error: any Error, to client: any SessionClient) {
         logger.error("A \(what) frame could not be encoded: \(error)", ["USERLISTD_SESSION": id])
         client.send(.error(.init(code: .internal, message: "The daemon could not send a \(what) (it is over the frame size limit); resync to get the current state.")), droppable: false)
-    }
-
-    // MARK: intents
-
-    /// Performs one intent and replies to `client` when its outcome is known. Every patch the
-    /// intent causes is sent before its reply (loads and saves reply once they finish; the
-    /// state patches flow meanwhile).
-    package func handle(_ message: ClientMessage.Intent, from client: any SessionClient) {
-        activity.withLock { $0.lastActive = .now }
-        let outcome: Outcome
-        do throws(IntentError) {
-            let intent = try Intent(message)
-            if intent.writes && !canWrite() {
-                throw IntentError(.readOnly, "This session is read-only: '\(message.action)' needs root or membership of the admin group.")
-            }
-            handlingIntent = true
-            defer { handlingIntent = false }
-            outcome = try perform(intent)
-        } catch {
-            outcome = .failed(error.code, error.message)
-        }
-        flush()
-        switch outcome {
-        case .done(let result):
-            client.send(.reply(.success(id: message.id, result: result)), droppable: false)
-        case .failed(let code, let text):
-            client.send(.reply(.failure(id: message.id, code: code, message: text)), droppable: false)
-        case .pending(let work):
-            intentsInFlight += 1
-            Task {
-                let finished = await work(self)
-                self.flush()
-                switch finished {
-                case .success(let result):
-                    client.send(.reply(.success(id: message.id, result: result)), droppable: false)
-                case .failure(let error):
-                    client.send(.reply(.failure(id: message.id, code: error.code, message: error.message)), droppable: false)
-                }
-                self.intentsInFlight -= 1
-            }
-        }
-    }
-
-    enum Outcome {
-        case done(JSONValue?)
-        case failed(ErrorCode, String)
-        /// Runs on this actor after the intent's synchronous part.
-        case pending((isolated Session) async -> Result<JSONValue?, IntentError>)
-    }
-
-    private func perform(_ intent: Intent) throws(IntentError) -> Outcome {
-        switch intent {
-        case .list(let list): return try perform(list)
-        case .detail(let detail):
-            guard let screen = navigator.topDetail else {
-                throw IntentError(.unknownScreen, "No detail screen is open; open a user first.")
-            }
-            return perform(detail, on: screen)
-        case .session(let session): return perform(session)
-        }
-    }
-
-    private func perform(_ intent: ListIntent) throws(IntentError) -> Outcome {
-        let list = navigator.list
-        switch intent {
-        case .onAppear: return Self.outcome(of: list.onAppear())
-        case .refresh: return Self.outcome(of: list.refresh())
-        case .showLastPage: return Self.outcome(of: list.showLastPage())
-        case .search(let text): return Self.outcome(of: list.search(text))
-        case .didDisplayRow(let index):
-            guard list.hasRow(at: index) else { throw Self.noRow(index, rows: list.state.users.count) }
-            return Self.outcome(of: list.didDisplayRow(at: index))
-        case .didSelectRow(let index):
-            guard list.hasRow(at: index) else { throw Self.noRow(index, rows: list.state.users.count) }
-            return .pending { session in
-                switch await session.navigator.selectRow(at: index) {
-                case .success(let user)?: .success(StateDocument.user(user))
-                case .failure(let error)?: .failure(IntentError(error))
-                case nil: .failure(Self.noRow(index, rows: session.navigator.list.state.users.count))
-                }
-            }
-        case .dismissError:
-            list.dismissError()
-            return .done(nil)
-        case .addUser(let new):
-            return .pending { session in
-                await session.write(.added(new.id)) { session in
-                    let result = await session.navigator.list.addUser(new)
-                    return result.map { user in (StateDocument.user(user), .added(user)) }
-                }
-            }
-        case .removeUser(let id):
-            return .pending { session in
-                await session.write(.removed(id)) { session in
-                    await session.navigator.list.removeUser(id: id).map { (nil, .removed(id: id)) }
-                }
-            }
-        }
-    }
-
-    private func perform(_ intent: DetailIntent, on detail: UserDetailViewModel) -> Outcome {
-        switch intent {
-        case .setDraftName(let name):
-            detail.setDraftName(name)
-            return .done(nil)
-        case .save:
-            let id = detail.userID
-            let before = detail.state.user
-            let write = expectOwnChange(of: [id])
-            let saving = detail.save()
-            return .pending { session in
-                let result = await saving.value
-                switch result {
-                case .success(let saved) where saved == before:
-                    session.forget(write)  // nothing to save: nothing was written
-                case .success:
-                    // The screens show it already; waiting for the feed's (silent) copy means
-                    // that once the reply is read, no later frame is about this save.
-                    _ = await session.awaitDeliveries(of: write, count: 1)
-                case .failure:
-                    session.forget(write)
-                }
-                return result.map(StateDocument.user).mapError(IntentError.init)
-            }
-        case .dismissError:
-            detail.dismissError()
-            return .done(nil)
-        case .back:
-            navigator.back()
-            return .done(nil)
-        case .onAppear:
-            let load = detail.onAppear()
-            return .pending { _ in await load.value.map { _ in nil }.mapError(IntentError.init) }
-        }
-    }
-
-    private func perform(_ intent: SessionIntent) -> Outcome {
-        switch intent {
-        case .openUser(let id):
-            return .pending { session in
-                await session.navigator.openUser(id).map(StateDocument.user).mapError(IntentError.init)
-            }
-        case .back:
-            navigator.back()
-            return .done(nil)
-        case .offerDraft(let id, let name, let baseVersion):
-            return .pending { session in await session.takeOfferedDraft(id: id, name: name, baseVersion: baseVersion) }
-        case .exportPage(let request):
-            return exportPage(request)
-        case .importUsers(let users):
-            let useCases = useCases
-            return .pending { session in
-                let write = session.expectOwnChange(of: Set(users.map(\.id)))
-                let result: Result<Int, UserError>
-                do throws(UserError) {
-                    result = .success(try await useCases.importUsers.execute(users))
-                } catch {
-                    result = .failure(error)
-                }
-                switch result {
-                case .success(let count):
-                    _ = await session.awaitDeliveries(of: write, count: count)
-                    return .success(["imported": .int(Int64(count))])
-                case .failure(let error):
-                    session.forget(write)
-                    return .failure(IntentError(error))
-                }
-            }
-        case .renameUser(let id, let name, let expectedVersion):
-            let useCases = useCases
-            return .pending { session in
-                await session.write(.saved(id)) { _ in
-                    do throws(UserError) {
-                        var user = try await useCases.fetchUser.execute(id: id)
-                        if let expectedVersion { user.version = expectedVersion }
-                        let saved = try await useCases.update.rename(user, to: name)
-                        return .success((StateDocument.user(saved), .saved(saved)))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-            }
-        case .addUser(let new):
-            let useCases = useCases
-            return .pending { session in
-                await session.write(.added(new.id)) { _ in
-                    do throws(UserError) {
-                        let user = try await useCases.add.execute(new)
-                        return .success((StateDocument.user(user), .added(user)))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-            }
-        case .removeUser(let id):
-            let useCases = useCases
-            return .pending { session in
-                await session.write(.removed(id)) { _ in
-                    do throws(UserError) {
-                        try await useCases.remove.execute(id: id)
-                        return .success((nil, .removed(id: id)))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-            }
-        }
-    }
-
-    /// A draft a client offers back after reattaching (the daemon lost it in a crash): taken,
-    /// on that user's detail screen (opened if need be), only while the stored user is still at
-    /// the version the draft was typed against; otherwise `conflict`, quoting the text.
-    private func takeOfferedDraft(id: UUID, name: String, baseVersion: Int) async -> Result<JSONValue?, IntentError> {
-        let stored: User
-        do throws(UserError) {
-            stored = try await useCases.fetchUser.execute(id: id)
-        } catch {
-            return .failure(IntentError(error))
-        }
-        guard stored.version == baseVersion else {
-            return .failure(IntentError(.conflict, "Your unsaved name \"\(name)\" was typed on version \(baseVersion) of this user, which has changed since (now version \(stored.version), \"\(stored.name)\"); it was not put back. Type it again if you still want it."))
-        }
-        if let open = navigator.topDetail, open.userID != id, open.state.isDirty {
-            return .failure(IntentError(.conflict, "Your unsaved name \"\(name)\" was not put back: this session now has another user's unsaved edit open."))
-        }
-        if navigator.topDetail?.userID != id, case .failure(let error) = await navigator.openUser(id) {
-            return .failure(IntentError(error))
-        }
-        guard let detail = navigator.topDetail, detail.userID == id else {
-            return .failure(IntentError(.conflict, "Your unsaved name \"\(name)\" was not put back: the session moved on while it was offered."))
-        }
-        detail.setDraftName(name)
-        return .success(StateDocument.user(stored))
-    }
-
-    /// An outcome that waits for a list load.
-    private static func outcome(of load: UserListViewModel.Load) -> Outcome {
-        .pending { _ in await load.value.map { nil }.mapError(IntentError.init) }
-    }
-
-    private static func noRow(_ index: Int, rows: Int) -> IntentError {
-        IntentError(.invalidArgs, "Row \(index) is not on screen; the list has \(rows) rows (0 to \(rows - 1)).")
-    }
-
-    // MARK: own writes
-
-    /// Which user a write will change.
-    enum WriteTarget {
-        case added(UUID), saved(UUID), removed(UUID)
-        var id: UUID {
-            switch self { case .added(let id), .saved(let id), .removed(let id): id }
-        }
-    }
-
-    /// Runs one write and returns once its change is on this session's screens (and so in the
-    /// patches flushed before the reply): normally when the feed delivers it, at worst after a
-    /// bounded wait, when the session applies it itself.
-    private func write(_ target: WriteTarget,
-                       _ body: (isolated Session) async -> Result<(JSONValue?, UserChange), UserError>) async -> Result<JSONValue?, IntentError> {
-        let write = expectOwnChange(of: [target.id])
-        switch await body(self) {
-        case .success(let (result, change)):
-            if !(await awaitDeliveries(of: write, count: 1)) {
-                navigator.apply(change, madeHere: true)
-            }
-            return .success(result)
-        case .failure(let error):
-            forget(write)
-            return .failure(IntentError(error))
-        }
-    }
-
-    /// A write this session is about to make, registered before it starts so the feed's copy
-    /// of its change, whenever it comes, is recognised.
-    final class OwnWrite {
-        let number: Int
-        let ids: Set<UUID>
-        let started = ContinuousClock.now
-        var seen = 0
-        /// How many changes the write made, once known.
-        var expected: Int?
-        var waiter: CheckedContinuation<Bool, Never>?
-        init(number: Int, ids: Set<UUID>) {
-            self.number = number
-            self.ids = ids
-        }
-        var complete: Bool { expected.map { seen >= $0 } ?? false }
-    }
-
-    /// Registers a write; returns its number.
-    private func expectOwnChange(of ids: Set<UUID>) -> Int {
-        ownWriteCount += 1
-        ownWrites.append(OwnWrite(number: ownWriteCount, ids: ids))
-        return ownWriteCount
-    }
-
-    private func ownWrite(_ number: Int) -> OwnWrite? { ownWrites.first { $0.number == number } }
-
-    private func forget(_ number: Int) {
-        guard let write = ownWrite(number) else { return }
-        ownWrites.removeAll { $0 === write }
-        write.waiter?.resume(returning: false)
-        write.waiter = nil
-    }
-
-    /// Whether `change` is one of this session's own writes (and counts it).
-    private func claimOwnChange(_ change: UserChange) -> Bool {
-        let now = ContinuousClock.now
-        ownWrites.removeAll { $0.waiter == nil && now - $0.started > .seconds(60) }  // the feed lost it
-        guard let id = change.userID, let write = ownWrites.first(where: { $0.ids.contains(id) && !$0.complete }) else { return false }
-        write.seen += 1
-        if write.complete {
-            ownWrites.removeAll { $0 === write }
-            write.waiter?.resume(returning: true)
-            write.waiter = nil
-        }
-        return true
-    }
-
-    /// Waits until the feed has delivered `count` changes of `write` (at most a few seconds);
-    /// returns whether it did.
-    private func awaitDeliveries(of number: Int, count: Int) async -> Bool {
-        // A store whose feed delivers on the writer's thread (SQLite) has queued the change for
-        // this loop before the write returned: apply it now rather than wait for the loop's job.
-        changes.feed(for: loop).deliverQueued()
-        guard let write = ownWrite(number) else { return false }
-        write.expected = count
-        if write.complete {
-            ownWrites.removeAll { $0 === write }
-            return true
-        }
-        let delivered = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            // Entering `withCheckedContinuation` may suspend, and the last delivery may have
-            // come meanwhile (it found no waiter to resume): then this is already done.
-            if write.complete {
-                continuation.resume(returning: true)
-                return
-            }
-            write.waiter = continuation
-            Task { [weak self] in
-                try? await Task.sleep(for: .seconds(5))
-                await self?.giveUp(on: number)
-            }
-        }
-        return delivered
-    }
-
-    private func giveUp(on number: Int) {
-        // Kept in `ownWrites`: a late delivery is still this session's own (pruned after a minute).
-        guard let write = ownWrite(number), let waiter = write.waiter else { return }
-        write.waiter = nil
-        waiter.resume(returning: false)
     }
 }

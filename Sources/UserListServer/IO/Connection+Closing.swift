@@ -1,0 +1,69 @@
+import Glibc
+import UserListWire
+import ThreadLocks
+import Synchronization
+
+/// How a connection leaves its loop other than by a plain `close()`: handed to the next
+/// process of the daemon, or closed once what is queued has been read.
+extension Connection {
+    /// Gives the descriptor away instead of closing it, for the next process of the daemon: on
+    /// the loop, marks the connection closed (nothing more is read or written here), stops
+    /// watching the descriptor, tells the delegate `connectionClosed` (as a close would), and
+    /// returns the descriptor, still open and out of the loop, with the bytes queued but not yet
+    /// written (the next process writes them first, so the stream stays whole). Nil when the
+    /// connection is closed or closing (those are closed as usual).
+    package func handOver() async -> (fd: Int32, unsent: [UInt8])? {
+        await withCheckedContinuation { (taken: CheckedContinuation<(fd: Int32, unsent: [UInt8])?, Never>) in
+            loop.execute { [self] in taken.resume(returning: handOverOnLoop()) }
+        }
+    }
+
+    func handOverOnLoop() -> (fd: Int32, unsent: [UInt8])? {
+        let taken = outbound.withValue { out -> (LoopRegistration?, (any ConnectionDelegate)?, [UInt8])? in
+            guard !out.closed, !out.closeWhenDrained else { return nil }
+            out.closed = true
+            closedFlag.store(true, ordering: .releasing)
+            var unsent: [UInt8] = []
+            for (index, frame) in out.frames.enumerated() {
+                unsent.append(contentsOf: frame.frame.bytes[(index == 0 ? out.headOffset : 0)...])
+            }
+            out.frames = []
+            out.queuedBytes = 0
+            publish(out)
+            let delegate = out.delegate
+            out.delegate = nil
+            return (out.registration, delegate, unsent)
+        }
+        guard let (registration, delegate, unsent) = taken else { return nil }
+        if let registration { loop.deregister(registration) }  // at once: this is the loop thread
+        delegate?.connectionClosed(self)
+        return (fd, unsent)
+    }
+
+    /// Closes once what is queued has been written, so the peer reads why (a fatal error, a
+    /// goodbye). Never blocks: a peer that does not read is closed after `grace` regardless.
+    package func closeAfterFlush(grace: Duration = .seconds(3)) {
+        guard loop.isLoopThread else {
+            loop.execute { [self] in closeAfterFlush(grace: grace) }  // after the frames sent before it
+            return
+        }
+        let drained = outbound.withValue { out -> Bool in
+            guard !out.closed else { return false }
+            out.closeWhenDrained = true
+            flushLocked(&out)
+            if out.frames.isEmpty { return true }
+            // Keep reading (and discarding) so a peer blocked in send() gets to read its goodbye.
+            out.pauseReasons = []
+            setInterest(&out, write: true, paused: false)
+            return false
+        }
+        if drained {
+            close()
+        } else {
+            Task.detached { [self] in
+                try? await Task.sleep(for: grace)
+                close()
+            }
+        }
+    }
+}

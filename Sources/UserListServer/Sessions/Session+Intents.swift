@@ -1,0 +1,248 @@
+import Foundation
+import UserListDomain
+import UserListPresentation
+import UserListWire
+import ThreadLocks
+
+/// The intents a session performs: checked, run on its screens, answered once.
+extension Session {
+    /// Performs one intent and replies to `client` when its outcome is known. Every patch the
+    /// intent causes is sent before its reply (loads and saves reply once they finish; the
+    /// state patches flow meanwhile).
+    package func handle(_ message: ClientMessage.Intent, from client: any SessionClient) {
+        activity.withLock { $0.lastActive = .now }
+        let outcome: Outcome
+        do throws(IntentError) {
+            let intent = try Intent(message)
+            if intent.writes && !canWrite() {
+                throw IntentError(.readOnly, "This session is read-only: '\(message.action)' needs root or membership of the admin group.")
+            }
+            handlingIntent = true
+            defer { handlingIntent = false }
+            outcome = try perform(intent)
+        } catch {
+            outcome = .failed(error.code, error.message)
+        }
+        flush()
+        switch outcome {
+        case .done(let result):
+            client.send(.reply(.success(id: message.id, result: result)), droppable: false)
+        case .failed(let code, let text):
+            client.send(.reply(.failure(id: message.id, code: code, message: text)), droppable: false)
+        case .pending(let work):
+            intentsInFlight += 1
+            Task {
+                let finished = await work(self)
+                self.flush()
+                switch finished {
+                case .success(let result):
+                    client.send(.reply(.success(id: message.id, result: result)), droppable: false)
+                case .failure(let error):
+                    client.send(.reply(.failure(id: message.id, code: error.code, message: error.message)), droppable: false)
+                }
+                self.intentsInFlight -= 1
+            }
+        }
+    }
+
+    enum Outcome {
+        case done(JSONValue?)
+        case failed(ErrorCode, String)
+        /// Runs on this actor after the intent's synchronous part.
+        case pending((isolated Session) async -> Result<JSONValue?, IntentError>)
+    }
+
+    func perform(_ intent: Intent) throws(IntentError) -> Outcome {
+        switch intent {
+        case .list(let list): return try perform(list)
+        case .detail(let detail):
+            guard let screen = navigator.topDetail else {
+                throw IntentError(.unknownScreen, "No detail screen is open; open a user first.")
+            }
+            return perform(detail, on: screen)
+        case .session(let session): return perform(session)
+        }
+    }
+
+    func perform(_ intent: ListIntent) throws(IntentError) -> Outcome {
+        let list = navigator.list
+        switch intent {
+        case .onAppear: return Self.outcome(of: list.onAppear())
+        case .refresh: return Self.outcome(of: list.refresh())
+        case .showLastPage: return Self.outcome(of: list.showLastPage())
+        case .search(let text): return Self.outcome(of: list.search(text))
+        case .didDisplayRow(let index):
+            guard list.hasRow(at: index) else { throw Self.noRow(index, rows: list.state.users.count) }
+            return Self.outcome(of: list.didDisplayRow(at: index))
+        case .didSelectRow(let index):
+            guard list.hasRow(at: index) else { throw Self.noRow(index, rows: list.state.users.count) }
+            return .pending { session in
+                switch await session.navigator.selectRow(at: index) {
+                case .success(let user)?: .success(StateDocument.user(user))
+                case .failure(let error)?: .failure(IntentError(error))
+                case nil: .failure(Self.noRow(index, rows: session.navigator.list.state.users.count))
+                }
+            }
+        case .dismissError:
+            list.dismissError()
+            return .done(nil)
+        case .addUser(let new):
+            return .pending { session in
+                await session.write(.added(new.id)) { session in
+                    let result = await session.navigator.list.addUser(new)
+                    return result.map { user in (StateDocument.user(user), .added(user)) }
+                }
+            }
+        case .removeUser(let id):
+            return .pending { session in
+                await session.write(.removed(id)) { session in
+                    await session.navigator.list.removeUser(id: id).map { (nil, .removed(id: id)) }
+                }
+            }
+        }
+    }
+
+    func perform(_ intent: DetailIntent, on detail: UserDetailViewModel) -> Outcome {
+        switch intent {
+        case .setDraftName(let name):
+            detail.setDraftName(name)
+            return .done(nil)
+        case .save:
+            let id = detail.userID
+            let before = detail.state.user
+            let write = expectOwnChange(of: [id])
+            let saving = detail.save()
+            return .pending { session in
+                let result = await saving.value
+                switch result {
+                case .success(let saved) where saved == before:
+                    session.forget(write)  // nothing to save: nothing was written
+                case .success:
+                    // The screens show it already; waiting for the feed's (silent) copy means
+                    // that once the reply is read, no later frame is about this save.
+                    _ = await session.awaitDeliveries(of: write, count: 1)
+                case .failure:
+                    session.forget(write)
+                }
+                return result.map(StateDocument.user).mapError(IntentError.init)
+            }
+        case .dismissError:
+            detail.dismissError()
+            return .done(nil)
+        case .back:
+            navigator.back()
+            return .done(nil)
+        case .onAppear:
+            let load = detail.onAppear()
+            return .pending { _ in await load.value.map { _ in nil }.mapError(IntentError.init) }
+        }
+    }
+
+    func perform(_ intent: SessionIntent) -> Outcome {
+        switch intent {
+        case .openUser(let id):
+            return .pending { session in
+                await session.navigator.openUser(id).map(StateDocument.user).mapError(IntentError.init)
+            }
+        case .back:
+            navigator.back()
+            return .done(nil)
+        case .offerDraft(let id, let name, let baseVersion):
+            return .pending { session in await session.takeOfferedDraft(id: id, name: name, baseVersion: baseVersion) }
+        case .exportPage(let request):
+            return exportPage(request)
+        case .importUsers(let users):
+            let useCases = useCases
+            return .pending { session in
+                let write = session.expectOwnChange(of: Set(users.map(\.id)))
+                let result: Result<Int, UserError>
+                do throws(UserError) {
+                    result = .success(try await useCases.importUsers.execute(users))
+                } catch {
+                    result = .failure(error)
+                }
+                switch result {
+                case .success(let count):
+                    _ = await session.awaitDeliveries(of: write, count: count)
+                    return .success(["imported": .int(Int64(count))])
+                case .failure(let error):
+                    session.forget(write)
+                    return .failure(IntentError(error))
+                }
+            }
+        case .renameUser(let id, let name, let expectedVersion):
+            let useCases = useCases
+            return .pending { session in
+                await session.write(.saved(id)) { _ in
+                    do throws(UserError) {
+                        var user = try await useCases.fetchUser.execute(id: id)
+                        if let expectedVersion { user.version = expectedVersion }
+                        let saved = try await useCases.update.rename(user, to: name)
+                        return .success((StateDocument.user(saved), .saved(saved)))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+        case .addUser(let new):
+            let useCases = useCases
+            return .pending { session in
+                await session.write(.added(new.id)) { _ in
+                    do throws(UserError) {
+                        let user = try await useCases.add.execute(new)
+                        return .success((StateDocument.user(user), .added(user)))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+        case .removeUser(let id):
+            let useCases = useCases
+            return .pending { session in
+                await session.write(.removed(id)) { _ in
+                    do throws(UserError) {
+                        try await useCases.remove.execute(id: id)
+                        return .success((nil, .removed(id: id)))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+        }
+    }
+
+    /// A draft a client offers back after reattaching (the daemon lost it in a crash): taken,
+    /// on that user's detail screen (opened if need be), only while the stored user is still at
+    /// the version the draft was typed against; otherwise `conflict`, quoting the text.
+    func takeOfferedDraft(id: UUID, name: String, baseVersion: Int) async -> Result<JSONValue?, IntentError> {
+        let stored: User
+        do throws(UserError) {
+            stored = try await useCases.fetchUser.execute(id: id)
+        } catch {
+            return .failure(IntentError(error))
+        }
+        guard stored.version == baseVersion else {
+            return .failure(IntentError(.conflict, "Your unsaved name \"\(name)\" was typed on version \(baseVersion) of this user, which has changed since (now version \(stored.version), \"\(stored.name)\"); it was not put back. Type it again if you still want it."))
+        }
+        if let open = navigator.topDetail, open.userID != id, open.state.isDirty {
+            return .failure(IntentError(.conflict, "Your unsaved name \"\(name)\" was not put back: this session now has another user's unsaved edit open."))
+        }
+        if navigator.topDetail?.userID != id, case .failure(let error) = await navigator.openUser(id) {
+            return .failure(IntentError(error))
+        }
+        guard let detail = navigator.topDetail, detail.userID == id else {
+            return .failure(IntentError(.conflict, "Your unsaved name \"\(name)\" was not put back: the session moved on while it was offered."))
+        }
+        detail.setDraftName(name)
+        return .success(StateDocument.user(stored))
+    }
+
+    /// An outcome that waits for a list load.
+    static func outcome(of load: UserListViewModel.Load) -> Outcome {
+        .pending { _ in await load.value.map { nil }.mapError(IntentError.init) }
+    }
+
+    static func noRow(_ index: Int, rows: Int) -> IntentError {
+        IntentError(.invalidArgs, "Row \(index) is not on screen; the list has \(rows) rows (0 to \(rows - 1)).")
+    }
+}
