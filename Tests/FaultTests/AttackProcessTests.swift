@@ -203,7 +203,7 @@ import UserListWire
         #expect(try other.hello(key: "bystander").access == .readWrite)
     }
 
-    @Test func aDuplicateEmailIsAConflictNamingTheOtherUser() throws {
+    @Test func aDuplicateEmailIsAValidationErrorNamingTheOtherUser() throws {
         let directory = try TempDirectory("attack-email")
         let daemon = ChildDaemon(directory: directory.path)
         try daemon.start()
@@ -221,7 +221,7 @@ import UserListWire
             Issue.record("a duplicate email was accepted")
             return
         }
-        #expect(body.code == .conflict)
+        #expect(body.code == .validation, "retrying cannot help: not a conflict")
         #expect(body.message.contains("Ada Original"), "\(body.message)")
         let badAvatar = try client.intent("list", "add_user", ["name": "Ada", "email": "ada.avatar@example.com", "avatar_url": "not a url"])
         guard case .failure(let avatarBody) = badAvatar.outcome else {
