@@ -403,7 +403,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         send(.welcome(.init(
             protocolVersion: version, server: context.serverInfo, sessionID: session.id,
             resumed: found.resumed, access: session.readOnly ? .readOnly : .readWrite,
-            epoch: epoch)), droppable: false)
+            epoch: epoch, intentsPerSecond: context.config.intentsPerSecond)), droppable: false)
         phase.withLock { $0 = .attached(session) }
         await session.attach(self, epoch: epoch)
         context.registry.attachFinished(key)
