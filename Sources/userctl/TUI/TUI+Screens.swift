@@ -12,14 +12,15 @@ extension TUI {
         ("g Home / G End", "first user / last user of the whole list"),
         ("Enter", "open the user"), ("/", "search (Enter applies, Esc cancels, Ctrl-U clears, Ctrl-W deletes a word)"),
         ("Esc", "clear the search, or dismiss a message"), ("x", "dismiss a message"), ("r", "refresh"),
-        ("wheel / click", "scroll / select (off with --no-mouse)"), ("? F1", "this help"), ("q Ctrl-C", "quit"),
+        ("wheel / click", "scroll / select (off with --no-mouse)"), ("? F1", "this help"), ("q", "quit"),
+        ("Ctrl-C", "quit, keeping the session: userctl in this terminal comes back to it"),
     ]
 
     static let detailKeys: [(keys: String, does: String)] = [
         ("any text", "edits the name (every key that types goes into the field, pastes too)"),
         ("Backspace", "delete a character"), ("Ctrl-W", "delete a word"), ("Ctrl-U", "clear the name"),
         ("Enter Ctrl-S", "save"), ("Esc", "dismiss a message, else back (asks first if there are unsaved changes)"),
-        ("F1", "this help"), ("Ctrl-C", "quit"),
+        ("F1", "this help"), ("Ctrl-C", "quit, keeping unsaved changes: userctl in this terminal comes back to them"),
     ]
 
     func header(_ title: String) -> Line { Line(" userctl · " + title, .boldReverse) }

@@ -79,6 +79,11 @@ final class TUI {
     var heldDraft: DraftOffer?
     /// The last text typed on a detail screen, and whose: ahead of the daemon until it has it.
     var typedDraft: (userID: String, text: String)?
+    /// Ctrl-C: leaving without `bye`, once the daemon has the draft (`Detaching`).
+    var detaching: Detaching?
+    /// The user of the detail screen on top, so that back on the list the cursor is on them
+    /// wherever a saved name sorted them.
+    var detailUserID: String?
 
     init(client: UserListClient, mouse: Bool) {
         self.client = client
@@ -99,15 +104,15 @@ final class TUI {
         }
         let sources = installSignalHandlers()
         startProducers()
-        defer {
-            sources.forEach { $0.cancel() }
-            Terminal.restore()
-        }
         draw()
         for await input in inputs {
-            if !handle(input) { break }
+            if !handle(input) || detaching?.isDone(self) == true { break }
+            followReturnedUser()
             draw()
         }
+        sources.forEach { $0.cancel() }
+        Terminal.restore()
+        if let detaching { detach(detaching) }
         return .ok
     }
 
@@ -268,7 +273,8 @@ final class TUI {
     }
 
     private func handle(_ key: Key) -> Bool {
-        if key == .control("c") { return false }
+        if key == .control("c") { return startDetaching() }
+        if detaching != nil { return true }  // leaving: keys no longer edit
         if showingHelp {
             showingHelp = false  // any key closes the overlay
             return true
@@ -362,6 +368,20 @@ final class TUI {
         }
         clampCursor()
         return true
+    }
+
+    /// Back from a user's screen: the cursor goes to that user's row (a saved name may have
+    /// moved it), and the list scrolls to show it. While the screen is on top, remembers whose.
+    private func followReturnedUser() {
+        if document.showsDetail {
+            detailUserID = document.detail?.userID
+            return
+        }
+        guard let id = detailUserID, let list = document.list else { return }
+        detailUserID = nil
+        guard let index = (0..<list.rowCount).first(where: { list.user(at: $0)?.id == id }) else { return }
+        cursor = index
+        clampCursor()
     }
 
     /// Moves the cursor `rows` down; past the loaded rows it waits at the last one and goes on
@@ -497,7 +517,7 @@ final class TUI {
     }
 
     /// Sends the whole draft now, if the server does not have it yet.
-    private func flushDraft() {
+    func flushDraft() {
         guard draftUnsent, let text = draft, document.showsDetail else { return }
         draftUnsent = false
         draftsInFlight += 1
