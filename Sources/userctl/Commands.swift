@@ -139,13 +139,14 @@ enum Commands {
     }
 
     static func show(_ context: CommandContext) async throws {
-        let user = try await openUser(context.client, context.invocation.positionals[0])
+        let id = try await UserIDArgument.resolve(context.invocation.positionals[0], context.client)
+        let user = try await openUser(context.client, id)
         _ = try? await context.client.send(screen: "detail", action: "back")
         printUser(user, context)
     }
 
     static func rename(_ context: CommandContext) async throws {
-        let id = context.invocation.positionals[0]
+        let id = try await UserIDArgument.resolve(context.invocation.positionals[0], context.client)
         let name = context.invocation.positionals[1]
         // One intent on the session screen: the store changes, no screen of a shared session moves.
         let saved: JSONValue?
@@ -177,7 +178,7 @@ enum Commands {
     }
 
     static func remove(_ context: CommandContext) async throws {
-        let id = context.invocation.positionals[0]
+        let id = try await UserIDArgument.resolve(context.invocation.positionals[0], context.client)
         try await context.client.send(screen: "session", action: "remove_user", args: ["id": .string(id)])
         if context.json { print(JSONValue.object(["removed": .string(id)]).description) } else { print("removed \(id)") }
     }
@@ -356,15 +357,14 @@ enum ImportFile {
         guard case .object(let object) = item else {
             throw CommandFailure(.dataError, "\(source): user \(entry) is not an object")
         }
-        guard let id = object["id"].flatMap({ $0.stringValue ?? $0.int64Value.map { String($0) } }) else {
-            throw CommandFailure(.dataError, "\(source): user \(entry) has no \"id\"")
-        }
         guard let name = (object["name"] ?? object["full_name"] ?? object["fullName"])?.stringValue else {
             throw CommandFailure(.dataError, "\(source): user \(entry) has no \"name\" or \"full_name\"")
         }
         guard let email = object["email"]?.stringValue else {
             throw CommandFailure(.dataError, "\(source): user \(entry) has no \"email\"")
         }
+        // No id: a new user, its id derived from the email so that importing again skips it.
+        let id = object["id"].flatMap { $0.stringValue ?? $0.int64Value.map { String($0) } } ?? ImportID.derived(fromEmail: email)
         let avatar = (object["avatar_url"] ?? object["avatarUrl"] ?? object["avatar"])?.stringValue
         var user: [String: JSONValue] = ["id": .string(id), "name": .string(name), "email": .string(email),
                                          "avatar_url": avatar.map(JSONValue.string) ?? .null]

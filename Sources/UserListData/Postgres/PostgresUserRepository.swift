@@ -44,7 +44,7 @@ public final class PostgresUserRepository: UserRepository {
              avatarURL: row[first + 3], version: Int(row[first + 4] ?? "") ?? 0)
     }
 
-    private func read<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws(PGError) -> T) async throws(UserError) -> T {
+    func read<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws(PGError) -> T) async throws(UserError) -> T {
         do {
             return try await pool.perform { connection throws(PGError) -> T in
                 try connection.read { () throws(PGError) -> T in try body(connection) }

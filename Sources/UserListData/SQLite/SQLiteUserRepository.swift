@@ -139,7 +139,7 @@ public final class SQLiteUserRepository: UserRepository {
              avatarURL: row.optionalText(first + 3), version: row.int(first + 4))
     }
 
-    private func read<T: Sendable>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(UserError) -> T {
+    func read<T: Sendable>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(UserError) -> T {
         do {
             return try reader.withLock { connection throws(SQLiteError) -> T in try body(connection) }
         } catch {
