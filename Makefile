@@ -1,7 +1,7 @@
 # userlistd: `make demo` runs the main job, `make test` the tests; release build and installation.
 #
 #   make release                          static-stdlib release binaries in .build/release
-#   make install [PREFIX=/usr/local] [DESTDIR=]
+#   make install [PREFIX=/usr/local] [DESTDIR=]   (binaries, units, man pages, bash and zsh completion)
 #   make uninstall [PREFIX=/usr/local] [DESTDIR=]
 #   (man pages: man/*.1 and man/*.8 are generated from --help by scripts/gen-man.py)
 #
@@ -15,6 +15,15 @@ UNITDIR     ?= /lib/systemd/system
 SYSUSERSDIR ?= /usr/lib/sysusers.d
 SYSCONFDIR  ?= /etc
 MANDIR      ?= $(PREFIX)/share/man
+# Shell completion, where Debian's shells look: bash-completion loads completions/<command> from
+# every $XDG_DATA_DIRS (/usr/local/share and /usr/share); zsh's fpath holds vendor-completions
+# for packages under /usr and site-functions under /usr/local.
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ifeq ($(PREFIX),/usr)
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
+else
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+endif
 SWIFT       ?= swift
 INSTALL     ?= install
 
@@ -87,6 +96,8 @@ release:
 	$(SWIFT) build -c release --static-swift-stdlib --product userctl
 
 # Installs what `make release` built; it does not build (so `sudo make install` never runs swift as root).
+# The completion scripts are written by the built userctl itself (`userctl completion bash|zsh`),
+# so they always match its commands. RELEASE_DIR=.build/debug installs a debug build (the tests do).
 install:
 	@for p in $(PRODUCTS); do \
 	    test -x $(RELEASE_DIR)/$$p || { echo "$(RELEASE_DIR)/$$p missing: run 'make release' first" >&2; exit 1; }; \
@@ -100,6 +111,10 @@ install:
 	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
 	$(INSTALL) -m 0644 man/userctl.1 $(DESTDIR)$(MANDIR)/man1/userctl.1
 	$(INSTALL) -m 0644 man/userlistd.8 $(DESTDIR)$(MANDIR)/man8/userlistd.8
+	$(INSTALL) -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	$(RELEASE_DIR)/userctl completion bash > $(DESTDIR)$(BASHCOMPDIR)/userctl
+	$(RELEASE_DIR)/userctl completion zsh > $(DESTDIR)$(ZSHCOMPDIR)/_userctl
+	chmod 0644 $(DESTDIR)$(BASHCOMPDIR)/userctl $(DESTDIR)$(ZSHCOMPDIR)/_userctl
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/userlistd.conf ]; then \
 	    echo "keeping existing $(DESTDIR)$(SYSCONFDIR)/userlistd.conf"; \
 	else \
@@ -113,3 +128,4 @@ uninstall:
 	rm -f $(DESTDIR)$(UNITDIR)/userlistd.service $(DESTDIR)$(UNITDIR)/userlistd.socket
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/userlistd.conf
 	rm -f $(DESTDIR)$(MANDIR)/man1/userctl.1 $(DESTDIR)$(MANDIR)/man8/userlistd.8
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/userctl $(DESTDIR)$(ZSHCOMPDIR)/_userctl

@@ -24,6 +24,8 @@ public final class UserListClient: Sendable {
     /// never land on a reused descriptor number.
     private let writer = Lock<UnixStream?>(nil)
     private let encoder = FrameEncoder(maximumFrameSize: FrameLimits.clientToServer)
+    /// Paces intents under the limit of the daemon's current welcome (`UserListClient+Intents`).
+    let pacer = Lock(IntentPacer(limit: IntentPacer.defaultLimit))
 
     private struct Core {
         var mirror = SessionMirror()
@@ -73,25 +75,9 @@ public final class UserListClient: Sendable {
     /// replaced it: what a view compares the restored session with (`DraftOffer`).
     public var documentAtLastDrop: JSONValue? { core.withLock { $0.documentAtDrop } }
 
-    /// Sends an intent and waits for its reply: the `result` on success.
-    ///
-    /// Throws `ClientError` with `.server(code)` when the server refuses (validation, conflict,
-    /// not_found, read_only...), `.timedOut`, `.disconnected` or `.closed`.
-    @discardableResult
-    public func send(screen: String, action: String, args: [String: JSONValue]? = nil,
-                     timeout: Duration? = nil) async throws -> JSONValue? {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSONValue?, any Error>) in
-            enqueue(screen: screen, action: action, args: args, timeout: timeout) { result in
-                continuation.resume(with: result.mapError { $0 as any Error })
-            }
-        }
-    }
-
-    /// Writes an intent now, on the caller's thread, so intents reach the server in the order of
-    /// the calls (a view sending one `set_draft_name` per keystroke relies on it); `completion`
-    /// runs once, on another thread, with the reply or the failure.
-    public func enqueue(screen: String, action: String, args: [String: JSONValue]? = nil, timeout: Duration? = nil,
-                        completion: @escaping @Sendable (Result<JSONValue?, ClientError>) -> Void) {
+    /// Writes the intent's frame and registers `completion` for its reply or failure.
+    func write(screen: String, action: String, args: [String: JSONValue]?, timeout: Duration?,
+                       completion: @escaping @Sendable (Result<JSONValue?, ClientError>) -> Void) {
         let frame: [UInt8]
         let id = core.withLock { core in
             defer { core.nextIntentID += 1 }
@@ -123,14 +109,21 @@ public final class UserListClient: Sendable {
         }
     }
 
-    /// Says goodbye and stops; pending intents fail with `.closed`. Idempotent.
-    public func close() {
+    /// Says goodbye and stops; pending intents fail with `.closed`. Idempotent. The daemon ends
+    /// the session (unless other clients are attached to it).
+    public func close() { stop(sayingBye: true) }
+
+    /// Stops without `bye`, as a closed terminal would: the daemon keeps the session (screens
+    /// and unsaved drafts) for its retention period, and the same session key comes back to it.
+    public func detach() { stop(sayingBye: false) }
+
+    private func stop(sayingBye: Bool) {
         let wasClosed = core.withLock { core in
             defer { core.closed = true }
             return core.closed
         }
         guard !wasClosed else { return }
-        let bye = try? encoder.encode(ClientMessage.bye)
+        let bye = sayingBye ? try? encoder.encode(ClientMessage.bye) : nil
         writer.withLock { stream in
             if let stream, let bye { _ = stream.writeAll(bye) }
             stream?.shutdown()
@@ -191,6 +184,8 @@ public final class UserListClient: Sendable {
                 }
                 let welcome = process(message)
                 if let welcome {
+                    let limit = welcome.intentsPerSecond ?? IntentPacer.defaultLimit
+                    pacer.withLock { $0 = IntentPacer(limit: limit) }
                     stream.setReceiveTimeout(nil)
                     writer.withLock { $0 = stream }
                     setConnection(.connected(welcome))

@@ -8,7 +8,7 @@ public enum UserError: Error, Equatable, Sendable {
     /// Someone else saved first: `stored` is what is in the store now.
     case conflict(stored: User)
     /// Another user (`other`) already has this email address, compared case-insensitively
-    /// (`TextKey`). On the wire it is a `conflict`, naming the other user.
+    /// (`TextKey`). On the wire it is a `validation` error (retrying cannot help), naming the other user.
     case duplicateEmail(email: String, other: User)
     case validation(field: Field, message: String)
     /// The store cannot be reached or cannot write (disk full, read-only, upstream down).

@@ -24,10 +24,18 @@ public protocol UserRepository: Sendable {
     /// loaded pages) can load them again later. `nil` when the store cannot make one: the
     /// default, and then lists keep every row a change brings.
     func cursor(after user: User, totalCount: Int?) -> PageCursor?
+    /// The users whose id starts with `prefix`, in id order, at most `limit`: lets a person name
+    /// a user by the start of the id (`userctl show 4f1c`). The default declines with
+    /// `.unavailable` (a store that cannot read ids by range; the whole id still works).
+    func users(withIDPrefix prefix: UserIDPrefix, limit: Int) async throws(UserError) -> [User]
 }
 
 extension UserRepository {
     public func cursor(after user: User, totalCount: Int?) -> PageCursor? { nil }
+
+    public func users(withIDPrefix prefix: UserIDPrefix, limit: Int) async throws(UserError) -> [User] {
+        throw .unavailable(reason: "this store cannot look users up by the start of their id; give the whole id")
+    }
 
     public func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage {
         throw .unavailable(reason: "this store lists users from the first one only; scroll down to reach the end")

@@ -9,6 +9,7 @@ public struct UserUseCases: Sendable {
     public var add: AddUserUseCase
     public var remove: RemoveUserUseCase
     public var importUsers: ImportUsersUseCase
+    public var findByIDPrefix: FindUsersByIDPrefixUseCase
 
     public init(repository: any UserRepository) {
         fetchPage = FetchUserPageUseCase(repository: repository)
@@ -17,5 +18,6 @@ public struct UserUseCases: Sendable {
         add = AddUserUseCase(repository: repository)
         remove = RemoveUserUseCase(repository: repository)
         importUsers = ImportUsersUseCase(repository: repository)
+        findByIDPrefix = FindUsersByIDPrefixUseCase(repository: repository)
     }
 }

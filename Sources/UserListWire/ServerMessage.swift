@@ -31,14 +31,20 @@ public enum ServerMessage: Sendable, Equatable {
         public var access: Access
         /// The epoch of the snapshot that follows.
         public var epoch: Int
+        /// The daemon's `intents-per-second` for this client (`limits.intents_per_second`),
+        /// announced so a client can stay under it by pacing itself; `nil` from a daemon that
+        /// does not say.
+        public var intentsPerSecond: Int?
 
-        public init(protocolVersion: Int, server: PeerInfo, sessionID: String, resumed: Bool, access: Access, epoch: Int) {
+        public init(protocolVersion: Int, server: PeerInfo, sessionID: String, resumed: Bool, access: Access, epoch: Int,
+                    intentsPerSecond: Int? = nil) {
             self.protocolVersion = protocolVersion
             self.server = server
             self.sessionID = sessionID
             self.resumed = resumed
             self.access = access
             self.epoch = epoch
+            self.intentsPerSecond = intentsPerSecond
         }
     }
 
@@ -171,7 +177,8 @@ public enum ServerMessage: Sendable, Equatable {
             self = .welcome(Welcome(
                 protocolVersion: try fields.int("protocol"), server: try PeerInfo(try fields.nested("server")),
                 sessionID: try fields.string("session_id"), resumed: try fields.bool("resumed"),
-                access: access, epoch: try fields.int("epoch")))
+                access: access, epoch: try fields.int("epoch"),
+                intentsPerSecond: try fields.optionalNested("limits")?.optionalInt("intents_per_second")))
         case "snapshot":
             self = .snapshot(Snapshot(
                 epoch: try fields.int("epoch"), seq: try fields.int("seq"), state: try fields.value("state")))
@@ -216,6 +223,7 @@ public enum ServerMessage: Sendable, Equatable {
             object["resumed"] = .bool(welcome.resumed)
             object["access"] = .string(welcome.access.rawValue)
             object["epoch"] = .int(Int64(welcome.epoch))
+            if let rate = welcome.intentsPerSecond { object["limits"] = .object(["intents_per_second": .int(Int64(rate))]) }
         case .snapshot(let snapshot):
             object["epoch"] = .int(Int64(snapshot.epoch))
             object["seq"] = .int(Int64(snapshot.seq))

@@ -64,40 +64,25 @@ enum Commands {
 
     // MARK: reading
 
-    /// Loads users through the list screen: waits for the first page, applies the search, then
-    /// reports the last row as displayed until `limit` users are loaded or there are no more.
-    static func loadUsers(_ client: UserListClient, limit: Int?, all: Bool, search: String?) async throws -> [UserRow] {
-        try await client.send(screen: "list", action: "on_appear")
-        if let search {
-            try await client.send(screen: "list", action: "search", args: ["text": .string(search)])
-        }
-        var list = SessionDocument(client.document).list
-        while let current = list, current.hasMore, all || limit.map({ current.rowCount < $0 }) ?? false, current.rowCount > 0 {
-            try await client.send(screen: "list", action: "did_display_row", args: ["index": .int(Int64(current.rowCount - 1))])
-            let next = SessionDocument(client.document).list
-            if next?.rowCount ?? 0 <= current.rowCount && next?.hasMore == true && next?.loading == ListScreen.Loading.none {
-                break  // no progress: do not spin
-            }
-            list = next
-        }
-        let users = list?.users ?? []
-        return limit.map { Array(users.prefix($0)) } ?? users
-    }
+    /// How many users `list` prints without `--page-size`: a screenful, as the list shows.
+    static let defaultListSize = 50
 
+    /// `list [--page-size N] [--search TEXT]`: the first N users in list order, read with the
+    /// session's `export_page` (up to 1,000 users an intent, paced under the daemon's limit), so
+    /// neither a large N nor a shared session's list screen is a problem: the screens are untouched.
     static func list(_ context: CommandContext) async throws {
         let invocation = context.invocation
         let pageSize = try Arguments.positiveInt(invocation, "page-size")
-        let all = invocation.flags.contains("all")
-        if all { return try await BulkExport.listAll(context, search: invocation.values["search"]) }
-        let shown = try await loadUsers(context.client, limit: all ? nil : pageSize, all: all, search: invocation.values["search"])
+        if invocation.flags.contains("all") { return try await BulkExport.listAll(context, search: invocation.values["search"]) }
+        let first = try await BulkExport.first(pageSize ?? defaultListSize, context.client, search: invocation.values["search"])
+        let shown = first.users.compactMap(UserRow.init)
         if context.json {
             printJSONArray(shown.map(\.json))
             return
         }
         printTable(shown, style: context.style)
-        let list = SessionDocument(context.client.document).list
-        let total = list?.totalCount.map { " of \($0)" } ?? ""
-        print(context.style.dim("\(shown.count)\(total) users" + ((list?.hasMore ?? false) && !all ? " (more: --all)" : "")))
+        let total = first.totalCount.map { " of \($0)" } ?? ""
+        print(context.style.dim((total.isEmpty ? Plural.users(shown.count) : "\(shown.count)\(total) users") + (first.hasMore ? " (more: --all)" : "")))
     }
 
     static func printTable(_ users: [UserRow], style: Style) {
@@ -154,13 +139,14 @@ enum Commands {
     }
 
     static func show(_ context: CommandContext) async throws {
-        let user = try await openUser(context.client, context.invocation.positionals[0])
+        let id = try await UserIDArgument.resolve(context.invocation.positionals[0], context.client)
+        let user = try await openUser(context.client, id)
         _ = try? await context.client.send(screen: "detail", action: "back")
         printUser(user, context)
     }
 
     static func rename(_ context: CommandContext) async throws {
-        let id = context.invocation.positionals[0]
+        let id = try await UserIDArgument.resolve(context.invocation.positionals[0], context.client)
         let name = context.invocation.positionals[1]
         // One intent on the session screen: the store changes, no screen of a shared session moves.
         let saved: JSONValue?
@@ -192,7 +178,7 @@ enum Commands {
     }
 
     static func remove(_ context: CommandContext) async throws {
-        let id = context.invocation.positionals[0]
+        let id = try await UserIDArgument.resolve(context.invocation.positionals[0], context.client)
         try await context.client.send(screen: "session", action: "remove_user", args: ["id": .string(id)])
         if context.json { print(JSONValue.object(["removed": .string(id)]).description) } else { print("removed \(id)") }
     }
@@ -371,15 +357,14 @@ enum ImportFile {
         guard case .object(let object) = item else {
             throw CommandFailure(.dataError, "\(source): user \(entry) is not an object")
         }
-        guard let id = object["id"].flatMap({ $0.stringValue ?? $0.int64Value.map { String($0) } }) else {
-            throw CommandFailure(.dataError, "\(source): user \(entry) has no \"id\"")
-        }
         guard let name = (object["name"] ?? object["full_name"] ?? object["fullName"])?.stringValue else {
             throw CommandFailure(.dataError, "\(source): user \(entry) has no \"name\" or \"full_name\"")
         }
         guard let email = object["email"]?.stringValue else {
             throw CommandFailure(.dataError, "\(source): user \(entry) has no \"email\"")
         }
+        // No id: a new user, its id derived from the email so that importing again skips it.
+        let id = object["id"].flatMap { $0.stringValue ?? $0.int64Value.map { String($0) } } ?? ImportID.derived(fromEmail: email)
         let avatar = (object["avatar_url"] ?? object["avatarUrl"] ?? object["avatar"])?.stringValue
         var user: [String: JSONValue] = ["id": .string(id), "name": .string(name), "email": .string(email),
                                          "avatar_url": avatar.map(JSONValue.string) ?? .null]

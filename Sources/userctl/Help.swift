@@ -8,30 +8,35 @@ enum Help {
             OptionSpec(name: "all", value: nil, help: "print every user, streamed page by page from the daemon's store"),
             OptionSpec(name: "search", value: "TEXT", help: "only users whose name or email contains TEXT (ignoring case and accents)"),
             OptionSpec(name: "quiet", value: nil, help: "no progress on stderr (with --all)"),
-        ], summary: "list users", details: "Prints the first page (or N users, or all). With --json: one JSON array of user objects.\nWith --all the table's column widths come from the first 1,000 users."),
+        ], summary: "list users", details: "Prints the first 50 users (or N, or all), read from the daemon's store 1,000 at a time and paced\nunder its rate limit, so any N works. With --json: one JSON array of user objects.\nWith --all the table's column widths come from the first 1,000 users."),
         CommandSpec(name: "show", positionals: ["ID"], options: [], summary: "show one user",
-                    details: "Opens the user's detail screen and prints the user. With --json: one JSON object."),
+                    details: "Prints the user. With --json: one JSON object.\n" + idDetails),
         CommandSpec(name: "rename", positionals: ["ID", "NAME"], options: [], summary: "rename a user",
-                    details: "Goes through the detail screen like a person would: open, edit the name, save.\nExits 65 when the name is invalid or the id unknown, 75 on a conflict."),
+                    details: "Renames the user in one step, without moving any screen of the session.\n" + idDetails
+                        + "\nExits 65 when the name is invalid or the id unknown or ambiguous, 75 on a conflict."),
         CommandSpec(name: "add", positionals: [], options: [
             OptionSpec(name: "name", value: "NAME", help: "full name (required)"),
             OptionSpec(name: "email", value: "EMAIL", help: "email address (required)"),
             OptionSpec(name: "avatar-url", value: "URL", help: "avatar image URL"),
-        ], summary: "add a user", details: "Prints the new user (with --json, as a JSON object)."),
-        CommandSpec(name: "remove", positionals: ["ID"], options: [], summary: "remove a user", details: "Removes the user with this id."),
+        ], summary: "add a user", details: "Prints the new user (with --json, as a JSON object).\nExits 65 when a field is invalid or the email is already another user's (retrying cannot help)."),
+        CommandSpec(name: "remove", positionals: ["ID"], options: [], summary: "remove a user", details: "Removes the user with this id.\n" + idDetails),
         CommandSpec(name: "import", positionals: ["FILE"], options: [
             OptionSpec(name: "quiet", value: nil, help: "no progress on stderr"),
         ], summary: "import users from a JSON file",
                     details: """
                     FILE (or - for stdin) holds a JSON array of users, either in the wire shape
                     {id, name, email, avatar_url, version} or in the REST shape with full_name.
+                    An entry without "id" is a new user; its id is derived from its email, so that
+                    importing the same file again skips it instead of adding it twice.
                     The file is streamed (any size, constant memory) in chunks of 250 users, each
                     committed on its own. Progress goes to stderr: a bar on a terminal, a line every
                     few seconds otherwise, JSON lines with --json, nothing with --quiet.
                     Resumable, not atomic: after Ctrl-C, a dropped daemon or an invalid entry, the
                     users acknowledged so far stay imported (the message says how many) and running
                     the same import again finishes it: users already imported are skipped.
-                    Exits 66 when FILE is missing, 65 when it is not such an array, 130 on Ctrl-C.
+                    The percentage shown counts the users the daemon acknowledged.
+                    Exits 66 when FILE is missing, 65 when it is not such an array or an entry is
+                    refused (an email another user has included), 130 on Ctrl-C.
                     """),
         CommandSpec(name: "export", positionals: [], options: [
             OptionSpec(name: "quiet", value: nil, help: "no progress on stderr"),
@@ -50,6 +55,11 @@ enum Help {
                     (word) and Ctrl-U (all) delete; Enter or Ctrl-S saves; Esc dismisses a message or goes back,
                     asking first when there are unsaved changes (s save, d discard, k keep editing); F1 help.
                     The mouse wheel scrolls and a click selects, unless --no-mouse.
+                    [stale] in the list's title: users changed elsewhere since the list was read; rows not
+                    loaded yet may have moved. r, g, or coming back from a user's screen reads it again.
+                    q (on the list) ends the session. Ctrl-C leaves as closing the terminal does: the daemon
+                    keeps the session (screens and unsaved name) for a while, and userctl in the same
+                    terminal, or with the same --session, comes back to them.
                     """),
         CommandSpec(name: "help", positionals: [], optionalPositionals: ["COMMAND"], options: [],
                     summary: "describe userctl or one command", details: "The same text as 'userctl --help' and 'userctl COMMAND --help'."),
@@ -59,8 +69,12 @@ enum Help {
                       bash:  source <(userctl completion bash)      (or save it in ~/.local/share/bash-completion/completions/userctl)
                       zsh:   userctl completion zsh > "${fpath[1]}/_userctl"
                       fish:  userctl completion fish > ~/.config/fish/completions/userctl.fish
+                    'make install' installs the bash and zsh scripts where Debian's shells look.
                     """),
     ]
+
+    /// How a command's ID argument may be given.
+    static let idDetails = "ID is the user's whole id or a unique start of it (hex digits; case and hyphens do not matter);\na start that several users share exits 65 and lists them."
 
     /// Commands that need no daemon.
     static let offline: Set<String> = ["help", "completion"]
@@ -99,7 +113,7 @@ enum Help {
         exit status (sysexits):
           0   ok
           64  usage error (unknown command or option, missing value)
-          65  data error (validation failed, unknown id, malformed input)
+          65  data error (validation failed, email already used, unknown or ambiguous id, malformed input)
           66  no input (the import file is missing)
           69  unavailable (daemon not reachable, or its store is down)
           70  internal software error

@@ -43,6 +43,24 @@ import UserListTestSupport
         #expect(pages.last?.next == nil)
     }
 
+    /// Issue 27 item 5: the users whose id starts with a prefix, in id order, up to the limit;
+    /// hyphens and case in the prefix do not matter, and a prefix nobody has finds nobody.
+    @Test(arguments: StoreKind.allCases)
+    func usersAreFoundByTheStartOfTheirID(kind: StoreKind) async throws {
+        let store = try kind.makeFixture().open()
+        let users = SampleUsers.generate(count: 500, seed: 5)
+        _ = try await store.importUsers(users)
+        let ids = users.map { UUIDText.lowercase($0.id) }
+        for text in ["a", "0", "F", String(ids[17].prefix(3)), String(ids[17].prefix(10)).uppercased(), ids[17]] {
+            let prefix = try #require(UserIDPrefix(text))
+            let expected = users.filter { prefix.matches($0.id) }.sorted { UUIDText.lowercase($0.id) < UUIDText.lowercase($1.id) }
+            #expect(try await store.users(withIDPrefix: prefix, limit: 100) == Array(expected.prefix(100)), "\(text)")
+            #expect(try await store.users(withIDPrefix: prefix, limit: 2) == Array(expected.prefix(2)), "\(text), limit 2")
+        }
+        let unused = try #require((0..<4096).map { String(format: "%03x", $0) }.first { p in !ids.contains { $0.hasPrefix(p) } })
+        #expect(try await store.users(withIDPrefix: try #require(UserIDPrefix(unused)), limit: 10).isEmpty)
+    }
+
     static let searches = ["a", "Zo", "ZOË", "王", "김", "jose.", "DJ", "þÓ", "Σο", "nothing-matches-this"]
 
     /// A list that drops rows past its loaded pages continues from a cursor made after its last

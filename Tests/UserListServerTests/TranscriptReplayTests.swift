@@ -17,6 +17,7 @@ private func recordingExamples() -> Bool {
         let lines = try Transcripts.lines(of: name)
         let daemon = try await DaemonHarness(sampleUsers: Transcripts.users.count, seed: 12) { config in
             if name == "liveness.jsonl" { config.pingIntervalSeconds = 1 }
+            config.intentsPerSecond = 200  // the default, as a reader sees it announced in the welcome
         }
         let replayer = TranscriptReplayer(daemon: daemon)
         // The replayer blocks on sockets: off the cooperative pool, which runs the daemon.

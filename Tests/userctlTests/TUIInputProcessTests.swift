@@ -100,7 +100,7 @@ struct TUIInputProcessTests {
         let first = try await h.waitFor { H.cursorRow($0) == 2 && $0[h.rows - 2].contains("? help") }
         #expect(first[h.rows - 2].contains("? help"), "the hint bar names the help key: \(first)")
         try h.keys("?")
-        let keys = ["  j k", "  PgDn", "G End", "  Enter", "  /", "  Esc", "  r ", "  q Ctrl-C", "  wheel", "  ? F1"]
+        let keys = ["  j k", "  PgDn", "G End", "  Enter", "  /", "  Esc", "  r ", "  q ", "  Ctrl-C", "  [stale]", "  wheel", "  ? F1"]
         func listsEveryKey(_ lines: [String]) -> Bool {
             keys.allSatisfy { key in lines.contains { $0.hasPrefix(key) || $0.contains(key) } }
         }

@@ -85,6 +85,16 @@ public final class CachedUserRepository: UserRepository {
                     cached.totalCount, stale: true)
     }
 
+    /// Upstream's answer; the cache's (possibly behind) only when upstream is unavailable, or
+    /// cannot look ids up by prefix at all (a REST service).
+    public func users(withIDPrefix prefix: UserIDPrefix, limit: Int) async throws(UserError) -> [User] {
+        do {
+            return try await upstream.users(withIDPrefix: prefix, limit: limit)
+        } catch .unavailable(let reason) {
+            do { return try await cache.users(withIDPrefix: prefix, limit: limit) } catch { throw .unavailable(reason: reason) }
+        }
+    }
+
     public func fetchUser(id: UUID) async throws(UserError) -> User {
         do {
             let user = try await upstream.fetchUser(id: id)

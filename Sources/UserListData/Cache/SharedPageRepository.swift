@@ -58,6 +58,10 @@ public final class SharedPageRepository: UserRepository {
         try await base.fetchUser(id: id)
     }
 
+    public func users(withIDPrefix prefix: UserIDPrefix, limit: Int) async throws(UserError) -> [User] {
+        try await base.users(withIDPrefix: prefix, limit: limit)
+    }
+
     public func update(_ user: User) async throws(UserError) -> User {
         defer { invalidate() }
         return try await base.update(user)

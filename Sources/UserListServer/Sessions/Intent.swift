@@ -97,10 +97,13 @@ enum SessionIntent: Equatable {
     case offerDraft(userID: UUID, name: String, baseVersion: Int)
     /// One page of the store read by keyset, past every screen (`BulkExport.swift`).
     case exportPage(ExportPageRequest)
+    /// The users whose id starts with a prefix, past every screen (`IDPrefixLookup.swift`).
+    case findUsers(FindUsersRequest)
 
     init(_ action: String, _ args: IntentArguments) throws(IntentError) {
         switch action {
         case "export_page": self = .exportPage(try ExportPageRequest(args))
+        case "find_users": self = .findUsers(try FindUsersRequest(args))
         case "open_user": self = .openUser(id: try args.uuid("id"))
         case "offer_draft":
             self = .offerDraft(userID: try args.uuid("user_id"), name: try args.string("name"), baseVersion: try args.int("base_version"))

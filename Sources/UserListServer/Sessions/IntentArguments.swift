@@ -85,8 +85,9 @@ extension IntentError {
     init(_ error: UserError) {
         switch error {
         case .notFound: self.init(.notFound, error.message)
-        case .conflict, .duplicateEmail: self.init(.conflict, error.message)
-        case .validation: self.init(.validation, error.message)
+        case .conflict: self.init(.conflict, error.message)
+        // Taken by another user: retrying can never succeed, so it is not a `conflict`.
+        case .duplicateEmail, .validation: self.init(.validation, error.message)
         case .unavailable: self.init(.unavailable, error.message)
         case .forbidden: self.init(.forbidden, error.message)
         }

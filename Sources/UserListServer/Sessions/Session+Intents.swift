@@ -151,6 +151,8 @@ extension Session {
             return .pending { session in await session.takeOfferedDraft(id: id, name: name, baseVersion: baseVersion) }
         case .exportPage(let request):
             return exportPage(request)
+        case .findUsers(let request):
+            return findUsers(request)
         case .importUsers(let users):
             let useCases = useCases
             return .pending { session in

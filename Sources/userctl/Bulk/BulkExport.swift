@@ -48,6 +48,26 @@ enum BulkExport {
         return (count, true)
     }
 
+    /// The first `count` users of `search` (nil: everyone) in list order, a page of at most
+    /// `pageSize` at a time; whether more follow, and the total when the daemon knows it.
+    static func first(_ count: Int, _ client: UserListClient, search: String?) async throws
+        -> (users: [JSONValue], totalCount: Int?, hasMore: Bool) {
+        var users: [JSONValue] = []
+        var after: String?
+        var total: Int?
+        repeat {
+            var args: [String: JSONValue] = ["limit": .int(Int64(min(pageSize, count - users.count)))]
+            if let after { args["after"] = .string(after) }
+            if let search { args["search"] = .string(search) }
+            let page = try await client.send(screen: "session", action: "export_page", args: args)
+            users += page?["users"]?.arrayValue ?? []
+            if let known = page?["total_count"]?.int64Value { total = Int(known) }
+            after = page?["next"]?.stringValue
+        } while after != nil && users.count < count
+        let more = total.map { users.count < $0 } ?? (after != nil)
+        return (users, total, more)
+    }
+
     /// `export`: one JSON array, one user per line (the same bytes as before, now streamed).
     static func export(_ context: CommandContext) async throws {
         let progress = Progress(verb: "export", json: context.json, quiet: context.invocation.flags.contains("quiet"), streamsToStdout: true)
@@ -68,7 +88,7 @@ enum BulkExport {
         }
         if !complete {
             if let held { print(held + ",") }
-            throw CommandFailure(.interrupted, "interrupted: \(count) users were written, the rest of the export was not (the output is incomplete: no closing ']')")
+            throw CommandFailure(.interrupted, "interrupted: \(Plural.users(count)) \(count == 1 ? "was" : "were") written, the rest of the export was not (the output is incomplete: no closing ']')")
         }
         if let held { print(held + "\n]") } else { print("[]") }
     }
@@ -88,7 +108,7 @@ enum BulkExport {
                 }
                 if !text.isEmpty { print(text, terminator: "") }
             }
-            if !complete { throw CommandFailure(.interrupted, "interrupted after \(count) users (the output is incomplete)") }
+            if !complete { throw CommandFailure(.interrupted, "interrupted after \(Plural.users(count)) (the output is incomplete)") }
             if let held { print(held + "\n]") } else { print("[]") }
             return
         }
@@ -110,8 +130,8 @@ enum BulkExport {
             }
             if !lines.isEmpty { print(lines.joined(separator: "\n")) }
         }
-        if !complete { throw CommandFailure(.interrupted, "interrupted after \(count) users") }
+        if !complete { throw CommandFailure(.interrupted, "interrupted after \(Plural.users(count))") }
         if widths == nil { print(context.style.bold("NAME  EMAIL  ID")) }
-        print(context.style.dim("\(count) users"))
+        print(context.style.dim(Plural.users(count)))
     }
 }

@@ -26,6 +26,8 @@ enum BulkImport {
     private struct Chunk {
         let firstEntry: Int
         let count: Int
+        /// Where its last user ends in the file: the fraction done once it is acknowledged.
+        let endOffset: Int
         let reply: Task<JSONValue?, any Error>
     }
 
@@ -50,6 +52,7 @@ enum BulkImport {
         var inFlight: [Chunk] = []
         var batch: [JSONValue] = []
         var batchBytes = 0
+        var batchEnd = 0
         var entries = 0
 
         func settle(_ chunk: Chunk) async throws {
@@ -66,13 +69,15 @@ enum BulkImport {
                 }
                 throw CommandFailure(.software, "the chunk of \(range) was not imported: \(error)\n\(status)")
             }
-            progress.update(done: tally.acknowledged, fraction: reader.size.map { Double(reader.bytesRead) / Double(max(1, $0)) })
+            // The bytes of the acknowledged users, not of what was read: the reader runs up to
+            // `window` chunks ahead, and the percentage must not run ahead of the count.
+            progress.update(done: tally.acknowledged, fraction: reader.size.map { Double(chunk.endOffset) / Double(max(1, $0)) })
         }
 
         func send() async throws {
             guard !batch.isEmpty else { return }
-            let chunk = Chunk(firstEntry: entries - batch.count + 1, count: batch.count,
-                              reply: enqueue(context.client, ["users": .array(batch)]))
+            let chunk = Chunk(firstEntry: entries - batch.count + 1, count: batch.count, endOffset: batchEnd,
+                              reply: await enqueue(context.client, ["users": .array(batch)]))
             batch.removeAll(keepingCapacity: true)
             batchBytes = 0
             inFlight.append(chunk)
@@ -98,6 +103,7 @@ enum BulkImport {
                 }
                 batch.append(user)
                 batchBytes += size
+                batchEnd = reader.bytesRead
             }
             if !Interruption.requested { try await send() }
             while !inFlight.isEmpty { try await settle(inFlight.removeFirst()) }
@@ -107,7 +113,7 @@ enum BulkImport {
             for chunk in inFlight where (try? await chunk.reply.value) != nil { later += chunk.count }
             progress.finish()
             guard later > 0 else { throw failure }
-            throw CommandFailure(failure.code, failure.message + "; \(later) users of the chunks sent after it were imported too")
+            throw CommandFailure(failure.code, failure.message + "; \(Plural.users(later)) of the chunks sent after it \(later == 1 ? "was" : "were") imported too")
         }
         progress.update(done: tally.acknowledged, fraction: Interruption.requested ? nil : 1, force: true)
         progress.finish()
@@ -118,7 +124,7 @@ enum BulkImport {
     }
 
     static func summary(_ tally: Tally, _ path: String) -> String {
-        "the first \(tally.acknowledged) users of \(path) were imported (\(tally.written) new or changed); "
+        "the first \(Plural.users(tally.acknowledged)) of \(path) \(tally.acknowledged == 1 ? "was" : "were") imported (\(tally.written) new or changed); "
             + "running the same import again finishes it (users already imported are skipped)"
     }
 
@@ -126,14 +132,15 @@ enum BulkImport {
         if context.json {
             print(JSONValue.object(["imported": .int(Int64(tally.written)), "read": .int(Int64(tally.acknowledged))]).description)
         } else {
-            print("imported \(tally.written) users from \(path)" + (tally.written == tally.acknowledged ? "" : " (\(tally.acknowledged - tally.written) already up to date)"))
+            print("imported \(Plural.users(tally.written)) from \(path)" + (tally.written == tally.acknowledged ? "" : " (\(tally.acknowledged - tally.written) already up to date)"))
         }
     }
 
-    /// Writes the intent now (so chunks reach the daemon in file order) and returns its reply.
-    private static func enqueue(_ client: UserListClient, _ args: [String: JSONValue]) -> Task<JSONValue?, any Error> {
+    /// Writes the intent in the pacer's next slot (so chunks reach the daemon in file order, and
+    /// under its per-client limit) and returns its reply.
+    private static func enqueue(_ client: UserListClient, _ args: [String: JSONValue]) async -> Task<JSONValue?, any Error> {
         let (stream, continuation) = AsyncStream.makeStream(of: Result<JSONValue?, ClientError>.self)
-        client.enqueue(screen: "session", action: "import_users", args: args, timeout: replyTimeout) { result in
+        await client.enqueuePaced(screen: "session", action: "import_users", args: args, timeout: replyTimeout) { result in
             continuation.yield(result)
             continuation.finish()
         }

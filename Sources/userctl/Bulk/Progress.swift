@@ -64,11 +64,11 @@ final class Progress {
             let filled = fraction.map { Int(($0 * Double(width)).rounded(.down)) } ?? 0
             let bar = fraction == nil ? "" : "[" + String(repeating: "#", count: min(width, filled))
                 + String(repeating: ".", count: max(0, width - filled)) + "] " + String(format: "%3.0f%% ", min(1, fraction!) * 100)
-            let line = "\(verb) \(bar)\(Self.grouped(done)) users  \(Self.grouped(Int(rate)))/s" + (eta.map { "  ETA \(Self.clock($0))" } ?? "")
+            let line = "\(verb) \(bar)\(done == 1 ? "1 user" : Self.grouped(done) + " users")  \(Self.grouped(Int(rate)))/s" + (eta.map { "  ETA \(Self.clock($0))" } ?? "")
             write("\r\u{1B}[2K" + line)
             drewBar = true
         case .plain:
-            write("userctl: \(verb): \(done) users, \(Int(rate))/s" + (fraction.map { String(format: ", %.0f%%", min(1, $0) * 100) } ?? "")
+            write("userctl: \(verb): \(Plural.users(done)), \(Int(rate))/s" + (fraction.map { String(format: ", %.0f%%", min(1, $0) * 100) } ?? "")
                   + (eta.map { ", about \(Int($0.rounded(.up))) s left" } ?? "") + "\n")
         case .json:
             var fields = "\"progress\":\"\(verb)\",\"done\":\(done),\"rate\":\(Int(rate)),\"elapsed_seconds\":\(String(format: "%.1f", seconds))"

@@ -11,16 +11,21 @@ extension TUI {
         ("j k ↑ ↓", "move"), ("PgDn Space / PgUp", "a screen down / up (Ctrl-F / Ctrl-B)"),
         ("g Home / G End", "first user / last user of the whole list"),
         ("Enter", "open the user"), ("/", "search (Enter applies, Esc cancels, Ctrl-U clears, Ctrl-W deletes a word)"),
-        ("Esc", "clear the search, or dismiss a message"), ("x", "dismiss a message"), ("r", "refresh"),
-        ("wheel / click", "scroll / select (off with --no-mouse)"), ("? F1", "this help"), ("q Ctrl-C", "quit"),
+        ("Esc", "clear the search, or dismiss a message"), ("x", "dismiss a message"),
+        ("r", "refresh (reads the list again; clears [stale])"),
+        ("[stale]", "changed elsewhere: rows not loaded yet may have moved; r reloads"),
+        ("wheel / click", "scroll / select (off with --no-mouse)"), ("? F1", "this help"), ("q", "quit"),
+        ("Ctrl-C", "quit, keeping the session: userctl in this terminal comes back to it"),
     ]
 
     static let detailKeys: [(keys: String, does: String)] = [
         ("any text", "edits the name (every key that types goes into the field, pastes too)"),
         ("Backspace", "delete a character"), ("Ctrl-W", "delete a word"), ("Ctrl-U", "clear the name"),
         ("Enter Ctrl-S", "save"), ("Esc", "dismiss a message, else back (asks first if there are unsaved changes)"),
-        ("F1", "this help"), ("Ctrl-C", "quit"),
+        ("F1", "this help"), ("Ctrl-C", "quit, keeping unsaved changes: userctl in this terminal comes back to them"),
     ]
+
+    static let staleMeaning = " · [stale]: users changed elsewhere; rows not loaded yet may have moved (r reloads)"
 
     func header(_ title: String) -> Line { Line(" userctl · " + title, .boldReverse) }
 
@@ -39,7 +44,9 @@ extension TUI {
         case .reconnecting(let attempt): state = "○ reconnecting… (attempt \(attempt))"
         case .closed(let reason): state = "✕ disconnected: \(reason)"
         }
-        return Line(" \(state)   session \(client.configuration.sessionKey)", .reverse)
+        // What the list's `[stale]` means, said where the eye goes for the state of things.
+        let stale = !document.showsDetail && document.list?.isStale == true ? Self.staleMeaning : ""
+        return Line(" \(state)\(stale)   session \(client.configuration.sessionKey)", .reverse)
     }
 
     /// As many hints as fit the width, in the order given; the help key always shows.
@@ -129,44 +136,93 @@ extension TUI {
         return folded.count == 1 ? folded.first! : Character(String(character).lowercased().count == 1 ? String(character).lowercased() : String(character))
     }
 
+    /// The user screen. On a small terminal the lines that matter most stay: the name being
+    /// typed, whether it can be saved, a conflict, and the "unsaved changes" question (wrapped,
+    /// never cut); the blank lines, avatar, version, id and email give way first.
     func detailLines() -> [Line] {
-        let rows = size.rows
         let detail = document.detail
         let shownDraft = draft ?? detail?.draftName ?? ""
-        var lines = [header("User" + (detail?.user.map { ": \($0.name)" } ?? "")), bannerLine(detail?.errorMessage)]
+        var lines: [(line: Line, keep: Int)] = [(header("User" + (detail?.user.map { ": \($0.name)" } ?? "")), 8)]
+        let banner = bannerLine(detail?.errorMessage)
+        lines.append((banner, banner.text.isEmpty ? 0 : 7))
         if let user = detail?.user {
-            lines.append(Line(""))
-            lines.append(Line("  Name:     " + DisplayWidth.sanitized(shownDraft) + "▏", .bold))
-            lines.append(Line("  Email:    " + user.email))
-            lines.append(Line("  Avatar:   " + (user.avatarURL ?? "-")))
-            lines.append(Line("  ID:       " + user.id, .dim))
-            lines.append(Line("  Version:  \(user.version)", .dim))
-            lines.append(Line(""))
+            lines.append((Line(""), 0))
+            lines.append((Line(nameField(shownDraft), .bold), 9))
+            lines.append((Line("  Email:    " + user.email), 4))
+            lines.append((Line("  Avatar:   " + (user.avatarURL ?? "-")), 1))
+            lines.append((Line("  ID:       " + user.id, .dim), 3))
+            lines.append((Line("  Version:  \(user.version)", .dim), 2))
+            lines.append((Line(""), 0))
             let edited = hasUnsavedChanges
             if detail?.isSaving == true {
-                lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) saving…"))
+                lines.append((Line("  \(Self.spinnerFrames[spinner % 10]) saving…"), 9))
             } else if edited, let problem = NameRules.problem(shownDraft) {
-                lines.append(Line("  ✕ cannot be saved: \(problem)", .bold))
+                lines.append((Line("  ✕ cannot be saved: \(problem)", .bold), 9))
             } else if edited {
-                lines.append(Line(detail?.canSave == false && !draftUnsent && draftsInFlight == 0
-                                  ? "  modified (the daemon cannot save it now)" : "  modified: Enter or Ctrl-S saves"))
+                lines.append((Line(detail?.canSave == false && !draftUnsent && draftsInFlight == 0
+                                   ? "  modified (the daemon cannot save it now)" : "  modified: Enter or Ctrl-S saves"), 9))
             }
             if let conflict = detail?.conflict {
-                lines.append(Line("  Someone else saved first: now \"\(conflict.name)\" (version \(conflict.version)).", .bold))
+                for text in Self.wrapped(["Someone else saved first: now \"\(conflict.name)\" (version \(conflict.version))."], width: size.columns) {
+                    lines.append((Line(text, .bold), 9))
+                }
             }
             if prompt == .unsaved {
-                lines.append(Line(""))
-                lines.append(Line("  Unsaved changes. s save and go back · d discard them · k or Esc keep editing", .error))
+                lines.append((Line(""), 0))
+                for text in Self.wrapped(Self.unsavedPrompt, width: size.columns) { lines.append((Line(text, .error), 10)) }
             }
         } else {
-            lines.append(Line(""))
-            lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) loading…"))
+            lines.append((Line(""), 0))
+            lines.append((Line("  \(Self.spinnerFrames[spinner % 10]) loading…"), 9))
         }
-        while lines.count < rows - 2 { lines.append(Line("")) }
-        lines = Array(lines.prefix(max(0, rows - 2)))
-        lines.append(hintBar(["type to edit", "Enter/Ctrl-S save", "Esc back", "Ctrl-U clear", "Ctrl-W word", "Ctrl-C quit"], help: "F1 help"))
-        lines.append(statusLine())
-        return Array(lines.prefix(rows))
+        let room = max(0, size.rows - 2)
+        var kept = lines
+        // Drop the least needed line (the lowest `keep`, the last of equals) until the rest fit.
+        while kept.count > room, let lowest = kept.map(\.keep).min(),
+              let index = kept.lastIndex(where: { $0.keep == lowest }) {
+            kept.remove(at: index)
+        }
+        var out = kept.map(\.line)
+        while out.count < room { out.append(Line("")) }
+        out.append(hintBar(["type to edit", "Enter/Ctrl-S save", "Esc back", "Ctrl-U clear", "Ctrl-W word", "Ctrl-C quit"], help: "F1 help"))
+        out.append(statusLine())
+        return Array(out.prefix(size.rows))
+    }
+
+    /// The question asked on Esc with unsaved changes, in pieces that wrap as units.
+    static let unsavedPrompt = ["Unsaved changes.", "s save and go back", "d discard them", "k or Esc keep editing"]
+
+    /// `pieces` as lines of at most `width` columns, indented by two: the first piece and the
+    /// next joined by a space, the others by " · "; a piece wider than a line is cut.
+    static func wrapped(_ pieces: [String], width: Int) -> [String] {
+        var lines: [String] = []
+        var current = ""
+        for (index, piece) in pieces.enumerated() {
+            let joiner = current.isEmpty ? "  " : (index == 1 ? " " : " · ")
+            if !current.isEmpty, DisplayWidth.of(current + joiner + piece) > width {
+                lines.append(current)
+                current = "  " + piece
+            } else {
+                current += joiner + piece
+            }
+        }
+        if !current.isEmpty { lines.append(current) }
+        return lines
+    }
+
+    /// "  Name:     " and the draft with the cursor at its end. A draft wider than the field
+    /// scrolls with the cursor: its end shows, after "…", as a text field would.
+    func nameField(_ draft: String) -> String {
+        let label = "  Name:     "
+        let text = DisplayWidth.sanitized(draft)
+        let room = size.columns - DisplayWidth.of(label) - 1  // the cursor takes a column
+        guard DisplayWidth.of(text) > room, room > 1 else { return label + text + "▏" }
+        var tail = ""
+        for character in text.reversed() {
+            if DisplayWidth.of(String(character) + tail) > room - 1 { break }
+            tail = String(character) + tail
+        }
+        return label + "…" + tail + "▏"
     }
 
     /// Every key of the current screen; any key closes it.

@@ -79,6 +79,13 @@ final class TUI {
     var heldDraft: DraftOffer?
     /// The last text typed on a detail screen, and whose: ahead of the daemon until it has it.
     var typedDraft: (userID: String, text: String)?
+    /// Ctrl-C: leaving without `bye`, once the daemon has the draft (`Detaching`).
+    var detaching: Detaching?
+    /// The user of the detail screen on top, so that back on the list the cursor is on them
+    /// wherever a saved name sorted them.
+    var detailUserID: String?
+    /// A reload the TUI started by itself: the user the cursor stays on once it lands.
+    var reloadKeepsCursorOn: String?
 
     init(client: UserListClient, mouse: Bool) {
         self.client = client
@@ -99,15 +106,15 @@ final class TUI {
         }
         let sources = installSignalHandlers()
         startProducers()
-        defer {
-            sources.forEach { $0.cancel() }
-            Terminal.restore()
-        }
         draw()
         for await input in inputs {
-            if !handle(input) { break }
+            if !handle(input) || detaching?.isDone(self) == true { break }
+            followReturnedUser()
             draw()
         }
+        sources.forEach { $0.cancel() }
+        Terminal.restore()
+        if let detaching { detach(detaching) }
         return .ok
     }
 
@@ -239,6 +246,10 @@ final class TUI {
             clampCursor()  // fewer rows: scroll so the cursor's row stays on screen
         case .listReloaded:
             document = SessionDocument(client.document)
+            if let id = reloadKeepsCursorOn, let list = document.list {
+                reloadKeepsCursorOn = nil
+                cursor = (0..<list.rowCount).first { list.user(at: $0)?.id == id } ?? cursor
+            }
             clampCursor()
             lastDisplayedRow = -1  // the same row index may now be the end of a shorter list
             firstDisplayedRow = -1
@@ -262,13 +273,14 @@ final class TUI {
     }
 
     /// Takes the server's draft once every local edit has reached it.
-    private func syncDraft() {
+    func syncDraft() {
         guard !draftUnsent, draftsInFlight == 0 else { return }
         draft = document.showsDetail ? document.detail?.draftName : nil
     }
 
     private func handle(_ key: Key) -> Bool {
-        if key == .control("c") { return false }
+        if key == .control("c") { return startDetaching() }
+        if detaching != nil { return true }  // leaving: keys no longer edit
         if showingHelp {
             showingHelp = false  // any key closes the overlay
             return true
@@ -309,211 +321,6 @@ final class TUI {
         }
         if document.showsDetail { return handleDetail(key) }
         return handleList(key)
-    }
-
-    var listRows: Int { max(1, size.rows - 4) }
-
-    private func handleList(_ key: Key) -> Bool {
-        let list = document.list
-        let count = list?.rowCount ?? 0
-        switch key {
-        case .character("q"): return false
-        case .character("?"): showingHelp = true
-        case .character("j"), .down: cursor += 1
-        case .character("k"), .up: moveBackward(1)
-        case .pageDown, .control("f"), .character(" "): moveForward(listRows)
-        case .pageUp, .control("b"): moveBackward(listRows)
-        case .character("g"), .home:
-            cursor = 0
-            if list?.hasPrevious == true {
-                scroll = 0
-                send("list", "refresh", then: .listReloaded)  // back to the first page
-            }
-        case .character("G"), .end:
-            if list?.hasMore == true {
-                // One read of the last page, not a walk through every page before it.
-                goingToEnd = true
-                send("list", "show_last_page", then: .lastPageShown, otherwise: .lastPageFailed)
-            } else {
-                cursor = count - 1
-            }
-        case .enter:
-            if count > 0 { send("list", "did_select_row", ["index": .int(Int64(cursor))]) }
-        case .character("r"): send("list", "refresh", then: .listReloaded)
-        case .character("/"): searching = list?.search ?? ""
-        case .character("x"): dismissBanner(screen: "list")
-        case .escape:
-            if banner != nil || list?.errorMessage != nil {
-                dismissBanner(screen: "list")
-            } else if let search = list?.search, !search.isEmpty {
-                cursor = 0
-                scroll = 0
-                send("list", "search", ["text": .string("")], then: .listReloaded)
-            }
-        case .mouse(let event):
-            switch event {
-            case .wheelUp: moveBackward(3)
-            case .wheelDown: moveForward(3)
-            case .click(let row, _):
-                let index = scroll + row - 2
-                if row >= 2, row < 2 + listRows, index < count { cursor = index }
-            }
-        default: break
-        }
-        clampCursor()
-        return true
-    }
-
-    /// Moves the cursor `rows` down; past the loaded rows it waits at the last one and goes on
-    /// once the next page is in, so PgDn always moves a full screen.
-    private func moveForward(_ rows: Int) {
-        let count = document.list?.rowCount ?? 0
-        let target = cursor + rows
-        if target > count - 1, document.list?.hasMore == true { seekTarget = target }
-        cursor = target
-    }
-
-    /// After a list update: once the last page `G` asked for is in (the rows end the list),
-    /// the cursor goes to its last row, in the same frame as the rows (so the top of the old
-    /// scroll position is never reported as displayed, which would load the rows above).
-    private func followEnd() {
-        guard goingToEnd, !document.showsDetail, let list = document.list,
-              list.loading == ListScreen.Loading.none, !list.hasMore else { return }
-        goingToEnd = false
-        cursor = list.rowCount - 1
-    }
-
-    /// Moves the cursor `rows` up; above the first loaded row of a list opened at its end, it
-    /// waits there and goes on once the rows above are in (`keepCursorOnItsRow`).
-    private func moveBackward(_ rows: Int) {
-        let target = cursor - rows
-        if target < 0, document.list?.hasPrevious == true { seekUp = -target }
-        cursor = target
-    }
-
-    /// After a list update: move on towards the row a PgDn is waiting for.
-    private func followSeek() {
-        guard let target = seekTarget, let list = document.list, !document.showsDetail else { return }
-        cursor = min(target, list.rowCount - 1)
-        if !list.hasMore || list.rowCount - 1 >= target { seekTarget = nil }
-    }
-
-    /// Rows loaded upward (a list opened at its end) arrive before the first row: move the
-    /// cursor and the scroll by as many rows, so they stay on the users they were on.
-    private func keepCursorOnItsRow(before: ListScreen?) {
-        guard let before, before.hasPrevious, let first = before.user(at: 0)?.id,
-              let list = document.list, list.rowCount > before.rowCount,
-              list.user(at: 0)?.id != first else { return }
-        let added = list.rowCount - before.rowCount
-        guard list.user(at: added)?.id == first else { return }
-        cursor += added
-        scroll += added
-        let step = min(seekUp, cursor)
-        cursor -= step
-        seekUp = list.hasPrevious ? seekUp - step : 0
-        firstDisplayedRow = -1
-    }
-
-    private func handleDetail(_ key: Key) -> Bool {
-        if prompt == .unsaved {
-            switch key {
-            case .character("s"), .character("S"), .control("s"), .enter:
-                prompt = nil
-                save(then: .savedThenBack)
-            case .character("d"), .character("D"):
-                prompt = nil
-                leaveDetail()
-            case .character("k"), .character("K"), .escape:
-                prompt = nil
-            default: break
-            }
-            return true
-        }
-        var text = draft ?? document.detail?.draftName ?? ""
-        switch key {
-        case .escape:
-            if banner != nil || document.detail?.errorMessage != nil {
-                dismissBanner(screen: "detail")
-            } else if hasUnsavedChanges {
-                prompt = .unsaved
-            } else {
-                leaveDetail()
-            }
-        case .enter, .control("s"):
-            save(then: nil)
-        case .backspace:
-            guard !text.isEmpty else { return true }
-            text.removeLast()
-            setDraft(text)
-        case .control("u"): setDraft("")
-        case .control("w"): setDraft(NameRules.deletingLastWord(text))
-        case .character(let c):
-            text.append(c)
-            setDraft(text)
-        case .paste(let pasted):
-            setDraft(text + NameRules.pasted(pasted))
-        default: break
-        }
-        return true
-    }
-
-    /// Whether leaving now would lose an edit: the server's draft differs from the user, or a
-    /// local edit has not reached it yet.
-    var hasUnsavedChanges: Bool {
-        guard let detail = document.detail, let user = detail.user else { return false }
-        return detail.isDirty || (draft.map { $0 != user.name } ?? false)
-    }
-
-    private func leaveDetail() {
-        typedDraft = nil
-        draft = nil
-        draftUnsent = false
-        send("detail", "back")
-    }
-
-    private func save(then: Input?) {
-        flushDraft()  // written before the save, so the save sees the whole draft
-        send("detail", "save", then: then)
-    }
-
-    private func setDraft(_ text: String) {
-        typedDraft = document.detail.map { ($0.userID, text) }
-        draft = text
-        draftUnsent = true
-        scheduleDraftFlush()
-    }
-
-    /// Sends the latest draft after at most `draftInterval` since the last one was sent.
-    private func scheduleDraftFlush() {
-        guard !flushScheduled else { return }
-        let wait = Self.draftInterval - (ContinuousClock.now - lastDraftSent)
-        guard wait > .zero else { return flushDraft() }
-        flushScheduled = true
-        let feed = self.feed
-        Task {
-            try? await Task.sleep(for: wait)
-            feed.yield(.flushDraft)
-        }
-    }
-
-    /// Sends the whole draft now, if the server does not have it yet.
-    private func flushDraft() {
-        guard draftUnsent, let text = draft, document.showsDetail else { return }
-        draftUnsent = false
-        draftsInFlight += 1
-        lastDraftSent = .now
-        let feed = self.feed
-        client.enqueue(screen: "detail", action: "set_draft_name", args: ["name": .string(text)]) { result in
-            if case .failure(let error) = result {
-                feed.yield(error.serverCode == .rateLimited ? .draftRefused : .intentFailed(error.message))
-            }
-            feed.yield(.draftSent)
-        }
-    }
-
-    private func dismissBanner(screen: String) {
-        if banner != nil { banner = nil; return }
-        send(screen, "dismiss_error")
     }
 
     /// Sends an intent; `then` is fed back once it succeeded, `otherwise` once it failed.

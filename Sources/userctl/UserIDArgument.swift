@@ -1,0 +1,41 @@
+import Foundation
+import UserListClient
+import UserListWire
+
+/// A user named on the command line by the whole id or, as git and docker take commits and
+/// containers, by a unique start of it (`userctl show 4f1c`). The daemon's `find_users` looks
+/// the prefix up in its store; when several users match, the error lists them.
+enum UserIDArgument {
+    /// Candidates listed for an ambiguous prefix.
+    static let shownCandidates = 10
+
+    /// The whole id of the user `text` names.
+    static func resolve(_ text: String, _ client: UserListClient) async throws -> String {
+        if let id = UUID(uuidString: text) { return id.uuidString.lowercased() }
+        let digits = text.filter { $0 != "-" }
+        guard !digits.isEmpty, digits.count <= 32, digits.allSatisfy({ $0.isHexDigit && $0.isASCII }) else {
+            throw CommandFailure(.dataError, "'\(text)' is not a user id: ids are hex digits (like 4f1c2a9e-…), and the start of one names the user")
+        }
+        let result: JSONValue?
+        do {
+            result = try await client.send(screen: "session", action: "find_users",
+                                           args: ["id_prefix": .string(text), "limit": .int(Int64(shownCandidates + 1))])
+        } catch let error as ClientError where error.serverCode == .unknownAction {
+            throw CommandFailure(.dataError, "this userlistd cannot look users up by the start of their id; give the whole id")
+        }
+        let users = (result?["users"]?.arrayValue ?? []).compactMap(UserRow.init)
+        switch users.count {
+        case 0:
+            throw CommandFailure(.dataError, "no user has an id starting with \(text)")
+        case 1:
+            return users[0].id
+        default:
+            let count = users.count > shownCandidates ? "more than \(shownCandidates)" : "\(users.count)"
+            let lines = users.prefix(shownCandidates).map {
+                "  \($0.id)  \(DisplayWidth.sanitized($0.name))  <\(DisplayWidth.sanitized($0.email))>"
+            }
+            throw CommandFailure(.dataError, "'\(text)' starts the ids of \(count) users; give more of the id:\n"
+                                 + lines.joined(separator: "\n"))
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+import UserListTestSupport
+import UserListWire
+
+/// Issue 27 items 1 and 8, through tmux against a real daemon: Ctrl-C never loses an unsaved
+/// name, and a save that re-sorts the user keeps the cursor on that user. Every wait is for a
+/// screen condition, never a fixed time.
+@Suite(.childProcesses, .serialized, .timeLimit(.minutes(3)), .disabled(if: TUIHarness.skipReason != nil, "needs tmux and a built userlistd/userctl (see the printed reason)"))
+struct TUIKeepsWorkProcessTests {
+    typealias H = TUIHarness
+    static let prompt = "ULCT$"
+
+    /// Starts the TUI from the pane's shell and waits until it is connected.
+    func startTUI(_ h: H) async throws {
+        try h.type("clear; " + h.tuiCommand + "; echo EXIT-$?")
+        try h.keys("Enter")
+        let lines = try await h.waitFor { $0[0].contains("userctl · ") && $0.last?.contains("● connected") == true }
+        try #require(lines[0].contains("userctl · "), "the TUI is up: \(lines)")
+    }
+
+    /// Type a name, press Ctrl-C at once (before the 50 ms draft flush), run userctl again in
+    /// the same pane: the user's screen comes back with the whole draft, still unsaved. The
+    /// store never saw it.
+    @Test func ctrlCKeepsTheDraftForTheNextRunInTheSamePane() async throws {
+        let h = try H(columns: 100, rows: 30, command: "env PS1='\(Self.prompt) ' /bin/sh")
+        defer { h.tearDown() }
+        _ = try await h.waitFor { $0.first?.hasPrefix(Self.prompt) == true }
+        let user = try h.allUsers()[0]
+        try await startTUI(h)
+        _ = try await h.waitFor { $0[0].contains("Users (") && H.cursorRow($0) == 2 }
+        try h.keys("Enter")
+        _ = try await h.waitFor { $0.contains { $0.contains("ID:       \(user.id)") } }
+        try h.type(" Kept")
+        try h.keys("C-c")
+        var lines = try await h.waitFor { $0.contains("EXIT-0") && $0.last { !$0.isEmpty } == Self.prompt }
+        #expect(lines.contains("EXIT-0"), "Ctrl-C quit: \(lines)")
+        #expect(lines.contains { $0.contains("your unsaved changes are kept") }, "it says where the draft is: \(lines)")
+
+        try await startTUI(h)
+        lines = try await h.waitFor { $0.contains { $0.contains("Name:     \(user.name) Kept▏") } && $0.contains { $0.contains("modified") } }
+        #expect(lines.contains { $0.contains("Name:     \(user.name) Kept▏") }, "the draft is back: \(lines)")
+        #expect(lines.contains { $0.contains("modified: Enter or Ctrl-S saves") }, "still unsaved: \(lines)")
+        let stored = try JSONValue(parsing: h.userctl(["show", user.id, "--json"]).output)
+        #expect(stored["name"]?.stringValue == user.name, "nothing was saved behind the user's back")
+
+        // q on the list still ends the session (there is nothing unsaved there).
+        try h.keys("C-s")
+        _ = try await h.waitFor { $0.contains { $0.contains("Version:  2") } }
+        try h.keys("Escape")
+        _ = try await h.waitFor { $0[0].contains("Users (") }
+        try h.keys("q")
+        lines = try await h.waitFor { $0.contains("EXIT-0") && $0.last { !$0.isEmpty } == Self.prompt }
+        #expect(!lines.contains { $0.contains("your unsaved changes are kept") }, "nothing to keep: \(lines)")
+    }
+
+    /// A user near the top, renamed so that they sort twenty rows further down: back on the
+    /// list the cursor is on that user, not on whoever took their old place (nor on the top row).
+    @Test func afterSavingANameThatResortsTheCursorStaysOnTheUser() async throws {
+        let h = try H()
+        defer { h.tearDown() }
+        let users = try h.allUsers()
+        let target = users[2]
+        let newName = users[22].name + " Zz"  // sorts twenty rows further down
+        _ = try await h.waitFor { H.cursorRow($0) == 2 }
+        try h.keys("j", "j")
+        var lines = try await h.waitFor { $0.contains { $0.hasPrefix("▸ ") && $0.contains(target.email) } }
+        try #require(lines.contains { $0.hasPrefix("▸ ") && $0.contains(target.email) }, "on user 2: \(lines)")
+        try h.keys("Enter")
+        _ = try await h.waitFor { $0.contains { $0.contains("ID:       \(target.id)") } }
+        try h.keys("C-u")
+        try h.type(newName)
+        _ = try await h.waitFor { $0.contains { $0.contains("Name:     \(newName)▏") } }
+        try h.keys("C-s")
+        _ = try await h.waitFor { $0.contains { $0.contains("Version:  2") } }
+        try h.keys("Escape")
+        lines = try await h.waitFor { $0[0].contains("Users (") && $0.contains { $0.contains(newName) } && H.cursorRow($0) != nil }
+        let cursor = try #require(H.cursorRow(lines), "a cursor: \(lines)")
+        #expect(lines[cursor].contains(newName) && lines[cursor].contains(target.email),
+                "the cursor is on the renamed user: \(lines)")
+        #expect(cursor > 4, "moved down with the user, not left on its old row: \(lines)")
+    }
+}
