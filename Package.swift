@@ -40,7 +40,7 @@ let package = Package(
         // MARK: layers
         .target(name: "UserListDomain"),
         .target(name: "UserListData", dependencies: ["UserListDomain", "ThreadLocks", "CSQLite", "CLibPQ"], exclude: ["DURABILITY.md", "REST.md"]),
-        .target(name: "UserListPresentation", dependencies: ["UserListDomain", "ThreadLocks"]),
+        .target(name: "UserListPresentation", dependencies: ["UserListDomain"]),
         // libm: the wire target uses rounding functions but imports neither Foundation nor Glibc.
         .target(name: "UserListWire", linkerSettings: [.linkedLibrary("m")]),
         .target(

@@ -29,7 +29,7 @@ public enum NavigatorEvent: Equatable, Sendable {
 
 /// Owns the screen stack (the seed's coordinator): list → detail on `userSelected`, back, and the
 /// list brought up to date after `didSave`. The stack is the list and at most one detail screen.
-/// It also listens to the change feed for the session, so every screen follows saves made anywhere.
+/// Its host hands it every committed change (`apply`), so every screen follows saves made anywhere.
 ///
 /// Belongs to one actor, like the ViewModels it owns.
 public final class Navigator {
@@ -40,7 +40,6 @@ public final class Navigator {
     private let useCases: UserUseCases
     /// Set by the list's `userSelected` event during `selectRow`, which opens it.
     private var pendingSelection: UUID?
-    private var feedTask: Task<Void, Never>?
 
     public init(useCases: UserUseCases) {
         self.useCases = useCases
@@ -73,7 +72,6 @@ public final class Navigator {
         for case .detail(let detail) in screens { detail.onAppear() }
     }
 
-    deinit { feedTask?.cancel() }
 
     /// The list at the bottom of the stack.
     public var list: UserListViewModel {
@@ -140,19 +138,6 @@ public final class Navigator {
     }
 
     // MARK: live updates
-
-    /// Subscribes the session's screens to `feed`. Call once; changes arrive on the owner's actor.
-    public func follow(_ feed: any UserChangeFeed, isolation: isolated (any Actor) = #isolation) {
-        feedTask?.cancel()
-        let changes = feed.subscribe()
-        feedTask = Task { [weak self] in
-            _ = isolation
-            for await change in changes {
-                guard let self else { return }
-                self.apply(change, isolation: isolation)
-            }
-        }
-    }
 
     /// Applies a committed change to every screen. A change made elsewhere (`madeHere` false)
     /// also marks the list stale and is announced as `changed`; a change this session made is

@@ -1,5 +1,4 @@
 import UserListDomain
-import ThreadLocks
 
 /// What one committed change made of list states, kept while the change is being applied by
 /// every session, so lists showing the very same rows compute it once.
@@ -10,8 +9,11 @@ import ThreadLocks
 /// is the same value (the same row storage, the same other fields) takes the recorded after as
 /// its own, and so shares storage with it for the next change too. The list ViewModel stays the
 /// only model: the state it adopts is exactly what its own `apply` would have produced.
-public final class SharedListOutcomes: Sendable {
-    private struct Entry: Sendable {
+///
+/// Used on one thread for one change: the host decides which lists share one (the daemon makes
+/// one per change on each event loop, for the sessions of that loop), so it needs no lock.
+public final class SharedListOutcomes {
+    private struct Entry {
         let before: UserListState
         let markingStale: Bool
         let after: UserListState
@@ -19,23 +21,19 @@ public final class SharedListOutcomes: Sendable {
 
     /// A handful of distinct windows at most; past that, lists compute their own.
     static let capacity = 8
-    private let entries = Lock<[Entry]>([])
+    private var entries: [Entry] = []
 
     public init() {}
 
     /// The state a list in `state` reaches by this change, if another list in the same state
     /// recorded it.
     func outcome(from state: UserListState, markingStale: Bool) -> UserListState? {
-        entries.withLock { entries in
-            entries.first { $0.markingStale == markingStale && Self.isSameValue($0.before, state) }?.after
-        }
+        entries.first { $0.markingStale == markingStale && Self.isSameValue($0.before, state) }?.after
     }
 
     func record(from before: UserListState, markingStale: Bool, to after: UserListState) {
-        entries.withLock { entries in
-            guard entries.count < Self.capacity else { return }
-            entries.append(Entry(before: before, markingStale: markingStale, after: after))
-        }
+        guard entries.count < Self.capacity else { return }
+        entries.append(Entry(before: before, markingStale: markingStale, after: after))
     }
 
     /// Whether two states are the same value, cheaply: the rows by storage identity (shared

@@ -205,17 +205,6 @@ import UserListPresentation
         #expect(!navigator.list.state.isStale, "refresh clears it")
     }
 
-    @Test func aNavigatorThatIsGoneStopsFollowing() async {
-        let feed = FakeChangeFeed()
-        var gone: Navigator? = Navigator(useCases: UserUseCases(repository: repository))
-        gone?.follow(feed)
-        weak let weakGone = gone
-        gone = nil
-        #expect(weakGone == nil)
-        feed.send(.removed(id: ada.id))   // nothing left to apply it to
-        await settle()
-    }
-
     @Test func restoringKeepsTheDetailDraftAfterTheUserReloads() async throws {
         await loadList()
         navigator.list.search("b")

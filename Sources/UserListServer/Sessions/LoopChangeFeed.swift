@@ -61,7 +61,7 @@ final class LoopChangeFeed: Sendable {
             return queue.deliveries
         }
         guard !batch.isEmpty else { return }
-        let memos = batch.map { _ in ChangeMemo() }
+        let memos = batch.map { _ in ChangeMemo(loop: loop) }
         var gone: [ObjectIdentifier] = []
         for (key, entry) in sessions.value {
             guard let session = entry.session else {
@@ -79,8 +79,24 @@ final class LoopChangeFeed: Sendable {
 
 /// What one change made of the list windows on one loop, shared by the sessions there that
 /// show the same window: the list state it led to, and the patch's serialized operations.
-/// Made fresh for each change on each loop, and used only on that loop's thread.
-final class ChangeMemo: Sendable {
-    let lists = SharedListOutcomes()
-    let patches = SharedPatches()
+final class ChangeMemo: @unchecked Sendable {
+    // Invariant (why @unchecked is sound): made for one change by one loop's job, and read only
+    // on that loop's thread (asserted), so its unlocked memos are never used by two threads.
+    private let loop: EventLoop
+    private let sharedLists = SharedListOutcomes()
+    private let sharedPatches = SharedPatches()
+
+    init(loop: EventLoop) {
+        self.loop = loop
+    }
+
+    var lists: SharedListOutcomes {
+        assert(loop.isLoopThread, "a change memo used off its loop")
+        return sharedLists
+    }
+
+    var patches: SharedPatches {
+        assert(loop.isLoopThread, "a change memo used off its loop")
+        return sharedPatches
+    }
 }

@@ -30,7 +30,6 @@ extension Session {
         case .failed(let code, let text):
             client.send(.reply(.failure(id: message.id, code: code, message: text)), droppable: false)
         case .pending(let work):
-            intentsInFlight += 1
             Task {
                 let finished = await work(self)
                 self.flush()
@@ -40,7 +39,6 @@ extension Session {
                 case .failure(let error):
                     client.send(.reply(.failure(id: message.id, code: error.code, message: error.message)), droppable: false)
                 }
-                self.intentsInFlight -= 1
             }
         }
     }

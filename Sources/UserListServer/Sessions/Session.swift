@@ -50,9 +50,20 @@ package actor Session {
     let changes: ChangeBroadcaster
     let logger: Logger
     var navigator: Navigator
-    /// What a restart saved, until the screens start from it.
-    private var restored: (state: NavigationState, listWindow: UserListWindow?)?
-    private var started = false
+    /// Where the session is in its life. Only `startIfNeeded` and `finish` change it, and only
+    /// forward: waiting → running → finished.
+    private enum Phase {
+        /// No client has attached since it was made (or restored): its screens have not started.
+        /// `restoring`: what a restart saved, which the screens start from.
+        case waiting(restoring: (state: NavigationState, listWindow: UserListWindow?)?)
+        /// Its screens run and its clients are written.
+        case running
+        /// Handed to the next process, or told goodbye: it still follows changes (its saved
+        /// state stays current) but sends its clients no more patches.
+        case finished
+    }
+
+    private var phase: Phase
     /// The state every attached client has (or will have once its pending frames are read).
     /// Kept as the typed state, not its JSON: it shares storage with the screens' own state,
     /// and the next patch is computed from it by `StateDiff`.
@@ -66,10 +77,6 @@ package actor Session {
     private var changedEventFrame: [UInt8]?
     /// Encoded event frames waiting for the next flush.
     private var pendingEvents: [[UInt8]] = []
-    /// Intents whose asynchronous part is still running (the screens are not idle).
-    var intentsInFlight = 0
-    /// Handed over or saying goodbye: the broadcaster must not write to the clients any more.
-    private var frozen = false
     /// Writes this session is making: the feed's deliveries of their changes are applied
     /// without a `changed` event and without marking the list stale (§4.2: `changed` reports a
     /// change made by someone else).
@@ -92,7 +99,7 @@ package actor Session {
         self.changes = changes
         self.logger = logger
         self.navigator = Navigator(useCases: useCases)
-        self.restored = saved.map { ($0, listWindow) }
+        self.phase = .waiting(restoring: saved.map { ($0, listWindow) })
     }
 
     /// The state to save across a daemon restart.
@@ -145,8 +152,8 @@ package actor Session {
     /// A restart that no client notices (see `Handover`): the state every client holds now,
     /// and where each client's stream is. Their connections move to the next process.
     package func handOver() -> (state: NavigationState, streams: [HandedStream]) {
-        frozen = true  // the streams belong to the next process now
         flush()
+        phase = .finished  // the streams belong to the next process now
         return (sent ?? navigator.state, clients.values.map {
             HandedStream(client: $0.client, epoch: $0.epoch, seq: $0.seq, awaitingSnapshot: $0.awaitingSnapshot)
         })
@@ -164,7 +171,7 @@ package actor Session {
     /// on from `state` (restored screens reloading, another client adopted first), the client
     /// gets the difference as its next patch. One that was owed a snapshot gets it now.
     package func adopt(_ client: any SessionClient, epoch: Int, seq: Int, holding state: NavigationState, awaitingSnapshot: Bool) {
-        if !started {
+        if case .waiting = phase {
             startIfNeeded()
             // The next patch goes from what the clients hold to the restored screens once they
             // have reloaded (not through the empty "loading" list in between).
@@ -200,7 +207,7 @@ package actor Session {
 
     /// Tells every client the daemon is going away.
     package func sayGoodbye(reason: String) {
-        frozen = true
+        phase = .finished
         for attached in clients.values {
             attached.client.send(.goodbye(reason: reason), droppable: false)
         }
@@ -216,11 +223,10 @@ package actor Session {
     // MARK: state streaming
 
     private func startIfNeeded() {
-        guard !started else { return }
-        started = true
-        if let saved = restored {
+        guard case .waiting(let restoring) = phase else { return }
+        phase = .running
+        if let saved = restoring {
             navigator = Navigator(restoring: saved.state, listWindow: saved.listWindow, useCases: useCases)
-            restored = nil
         } else {
             navigator.list.onAppear()
         }
@@ -265,6 +271,7 @@ package actor Session {
     /// `sharing`: the patches other sessions serialized for the change just applied; a session
     /// that showed and now shows the same list as one of them sends the same bytes.
     package func flush(sharing patches: SharedPatches? = nil) {
+        guard case .running = phase else { return }  // nothing started, or nothing more to send
         let current = navigator.state
         let previous = sent
         var serializedOps: [UInt8] = []

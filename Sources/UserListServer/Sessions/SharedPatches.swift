@@ -1,6 +1,5 @@
 import UserListPresentation
 import UserListWire
-import ThreadLocks
 
 /// The serialized patch operations one change produced for sessions that show nothing but the
 /// list, kept while the change is being applied, so sessions whose list went from the very same
@@ -9,15 +8,15 @@ import ThreadLocks
 /// The operations of a list-only session depend on its states alone (the list is always screen
 /// 0), so equal before and after states mean equal bytes; each client still gets its own
 /// envelope (epoch, sequence number).
-package final class SharedPatches: Sendable {
-    private struct Entry: Sendable {
+package final class SharedPatches {
+    private struct Entry {
         let before: UserListState
         let after: UserListState
         let serializedOperations: [UInt8]
     }
 
     static let capacity = 8
-    private let entries = Lock<[Entry]>([])
+    private var entries: [Entry] = []
 
     /// The bytes recorded for a list-only session going from `before` to `after`.
     func operations(from before: NavigationState, to after: NavigationState) -> [UInt8]? {
@@ -40,18 +39,14 @@ package final class SharedPatches: Sendable {
     }
 
     private func recorded(_ before: UserListState, _ after: UserListState) -> [UInt8]? {
-        entries.withLock { entries in
-            entries.first {
-                SharedListOutcomes.isSameValue($0.before, before) && SharedListOutcomes.isSameValue($0.after, after)
-            }?.serializedOperations
-        }
+        entries.first {
+            SharedListOutcomes.isSameValue($0.before, before) && SharedListOutcomes.isSameValue($0.after, after)
+        }?.serializedOperations
     }
 
     private func record(_ before: UserListState, _ after: UserListState, _ serializedOperations: [UInt8]) {
-        entries.withLock { entries in
-            guard entries.count < Self.capacity else { return }
-            entries.append(Entry(before: before, after: after, serializedOperations: serializedOperations))
-        }
+        guard entries.count < Self.capacity else { return }
+        entries.append(Entry(before: before, after: after, serializedOperations: serializedOperations))
     }
 
     private static func listOnly(_ before: NavigationState, _ after: NavigationState) -> (UserListState, UserListState)? {
