@@ -2,11 +2,12 @@
 // The target graph is the architecture: an import that breaks the dependency rule does not compile.
 //
 //   UserListDomain        <- nothing
-//   UserListData          <- Domain, CSQLite, CLibPQ
+//   UserListData          <- Domain, ThreadLocks, CSQLite, CLibPQ
 //   UserListPresentation  <- Domain
 //   UserListWire          <- nothing of ours (the wire protocol)
-//   UserListServer        <- Domain, Presentation, Wire, CSystemd
-//   UserListClient        <- Wire
+//   UserListServer        <- Domain, Presentation, Wire, ThreadLocks, CSystemd
+//   UserListClient        <- Wire, ThreadLocks
+//   ThreadLocks           <- nothing (the one lock type, a pthread mutex TSan sees)
 //   userlistd, userctl    <- composition roots: they alone see everything
 import PackageDescription
 
