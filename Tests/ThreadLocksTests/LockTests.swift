@@ -46,3 +46,23 @@ struct ThreadSanitizerCanary {
         #expect(shared.count > 0)
     }
 }
+
+@Suite struct AsyncTurnsTests {
+    /// Tasks take their turns one at a time: no two are ever inside at once.
+    @Test func noTwoTasksHoldTheTurnAtOnce() async {
+        let turns = AsyncTurns()
+        let inside = Lock((now: 0, most: 0))
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<20 {
+                group.addTask {
+                    await turns.enter()
+                    inside.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+                    await Task.yield()
+                    inside.withLock { $0.now -= 1 }
+                    await turns.leave()
+                }
+            }
+        }
+        #expect(inside.withLock { $0.most } == 1)
+    }
+}

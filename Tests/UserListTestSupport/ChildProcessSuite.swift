@@ -1,4 +1,5 @@
 import Testing
+import ThreadLocks
 
 /// Suites that start child processes (daemons, PostgreSQL, tmux, python fixtures) take turns:
 /// one such suite runs at a time, whatever runs the tests. `make test` runs them in their own
@@ -13,14 +14,14 @@ package struct ChildProcessSuite: SuiteTrait, TestScoping {
 
     package func provideScope(for test: Test, testCase: Test.Case?,
                               performing function: @Sendable () async throws -> Void) async throws {
-        await ChildProcessTurns.shared.begin()
+        await ChildProcessTurns.shared.enter()
         do {
             try await function()
         } catch {
-            await ChildProcessTurns.shared.end()
+            await ChildProcessTurns.shared.leave()
             throw error
         }
-        await ChildProcessTurns.shared.end()
+        await ChildProcessTurns.shared.leave()
     }
 }
 
@@ -30,24 +31,6 @@ extension Trait where Self == ChildProcessSuite {
 }
 
 /// First come, first served turns for `ChildProcessSuite`.
-private actor ChildProcessTurns {
-    static let shared = ChildProcessTurns()
-    private var busy = false
-    private var waiting: [CheckedContinuation<Void, Never>] = []
-
-    func begin() async {
-        guard busy else {
-            busy = true
-            return
-        }
-        await withCheckedContinuation { waiting.append($0) }
-    }
-
-    func end() {
-        if waiting.isEmpty {
-            busy = false
-        } else {
-            waiting.removeFirst().resume()  // the turn passes on; `busy` stays true
-        }
-    }
+private enum ChildProcessTurns {
+    static let shared = AsyncTurns()
 }
