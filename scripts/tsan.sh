@@ -3,8 +3,10 @@
 #
 # First a canary (a deliberate race, ThreadSanitizerCanary) must be reported: proof that the
 # sanitizer is live in this build. Then every suite `make test` runs in parallel (not the child
-# process suites: their daemons are separate, uninstrumented builds) runs under it; any
-# report fails the run. The build lives in .build/tsan so it never invalidates .build/debug.
+# process suites: their daemons are separate, uninstrumented builds) runs under it, one test at
+# a time: instrumented code is several times slower, and run in parallel it held both cores for
+# minutes, so the session journal's SCHED_IDLE writer got no turn within its tests' 120 s wait.
+# Any report fails the run. The build lives in .build/tsan so it never invalidates .build/debug.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 process_tests=$(sed -n 's/^PROCESS_TESTS := //p' Makefile)
@@ -22,7 +24,7 @@ fi
 echo "tsan: canary reported, as it must be"
 
 status=0
-swift test --skip-build --sanitize=thread --scratch-path .build/tsan --parallel --skip "$process_tests" \
+swift test --skip-build --sanitize=thread --scratch-path .build/tsan --no-parallel --skip "$process_tests" \
   2>&1 | tee "$log_dir/suites.log" || status=$?
 reports=$(grep -c "WARNING: ThreadSanitizer" "$log_dir/suites.log" || true)
 echo "tsan: $reports reports"
