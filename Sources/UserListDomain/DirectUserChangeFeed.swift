@@ -8,7 +8,20 @@ public protocol DirectUserChangeFeed: UserChangeFeed {
     /// call at a time. The handler runs on the feed's thread, so it must only hand the change on
     /// (it must not block, and must not observe or cancel from inside the call). Calls stop when
     /// the returned observation is cancelled or released.
-    func observe(_ handler: @escaping @Sendable (UserChange) -> Void) -> ChangeObservation
+    func observe(_ handler: @escaping @Sendable (CommittedChange) -> Void) -> ChangeObservation
+}
+
+/// A change with its place in the store's change log, so a writer holding a `CommitReceipt`
+/// can tell its own changes from everyone else's, and know when the feed is past them.
+public struct CommittedChange: Sendable, Equatable {
+    public let change: UserChange
+    /// The change-log position (commit order); nil from a feed that keeps no log.
+    public let seq: Int?
+
+    public init(_ change: UserChange, seq: Int?) {
+        self.change = change
+        self.seq = seq
+    }
 }
 
 /// Keeps a `DirectUserChangeFeed` observer registered: cancelling it, or letting it go, stops the calls.

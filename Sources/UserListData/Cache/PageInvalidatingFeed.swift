@@ -19,17 +19,18 @@ public struct PageInvalidatingFeed: DirectUserChangeFeed {
         self.pages = pages
     }
 
-    public func observe(_ handler: @escaping @Sendable (UserChange) -> Void) -> ChangeObservation {
+    public func observe(_ handler: @escaping @Sendable (CommittedChange) -> Void) -> ChangeObservation {
         let pages = self.pages
         if let direct = base as? any DirectUserChangeFeed {
-            return direct.observe { change in
+            return direct.observe { committed in
                 pages.invalidate()
-                handler(change)
+                handler(committed)
             }
         }
+        // A feed without a log: its changes have no position.
         let changes = subscribe()
         let task = Task.detached {
-            for await change in changes { handler(change) }
+            for await change in changes { handler(CommittedChange(change, seq: nil)) }
         }
         return ChangeObservation { task.cancel() }
     }

@@ -20,7 +20,7 @@ import ThreadLocks
 /// without the NOTIFY round trip, when they are the next `seq`; otherwise (another daemon's
 /// change is still in flight) the feed is woken to read the log in order. Either way each
 /// `seq` is delivered once: delivery happens under one lock, only past the last `seq`.
-public final class PostgresChangeFeed: UserChangeFeed, Sendable {
+public final class PostgresChangeFeed: DirectUserChangeFeed, Sendable {
     /// What happens to the feed's connection, for the daemon's journal and status.
     public enum Event: Sendable, Equatable {
         case disconnected(reason: String)
@@ -51,7 +51,18 @@ public final class PostgresChangeFeed: UserChangeFeed, Sendable {
 
     deinit { core.stop() }
 
-    public func subscribe() -> AsyncStream<UserChange> { core.subscribe() }
+    public func subscribe() -> AsyncStream<UserChange> {
+        let (stream, continuation) = AsyncStream.makeStream(of: UserChange.self, bufferingPolicy: .unbounded)
+        let id = core.observe({ committed in continuation.yield(committed.change) }, finish: { continuation.finish() })
+        continuation.onTermination = { [weak core] _ in core?.unobserve(id) }
+        return stream
+    }
+
+    public func observe(_ handler: @escaping @Sendable (CommittedChange) -> Void) -> ChangeObservation {
+        let core = self.core
+        let id = core.observe(handler, finish: nil)
+        return ChangeObservation { [weak core] in core?.unobserve(id) }
+    }
 
     /// Disconnections, reconnections and resyncs, from now on.
     public func events() -> AsyncStream<Event> { core.events() }
@@ -65,7 +76,7 @@ extension PostgresChangeFeed {
         private let listener: PGConnection
         let state: Lock<State>
         /// Changes taken in `seq` order under `state`, yielded to the subscribers after it.
-        private let handOff: OrderedHandOff<UserChange>
+        private let handOff: OrderedHandOff<CommittedChange>
         private let stopped = Atomic<Bool>(false)
         private let nudged = Atomic<Bool>(false)
         /// A pipe that wakes the feed thread from `poll` (a nudge, or stop).
@@ -73,7 +84,8 @@ extension PostgresChangeFeed {
 
         struct State {
             var lastSeq: Int
-            var subscribers: [Int: AsyncStream<UserChange>.Continuation] = [:]
+            /// Called with each change on the thread that hands it out; `finish` when the feed stops.
+            var observers: [Int: (handler: @Sendable (CommittedChange) -> Void, finish: (@Sendable () -> Void)?)] = [:]
             var eventSubscribers: [Int: AsyncStream<Event>.Continuation] = [:]
             var nextID = 0
         }
@@ -94,9 +106,9 @@ extension PostgresChangeFeed {
             }
             self.state = state
             handOff = OrderedHandOff { changes in
-                let subscribers = state.withLock { Array($0.subscribers.values) }
+                let observers = state.withLock { Array($0.observers.values) }
                 for change in changes {
-                    for continuation in subscribers { continuation.yield(change) }
+                    for observer in observers { observer.handler(change) }
                 }
             }
             var fds: [Int32] = [0, 0]
@@ -118,7 +130,7 @@ extension PostgresChangeFeed {
             stopped.store(true, ordering: .sequentiallyConsistent)
             wake()
             state.withLock { state in
-                for continuation in state.subscribers.values { continuation.finish() }
+                for observer in state.observers.values { observer.finish?() }
                 for continuation in state.eventSubscribers.values { continuation.finish() }
             }
         }
@@ -128,15 +140,16 @@ extension PostgresChangeFeed {
             _ = write(wakeWrite, &byte, 1)
         }
 
-        func subscribe() -> AsyncStream<UserChange> {
-            let (stream, continuation) = AsyncStream.makeStream(of: UserChange.self, bufferingPolicy: .unbounded)
-            let id = state.withLock { state in
+        func observe(_ handler: @escaping @Sendable (CommittedChange) -> Void, finish: (@Sendable () -> Void)?) -> Int {
+            state.withLock { state in
                 state.nextID += 1
-                state.subscribers[state.nextID] = continuation
+                state.observers[state.nextID] = (handler, finish)
                 return state.nextID
             }
-            continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) } }
-            return stream
+        }
+
+        func unobserve(_ id: Int) {
+            _ = state.withLock { $0.observers.removeValue(forKey: id) }
         }
 
         func events() -> AsyncStream<Event> {
@@ -161,7 +174,7 @@ extension PostgresChangeFeed {
                 guard let change = commit.change else { return false }  // an import: read the log
                 guard commit.seq == state.lastSeq + 1 else { return commit.seq <= state.lastSeq }
                 state.lastSeq = commit.seq
-                handOff.take(change)
+                handOff.take(CommittedChange(change, seq: commit.seq))
                 return true
             }
             handOff.handOut()
@@ -235,7 +248,7 @@ extension PostgresChangeFeed {
                                                         "reading the change log").first?[0] ?? "0") ?? pruned
                     state.withLock { state in
                         state.lastSeq = max(state.lastSeq, newest)
-                        handOff.take(.resync)
+                        handOff.take(CommittedChange(.resync, seq: state.lastSeq))
                     }
                     handOff.handOut()
                     emit(.resync)
@@ -247,7 +260,7 @@ extension PostgresChangeFeed {
                         guard let seq = Int(row[1] ?? ""), seq > state.lastSeq else { continue }
                         state.lastSeq = seq
                         guard let change = Self.change(Array(row.dropFirst())) else { continue }
-                        handOff.take(change)
+                        handOff.take(CommittedChange(change, seq: seq))
                     }
                 }
                 handOff.handOut()

@@ -198,13 +198,18 @@ public final class PostgresUserRepository: UserRepository {
     /// back first), so the caller can look up who has it.
     func write(_ operation: String, _ body: @escaping @Sendable (PGConnection) throws(PGError) -> Outcome,
                        email: String?) async throws(UserError) -> Outcome {
+        let receipt = CommitReceipt.current
         do {
             return try await pool.perform { connection throws(PGError) -> Outcome in
                 let outcome: Outcome
                 do throws(PGError) {
                     outcome = try connection.transaction(operation) { () throws(PGError) -> Outcome in
                         try connection.query("SELECT pg_advisory_xact_lock($1)", [String(PostgresSchema.changeLogLock)], operation)
-                        return try body(connection)
+                        let outcome = try body(connection)
+                        // Before COMMIT: the NOTIFY goes out with it, and the feed may read the
+                        // row before this thread hears that the commit is done.
+                        if case .done(_, let seq) = outcome { receipt?.record(seq) }
+                        return outcome
                     }
                 } catch where error.isUniqueViolation && error.constraint == "users_email_key_unique" {
                     return .emailTaken(email ?? "")

@@ -40,7 +40,7 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
     }
 
     private struct Observer {
-        let handler: @Sendable (UserChange) -> Void
+        let handler: @Sendable (CommittedChange) -> Void
         /// Ends a `subscribe()` stream when the feed goes away.
         let finish: (@Sendable () -> Void)?
         /// The last `seq` committed before it subscribed: it sees only later changes.
@@ -67,7 +67,8 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
         handOff = OrderedHandOff { batch in
             let current = observers.withLock { Array($0.byID.values) }
             for (change, seq) in batch {
-                for observer in current where seq > observer.after { observer.handler(change) }
+                let committed = CommittedChange(change, seq: seq)
+                for observer in current where seq > observer.after { observer.handler(committed) }
             }
         }
         do {
@@ -103,11 +104,11 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
     /// Whether inotify watches the file (otherwise only the safety-net check finds other writers).
     public var watchesFile: Bool { watcher.withLock { $0?.isWatching ?? false } }
 
-    public func observe(_ handler: @escaping @Sendable (UserChange) -> Void) -> ChangeObservation {
+    public func observe(_ handler: @escaping @Sendable (CommittedChange) -> Void) -> ChangeObservation {
         observe(handler, finish: nil)
     }
 
-    private func observe(_ handler: @escaping @Sendable (UserChange) -> Void, finish: (@Sendable () -> Void)?) -> ChangeObservation {
+    private func observe(_ handler: @escaping @Sendable (CommittedChange) -> Void, finish: (@Sendable () -> Void)?) -> ChangeObservation {
         // What is committed now is "before": start after the newest row, even if it is not
         // delivered yet.
         let after = reader.withLock { reader in max(reader.lastSeq, (try? Self.maxSeq(reader.connection)) ?? reader.lastSeq) }
@@ -124,7 +125,7 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
 
     public func subscribe() -> AsyncStream<UserChange> {
         let (stream, continuation) = AsyncStream.makeStream(of: UserChange.self, bufferingPolicy: .unbounded)
-        let observation = observe({ change in continuation.yield(change) }, finish: { continuation.finish() })
+        let observation = observe({ committed in continuation.yield(committed.change) }, finish: { continuation.finish() })
         continuation.onTermination = { _ in observation.cancel() }
         return stream
     }

@@ -31,6 +31,16 @@ extension SQLiteUserRepository {
         writeLockObservers.withLock { $0.append(observer) }
     }
 
+    /// Tells a writer's receipt where its commit was logged (on the writer queue, right after
+    /// the commit and before the feed hears of it). The log's newest row is the commit's last.
+    static func record(_ notice: CommitNotice, on receipt: CommitReceipt, _ connection: SQLiteConnection) {
+        switch notice {
+        case .change(_, let seq): receipt.record(seq)
+        case .changes(let changes): for (_, seq) in changes { receipt.record(seq) }
+        case .readTheLog: receipt.record((try? connection.integer("SELECT MAX(seq) FROM changes", "reading the change log")) ?? 0)
+        }
+    }
+
     func notifyCommitted(_ notice: CommitNotice) {
         for observer in commitObservers.withLock({ $0 }) { observer(notice) }
     }

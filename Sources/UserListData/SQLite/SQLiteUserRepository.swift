@@ -271,10 +271,14 @@ public final class SQLiteUserRepository: UserRepository {
         guard let writer else {
             throw .unavailable(reason: "\(path) was opened read-only; nothing was written")
         }
+        let receipt = CommitReceipt.current
         do {
             return try await writer.perform { connection throws(SQLiteError) -> T in
                 let value = try body(connection)
-                if let notice = committed(value) { self.notifyCommitted(notice) }
+                if let notice = committed(value) {
+                    if let receipt { Self.record(notice, on: receipt, connection) }
+                    self.notifyCommitted(notice)
+                }
                 if self.writesSincePrune.add(1, ordering: .relaxed).newValue >= Self.pruneEvery {
                     self.writesSincePrune.store(0, ordering: .relaxed)
                     try? Self.prune(connection)

@@ -21,12 +21,15 @@ package final class ChangeBroadcaster: Sendable {
     /// retain where the change's strings and the frame would be several.
     package final class Delivery: Sendable {
         package let change: UserChange
+        /// Its change-log position; nil from a feed with no log.
+        package let seq: Int?
         /// The `session`/`changed` event frame for `change` (nil for `.resync`: sessions reload,
         /// and their clients see the outcome as an ordinary patch).
         package let eventFrame: [UInt8]?
 
-        init(change: UserChange, eventFrame: [UInt8]?) {
+        init(change: UserChange, seq: Int?, eventFrame: [UInt8]?) {
             self.change = change
+            self.seq = seq
             self.eventFrame = eventFrame
         }
     }
@@ -45,7 +48,7 @@ package final class ChangeBroadcaster: Sendable {
         loopFeeds = loops.map(LoopChangeFeed.init)
         let encoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
         if let direct = feed as? any DirectUserChangeFeed {
-            let observation = direct.observe { [weak self] change in self?.deliver(change, encoder) }
+            let observation = direct.observe { [weak self] committed in self?.deliver(committed, encoder) }
             self.observation.withLock { $0 = observation }
             return
         }
@@ -53,7 +56,7 @@ package final class ChangeBroadcaster: Sendable {
         let task = Task.detached { [weak self] in
             for await change in changes {
                 guard let self else { return }
-                self.deliver(change, encoder)
+                self.deliver(CommittedChange(change, seq: nil), encoder)
             }
         }
         pump.withLock { $0 = task }
@@ -95,10 +98,10 @@ package final class ChangeBroadcaster: Sendable {
     /// Calls listeners outside the lock: a stream that ends runs `onTermination` under its own
     /// lock and then takes `listeners`, so yielding under `listeners` would take the two in the
     /// opposite order (a deadlock seen with sessions coming and going during renames).
-    private func deliver(_ change: UserChange, _ encoder: FrameEncoder) {
+    private func deliver(_ committed: CommittedChange, _ encoder: FrameEncoder) {
         let current = listeners.withLock { Array($0.values) }
-        let frame = Self.event(for: change).flatMap { try? encoder.encode(ServerMessage.event($0)) }
-        let delivery = Delivery(change: change, eventFrame: frame)
+        let frame = Self.event(for: committed.change).flatMap { try? encoder.encode(ServerMessage.event($0)) }
+        let delivery = Delivery(change: committed.change, seq: committed.seq, eventFrame: frame)
         for listener in current { listener(delivery) }
         for feed in loopFeeds { feed.publish(delivery) }
     }

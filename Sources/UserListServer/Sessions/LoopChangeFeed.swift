@@ -26,9 +26,27 @@ final class LoopChangeFeed: Sendable {
         weak var session: Session?
     }
 
+    /// How far this loop's sessions have been given the log, and who waits for a position.
+    private struct Progress {
+        var through = 0
+        var waiters: [(seq: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+    private let progress: LoopBound<Progress>
+
     init(loop: EventLoop) {
         self.loop = loop
         self.sessions = LoopBound([:], on: loop)
+        self.progress = LoopBound(Progress(), on: loop)
+    }
+
+    /// Returns once every change through log position `seq` has been applied to this loop's
+    /// sessions (a writing session's reply waits for its own change). Called on the loop.
+    func delivered(through seq: Int, isolation: isolated (any Actor)? = #isolation) async {
+        deliverQueued()
+        guard progress.value.through < seq else { return }
+        await withCheckedContinuation { continuation in
+            progress.value.waiters.append((seq, continuation))
+        }
     }
 
     /// Starts applying every change published from now on to `session` (on the loop: the
@@ -71,6 +89,16 @@ final class LoopChangeFeed: Sendable {
             session.assumeIsolated { $0.apply(batch, memos: memos) }
         }
         for key in gone { sessions.value[key] = nil }
+        if let through = batch.last(where: { $0.seq != nil })?.seq { advance(through: through) }
+    }
+
+    private func advance(through seq: Int) {
+        progress.value.through = max(progress.value.through, seq)
+        guard !progress.value.waiters.isEmpty else { return }
+        let through = progress.value.through
+        let ready = progress.value.waiters.filter { $0.seq <= through }
+        progress.value.waiters.removeAll { $0.seq <= through }
+        for waiter in ready { waiter.continuation.resume() }
     }
 
     /// How many sessions follow changes on this loop (tests); on the loop.

@@ -86,14 +86,14 @@ extension Session {
             return .done(nil)
         case .addUser(let new):
             return .pending { session in
-                await session.write(.added(new.id)) { session in
+                await session.write { session in
                     let result = await session.navigator.list.addUser(new)
                     return result.map { user in (StateDocument.user(user), .added(user)) }
                 }
             }
         case .removeUser(let id):
             return .pending { session in
-                await session.write(.removed(id)) { session in
+                await session.write { session in
                     await session.navigator.list.removeUser(id: id).map { (nil, .removed(id: id)) }
                 }
             }
@@ -106,22 +106,22 @@ extension Session {
             detail.setDraftName(name)
             return .done(nil)
         case .save:
-            let id = detail.userID
             let before = detail.state.user
-            let write = expectOwnChange(of: [id])
-            let saving = detail.save()
+            let receipt = beginWrite()
+            // `withValue`'s closure is not isolated to the session, though it runs on it, in
+            // place: it enters the session again to start the save (on `detail`, the top screen).
+            guard let saving = CommitReceipt.$current.withValue(receipt, operation: { assumeIsolated { $0.navigator.topDetail?.save() } }) else {
+                endWrite(receipt)
+                return .failed(.unknownScreen, "No detail screen is open; open a user first.")
+            }
             return .pending { session in
                 let result = await saving.value
-                switch result {
-                case .success(let saved) where saved == before:
-                    session.forget(write)  // nothing to save: nothing was written
-                case .success:
+                if case .success(let saved) = result, saved != before {
                     // The screens show it already; waiting for the feed's (silent) copy means
                     // that once the reply is read, no later frame is about this save.
-                    _ = await session.awaitDeliveries(of: write, count: 1)
-                case .failure:
-                    session.forget(write)
+                    await session.awaitOwnChanges(of: receipt, orApply: nil)
                 }
+                session.endWrite(receipt)
                 return result.map(StateDocument.user).mapError(IntentError.init)
             }
         case .dismissError:
@@ -154,26 +154,27 @@ extension Session {
         case .importUsers(let users):
             let useCases = useCases
             return .pending { session in
-                let write = session.expectOwnChange(of: Set(users.map(\.id)))
-                let result: Result<Int, UserError>
-                do throws(UserError) {
-                    result = .success(try await useCases.importUsers.execute(users))
-                } catch {
-                    result = .failure(error)
+                let receipt = session.beginWrite()
+                defer { session.endWrite(receipt) }
+                let result = await CommitReceipt.$current.withValue(receipt) { () async -> Result<Int, UserError> in
+                    do throws(UserError) {
+                        return .success(try await useCases.importUsers.execute(users))
+                    } catch {
+                        return .failure(error)
+                    }
                 }
                 switch result {
                 case .success(let count):
-                    _ = await session.awaitDeliveries(of: write, count: count)
+                    await session.awaitOwnChanges(of: receipt, orApply: nil)
                     return .success(["imported": .int(Int64(count))])
                 case .failure(let error):
-                    session.forget(write)
                     return .failure(IntentError(error))
                 }
             }
         case .renameUser(let id, let name, let expectedVersion):
             let useCases = useCases
             return .pending { session in
-                await session.write(.saved(id)) { _ in
+                await session.write { _ in
                     do throws(UserError) {
                         var user = try await useCases.fetchUser.execute(id: id)
                         if let expectedVersion { user.version = expectedVersion }
@@ -187,7 +188,7 @@ extension Session {
         case .addUser(let new):
             let useCases = useCases
             return .pending { session in
-                await session.write(.added(new.id)) { _ in
+                await session.write { _ in
                     do throws(UserError) {
                         let user = try await useCases.add.execute(new)
                         return .success((StateDocument.user(user), .added(user)))
@@ -199,7 +200,7 @@ extension Session {
         case .removeUser(let id):
             let useCases = useCases
             return .pending { session in
-                await session.write(.removed(id)) { _ in
+                await session.write { _ in
                     do throws(UserError) {
                         try await useCases.remove.execute(id: id)
                         return .success((nil, .removed(id: id)))

@@ -80,8 +80,7 @@ package actor Session {
     /// Writes this session is making: the feed's deliveries of their changes are applied
     /// without a `changed` event and without marking the list stale (§4.2: `changed` reports a
     /// change made by someone else).
-    var ownWrites: [OwnWrite] = []
-    var ownWriteCount = 0
+    var writesInFlight: [CommitReceipt] = []
     private let frameEncoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
     /// Where each new state goes to survive a crash (nil: saved only at a clean shutdown).
     private let journal: SessionJournal?
@@ -245,7 +244,7 @@ package actor Session {
         applyingChange = true
         for (delivery, memo) in zip(batch, memos) {
             changedEventFrame = delivery.eventFrame
-            navigator.apply(delivery.change, madeHere: claimOwnChange(delivery.change), sharing: memo.lists)
+            navigator.apply(delivery.change, madeHere: isOwnChange(delivery), sharing: memo.lists)
         }
         changedEventFrame = nil
         applyingChange = false

@@ -15,7 +15,7 @@ import ThreadLocks
     let pages = SharedPageRepository(base: store)
     let feed = PageInvalidatingFeed(base: try SQLiteChangeFeed(observing: store), pages: pages)
     let seen = Lock<[UserChange]>([])
-    let observation = feed.observe { change in seen.withLock { $0.append(change) } }
+    let observation = feed.observe { committed in seen.withLock { $0.append(committed.change) } }
     defer { observation.cancel() }
 
     let before = try await pages.fetchPage(PageRequest(limit: 50))
