@@ -34,14 +34,15 @@ extension ClientHandler {
                     sendError(.notReady, "The handshake did not complete.", id: intent.id)
                     continue
                 }
-                if intent.screen == "session", intent.action == "status" || intent.action == "sessions" {
-                    introspect(intent)
+                let decoded = Result { () throws(IntentError) in try Intent(intent) }
+                if case .success(.daemon(let query)) = decoded {
+                    introspect(query, id: intent.id)
                     continue
                 }
                 context.logger.debug("Intent", [
                     "USERLISTD_SESSION": session.id, "USERLISTD_SCREEN": intent.screen,
                     "USERLISTD_ACTION": intent.action, "USERLISTD_INTENT_ID": String(intent.id)])
-                await enter(session) { $0.handle(intent, from: self) }
+                await enter(session) { $0.handle(intent, decoded: decoded, from: self) }
             case .resync:
                 if let session { await enter(session) { $0.resendSnapshot(to: self) } }
             case .drained:
@@ -77,16 +78,17 @@ extension ClientHandler {
         session.assumeIsolated { body($0) }
     }
 
-    func introspect(_ intent: ClientMessage.Intent) {
+    func introspect(_ query: DaemonQuery, id: Int) {
         guard context.isWriter(connection.peer.uid) else {
-            send(.reply(.failure(id: intent.id, code: .forbidden,
-                                 message: "'\(intent.action)' is for root and members of the '\(context.config.adminGroup)' group.")), droppable: false)
+            send(.reply(.failure(id: id, code: .forbidden,
+                                 message: "'\(query.rawValue)' is for root and members of the '\(context.config.adminGroup)' group.")), droppable: false)
             return
         }
-        let result = intent.action == "status"
-            ? context.introspection.status(registry: context.registry)
-            : context.introspection.sessions(registry: context.registry)
-        send(.reply(.success(id: intent.id, result: result)), droppable: false)
+        let result = switch query {
+        case .status: context.introspection.status(registry: context.registry)
+        case .sessions: context.introspection.sessions(registry: context.registry)
+        }
+        send(.reply(.success(id: id, result: result)), droppable: false)
     }
 
     func attach(_ hello: ClientMessage.Hello) async -> Session? {

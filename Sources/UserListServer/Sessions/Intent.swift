@@ -9,6 +9,9 @@ enum Intent: Equatable {
     case list(ListIntent)
     case detail(DetailIntent)
     case session(SessionIntent)
+    /// Daemon-wide figures for admins. Sent to the `session` screen, but answered by the
+    /// connection's handler from the registry: a session knows only itself.
+    case daemon(DaemonQuery)
 
     /// Whether the intent would change stored data (refused on a read-only connection).
     var writes: Bool {
@@ -26,11 +29,22 @@ enum Intent: Equatable {
         switch intent.screen {
         case "list": self = .list(try ListIntent(intent.action, args))
         case "detail": self = .detail(try DetailIntent(intent.action, args))
-        case "session": self = .session(try SessionIntent(intent.action, args))
+        case "session":
+            if let query = DaemonQuery(rawValue: intent.action) {
+                self = .daemon(query)
+            } else {
+                self = .session(try SessionIntent(intent.action, args))
+            }
         default:
             throw IntentError(.unknownScreen, "There is no screen '\(intent.screen)' on this session's stack; screens are list, detail (when open) and session.")
         }
     }
+}
+
+/// The introspection intents (`status`, `sessions`): for root and the admin group only.
+enum DaemonQuery: String, Equatable {
+    case status
+    case sessions
 }
 
 /// Intents of the `list` screen.

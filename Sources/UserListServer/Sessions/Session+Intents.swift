@@ -10,10 +10,15 @@ extension Session {
     /// intent causes is sent before its reply (loads and saves reply once they finish; the
     /// state patches flow meanwhile).
     package func handle(_ message: ClientMessage.Intent, from client: any SessionClient) {
+        handle(message, decoded: Result { () throws(IntentError) in try Intent(message) }, from: client)
+    }
+
+    /// `decoded`: `message` as the connection's handler decoded it (once, at the edge).
+    func handle(_ message: ClientMessage.Intent, decoded: Result<Intent, IntentError>, from client: any SessionClient) {
         activity.withLock { $0.lastActive = .now }
         let outcome: Outcome
         do throws(IntentError) {
-            let intent = try Intent(message)
+            let intent = try decoded.get()
             if intent.writes && !canWrite() {
                 throw IntentError(.readOnly, "This session is read-only: '\(message.action)' needs root or membership of the admin group.")
             }
@@ -59,6 +64,8 @@ extension Session {
             }
             return perform(detail, on: screen)
         case .session(let session): return perform(session)
+        case .daemon(let query):
+            throw IntentError(.unknownAction, "'\(query.rawValue)' is answered by the daemon, not by a session.")
         }
     }
 
