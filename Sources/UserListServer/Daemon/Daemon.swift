@@ -31,11 +31,11 @@ public final class Daemon: Sendable {
         }
     }
 
-    private let config: Lock<DaemonConfig>
-    private let logger: Logger
-    private let notifier: SystemdNotifier
-    private let store: Store
-    private let reloadConfig: @Sendable () -> DaemonConfig?
+    let config: Lock<DaemonConfig>
+    let logger: Logger
+    let notifier: SystemdNotifier
+    let store: Store
+    let reloadConfig: @Sendable () -> DaemonConfig?
     private let stopSignal = AsyncStream<Void>.makeStream()
     /// How the next stop ends: a plain stop, or handing the connections to the next process.
     private let stopRoute = Lock<Handover.Route?>(nil)
@@ -47,7 +47,7 @@ public final class Daemon: Sendable {
     private let runningRegistry = Lock<SessionRegistry?>(nil)
     /// The running daemon's sessions (tests), nil before `run` builds them.
     package var registry: SessionRegistry? { runningRegistry.withLock { $0 } }
-    private let reloadSignal = AsyncStream<Void>.makeStream()
+    let reloadSignal = AsyncStream<Void>.makeStream()
 
     /// - Parameter reloadConfig: reads the configuration again on SIGHUP (nil: keep the old one).
     public init(config: DaemonConfig, logger: Logger, notifier: SystemdNotifier, store: Store,
@@ -74,51 +74,44 @@ public final class Daemon: Sendable {
     public func requestReload() { reloadSignal.continuation.yield() }
 
     /// Runs until SIGTERM or SIGINT; returns the exit status.
+    ///
+    /// The parts start in order, each recorded in a `ServiceStack` with how it stops: the store,
+    /// the event loops, the sessions, the listener, then the background work. A stop runs them
+    /// in reverse: background work ends, the listener stops accepting, the sessions say goodbye
+    /// (or are handed over) and are saved, the loops stop, and the store is checkpointed and closed.
     public func run() async -> Int32 {
         let config = self.config.withLock { $0 }
         let started = ContinuousClock.now
         signal(SIGPIPE, SIG_IGN)  // a peer that vanished must not kill the daemon mid-write
         Self.raiseFileLimit(logger: logger)
+        let services = ServiceStack(logger: logger)
+        services.started("the store") { [store] in store.close() }
+        func fail(_ what: String, _ error: SystemError) async -> Int32 {
+            logger.error("\(what): \(error)", ["ERRNO": String(error.errno)])
+            self.notifier.failed(status: "\(what): \(error)", errno: error.errno)
+            await services.stopAll()
+            return 1
+        }
 
-        // Listening socket: systemd's, or our own.
-        // From the socket unit, the descriptor store, or a re-exec: the listening socket, and
-        // client connections a previous process handed over (`Handover`).
         let passed = SystemdNotifier.listenFDsWithNames()
         let handedConnections = passed.filter { $0.name.hasPrefix(Handover.connectionPrefix) }
-        let passedListener = passed.first { $0.name == Handover.listenName } ?? passed.first { !$0.name.hasPrefix(Handover.connectionPrefix) }
-        let listenFD: Int32
-        let ownsSocketPath: Bool
+        let listener: (fd: Int32, ownsSocketPath: Bool)
         do throws(SystemError) {
-            if let passedListener {
-                listenFD = passedListener.fd
-                // A socket this daemon made itself, handed over: still ours to unlink at the end.
-                ownsSocketPath = passedListener.name == Handover.listenName
-                if ownsSocketPath { notifier.removeStoredFD(name: Handover.listenName) }
-            } else {
-                try RuntimeDirectory.prepare(forSocket: config.socketPath)
-                // The kernel's largest backlog: a connect storm from one uid must not fill the queue others wait in.
-                listenFD = try UnixSocket.listen(at: config.socketPath, mode: config.effectiveSocketMode,
-                                                 group: try GroupMembership.socketGroup(config.socketGroup), backlog: 4096)
-                ownsSocketPath = true
-            }
+            listener = try listen(config, passed: passed)
         } catch {
-            logger.error("Cannot listen: \(error)", ["ERRNO": String(error.errno)])
-            notifier.failed(status: "Cannot listen: \(error)", errno: error.errno)
-            return 1
+            return await fail("Cannot listen", error)
+        }
+        let loops: EventLoopGroup
+        do throws(SystemError) {
+            loops = try EventLoopGroup(count: ProcessInfo.processInfo.activeProcessorCount)
+        } catch {
+            return await fail("Cannot start the event loop", error)
         }
 
         let policy = AccessPolicy(adminGroup: config.adminGroup)
         let journal = config.sessionJournalMilliseconds > 0
             ? SessionJournal(directory: config.stateDirectory, interval: .milliseconds(config.sessionJournalMilliseconds), logger: logger)
             : nil
-        let loops: EventLoopGroup
-        do throws(SystemError) {
-            loops = try EventLoopGroup(count: ProcessInfo.processInfo.activeProcessorCount)
-        } catch {
-            logger.error("Cannot start the event loop: \(error)")
-            notifier.failed(status: "Cannot start: \(error)", errno: error.errno)
-            return 1
-        }
         let registry = SessionRegistry(
             useCases: UserUseCases(repository: store.repository), feed: store.feed, loops: loops, logger: logger,
             config: config, isWriter: { policy.canWrite(uid: $0) }, journal: journal)
@@ -126,29 +119,11 @@ public final class Daemon: Sendable {
         // entries each on a big restart, and the clients wait for both).
         let handoverRead = Task.detached { [directory = config.stateDirectory, logger] in Handover.load(directory: directory, logger: logger) }
         let sessionStore = SessionStore(directory: config.stateDirectory)
-        let savedBefore = sessionStore.load(logger: logger)
-        let restored = registry.restore(savedBefore)
-        if restored < savedBefore.count {
-            logger.info("Did not restore \(savedBefore.count - restored) saved sessions past their retention")
-        }
-        // The restored sessions are durable again (in a fresh journal) before the old files go.
-        if let journal {
-            journal.setLiveKeys { Set(registry.allSessions.map(\.key)) }
-            journal.start(with: savedBefore, then: { sessionStore.removeSaved() })
-        } else {
-            unlink(config.stateDirectory + "/" + SessionJournal.fileName)
-            sessionStore.removeSaved()
-        }
+        restoreSessions(into: registry, from: sessionStore, journal: journal, config: config)
         let handover = await handoverRead.value
 
         runningRegistry.withLock { $0 = registry }
-        let health = store.health
-        let statusLine: @Sendable () -> String = {
-            let sessions = registry.sessionCount
-            let serving = "Serving \(sessions) session\(sessions == 1 ? "" : "s"), \(registry.connectionCount) client connection\(registry.connectionCount == 1 ? "" : "s")"
-            guard case .unavailable(let reason) = health.current else { return serving }
-            return serving + "; the store is unavailable, reconnecting: " + reason
-        }
+        let statusLine = Self.statusLine(registry: registry, health: store.health)
         let notifier = self.notifier
         let context = ServerContext(
             config: config, registry: registry, logger: logger,
@@ -161,13 +136,20 @@ public final class Daemon: Sendable {
 
         let acceptor: Acceptor
         do throws(SystemError) {
-            acceptor = try Acceptor(listenFD: listenFD, loops: loops, context: context)
+            acceptor = try Acceptor(listenFD: listener.fd, loops: loops, context: context)
         } catch {
-            logger.error("Cannot start the event loop: \(error)")
-            notifier.failed(status: "Cannot start: \(error)", errno: error.errno)
-            return 1
+            return await fail("Cannot start the event loop", error)
         }
         loops.start()
+        services.started("the event loops") { loops.stop() }
+        let shutdown = SessionShutdown(config: config, logger: logger, registry: registry, context: context, sessionStore: sessionStore,
+                                       journal: journal, listenFD: listener.fd, ownsSocketPath: listener.ownsSocketPath)
+        let outcome = Lock(SessionShutdown.Outcome())
+        services.started("the sessions") { [stopRoute] in
+            let finished = await shutdown.run(route: stopRoute.withLock { $0 })
+            outcome.withLock { $0 = finished }
+        }
+        services.started("the listener") { acceptor.stop() }
         if !handedConnections.isEmpty || handover != nil {
             let adopted = Handover.adopt(handover, descriptors: handedConnections, context: context, loops: loops, notifier: notifier)
             logger.notice("Took over \(adopted) client connection\(adopted == 1 ? "" : "s") from the previous process; their streams go on",
@@ -177,109 +159,93 @@ public final class Daemon: Sendable {
         // The watchdog's probe runs on the first loop: its answer vouches for that loop too.
         let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), loop: loops.first, canWrite: { false },
                             useCases: UserUseCases(repository: store.repository), changes: registry.changeBroadcaster, logger: logger)
-        let background = startBackgroundWork(registry: registry, context: context, probe: probe, statusLine: statusLine)
-        let healthWatch = watchStoreHealth(statusLine: statusLine)
-        let reloads = Task { [reloadSignal] in
+        services.task("the store's health watch", watchStoreHealth(statusLine: statusLine))
+        services.task("the sweeps and the watchdog", backgroundWork(registry: registry, context: context, probe: probe, statusLine: statusLine))
+        services.task("configuration reloads") { [reloadSignal] in
             for await _ in reloadSignal.stream { self.reload(registry: registry, context: context, policy: policy, statusLine: statusLine) }
         }
+        services.allStarted()
 
         notifier.ready(status: statusLine())
         logger.notice("userlistd \(Self.version) ready", [
-            "USERLISTD_SOCKET": ownsSocketPath ? config.socketPath : "fd \(listenFD) from systemd",
+            "USERLISTD_SOCKET": listener.ownsSocketPath ? config.socketPath : "fd \(listener.fd) from systemd",
             "USERLISTD_STORE": store.description,
             "USERLISTD_STARTUP_MS": String(format: "%.1f", Self.milliseconds(ContinuousClock.now - started)),
         ])
 
         for await _ in stopSignal.stream { break }
-        let route = stopRoute.withLock { $0 } ?? (storeOnStop ? .descriptorStore : nil)
-
-        // Shutdown: stop accepting, say goodbye (or hand the connections over), finish saves,
-        // save sessions, close the store.
+        let route = stopRoute.withLock { route in
+            route = route ?? (storeOnStop ? .descriptorStore : nil)
+            return route
+        }
         if route == .reexec { notifier.reloading() } else { notifier.stopping() }
         logger.notice(route == nil ? "Stopping: saving sessions" : "Restarting: handing \(registry.connectionCount) client connections to the next process")
-        background.cancel()
-        healthWatch.cancel()
-        reloads.cancel()
-        acceptor.stop()
-        func closeListener() {
-            close(listenFD)
-            if ownsSocketPath { unlink(config.socketPath) }
-        }
-        let sessions = registry.allSessions
-        // A handover's file is encoded and written on another thread while the sessions are
-        // saved below: each is a JSON encode of about a thousand entries on a big restart, and
-        // every client waits for both.
-        var handoverWritten: Task<[(name: String, fd: Int32)]?, Never>?
-        if route != nil {
-            var collected = await Handover.collect(sessions: sessions, handlers: context.allHandlers, logger: logger)
-            collected.file.throughStore = route == .descriptorStore
-            handoverWritten = Task.detached { [collected, directory = config.stateDirectory, logger] in
-                guard Handover.write(collected.file, directory: directory, logger: logger) else {
-                    for (_, fd) in collected.descriptors { close(fd) }
-                    return nil
-                }
-                return collected.descriptors
-            }
-        }
-        if route == nil {
-            closeListener()  // at once: a client connecting now is refused rather than left waiting
-            for session in sessions { await session.sayGoodbye(reason: "shutting_down") }
-            for session in sessions { await session.finishInFlightWork() }
-        }  // (a handover finished the work in flight already, and says no goodbye)
-        let wallNow = Date()
-        let clockNow = ContinuousClock.now
-        // Every session at once (each is its own actor).
-        let saved = await withTaskGroup(of: SavedSession.self) { group in
-            for session in sessions {
-                group.addTask {
-                    // Clients still attached now are being told goodbye: their retention starts now.
-                    let detachedAt = session.activity.withLock { activity in
-                        activity.clients == 0 ? activity.detachedAt.map { wallNow - Self.seconds(clockNow - $0) } : wallNow
-                    } ?? wallNow
-                    // What a restore uses (the list's rows are reloaded): a tenth of the bytes to write and read back.
-                    return SavedSession(key: session.key, id: session.id, fullState: await session.savedState, detachedAt: detachedAt)
-                }
-            }
-            var all: [SavedSession] = []
-            for await item in group { all.append(item) }
-            return all
-        }
-        // The whole save; then the journal goes, without waiting for its thread. If the save
-        // failed, the journal's last batch is written instead, so the next start has them all.
-        journal?.waitUntilStarted()
-        if sessionStore.save(saved, logger: logger) { journal?.abandon() } else { journal?.finish() }
-        var handed: [(name: String, fd: Int32)] = []
-        if let written = await handoverWritten?.value {
-            handed = written
-            // The listening socket too, unless a socket unit holds it (then it comes back by itself).
-            if ownsSocketPath { handed.append((Handover.listenName, listenFD)) }
-        }
-        if route != nil && !handed.contains(where: { $0.fd == listenFD }) { closeListener() }
-        // Give clients a moment to read their goodbye before the process ends.
-        if handed.isEmpty { try? await Task.sleep(for: .milliseconds(50)) }
-        loops.stop()
-        store.close()
+        await services.stopAll()
+        return finish(route, outcome.withLock { $0 })
+    }
+
+    /// After every part has stopped: hand the descriptors on, or say the daemon stopped.
+    private func finish(_ route: Handover.Route?, _ outcome: SessionShutdown.Outcome) -> Int32 {
+        let saved = ["USERLISTD_SESSIONS_SAVED": String(outcome.savedSessions)]
         switch route {
         case .descriptorStore?:
-            let stored = Handover.store(handed, notifier: notifier, logger: logger)
-            logger.notice("Handed \(stored) descriptors to the service manager's store", ["USERLISTD_SESSIONS_SAVED": String(saved.count)])
+            let stored = Handover.store(outcome.handed, notifier: notifier, logger: logger)
+            logger.notice("Handed \(stored) descriptors to the service manager's store", saved)
             return 0
         case .reexec?:
-            logger.notice("Upgrading: re-executing with \(handed.count) descriptors", ["USERLISTD_SESSIONS_SAVED": String(saved.count)])
-            Handover.reexec(handed, logger: logger)
+            logger.notice("Upgrading: re-executing with \(outcome.handed.count) descriptors", saved)
+            Handover.reexec(outcome.handed, logger: logger)
             return 1  // exec failed; the clients see the connection close and reconnect
         case nil:
-            break
+            logger.notice("Stopped", saved)
+            return 0
         }
-        logger.notice("Stopped", ["USERLISTD_SESSIONS_SAVED": String(saved.count)])
-        return 0
+    }
+
+    /// The listening socket: systemd's (from the socket unit, the descriptor store, or a
+    /// re-exec's hand-over), or our own. `ownsSocketPath`: ours to unlink at the end.
+    private func listen(_ config: DaemonConfig, passed: [(fd: Int32, name: String)]) throws(SystemError) -> (fd: Int32, ownsSocketPath: Bool) {
+        let passedListener = passed.first { $0.name == Handover.listenName } ?? passed.first { !$0.name.hasPrefix(Handover.connectionPrefix) }
+        if let passedListener {
+            // A socket this daemon made itself, handed over: still ours to unlink at the end.
+            let owns = passedListener.name == Handover.listenName
+            if owns { notifier.removeStoredFD(name: Handover.listenName) }
+            return (passedListener.fd, owns)
+        }
+        try RuntimeDirectory.prepare(forSocket: config.socketPath)
+        // The kernel's largest backlog: a connect storm from one uid must not fill the queue others wait in.
+        let fd = try UnixSocket.listen(at: config.socketPath, mode: config.effectiveSocketMode,
+                                       group: try GroupMembership.socketGroup(config.socketGroup), backlog: 4096)
+        return (fd, true)
+    }
+
+    /// The sessions saved at the last stop, or journaled before a crash, back in `registry`;
+    /// durable again (in a fresh journal) before the old files go.
+    private func restoreSessions(into registry: SessionRegistry, from sessionStore: SessionStore, journal: SessionJournal?, config: DaemonConfig) {
+        let savedBefore = sessionStore.load(logger: logger)
+        let restored = registry.restore(savedBefore)
+        if restored < savedBefore.count {
+            logger.info("Did not restore \(savedBefore.count - restored) saved sessions past their retention")
+        }
+        if let journal {
+            journal.setLiveKeys { Set(registry.allSessions.map(\.key)) }
+            journal.start(with: savedBefore, then: { sessionStore.removeSaved() })
+        } else {
+            unlink(config.stateDirectory + "/" + SessionJournal.fileName)
+            sessionStore.removeSaved()
+        }
+    }
+
+    private static func statusLine(registry: SessionRegistry, health: StoreHealth) -> @Sendable () -> String {
+        return {
+            let sessions = registry.sessionCount
+            let serving = "Serving \(sessions) session\(sessions == 1 ? "" : "s"), \(registry.connectionCount) client connection\(registry.connectionCount == 1 ? "" : "s")"
+            guard case .unavailable(let reason) = health.current else { return serving }
+            return serving + "; the store is unavailable, reconnecting: " + reason
+        }
     }
 
     // MARK: parts
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
 
     private static func milliseconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components
@@ -295,79 +261,5 @@ public final class Daemon: Sendable {
         if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 {
             logger.debug("Raised the open file limit to \(limit.rlim_max)")
         }
-    }
-
-    /// Each store transition once: in the journal, and in `STATUS=` at once (not rate-limited).
-    private func watchStoreHealth(statusLine: @escaping @Sendable () -> String) -> Task<Void, Never> {
-        let notifier = self.notifier
-        let logger = self.logger
-        let store = self.store
-        return Task.detached {
-            for await state in store.health.transitions {
-                switch state {
-                case .available:
-                    logger.notice("The store is available again", ["USERLISTD_STORE": store.description])
-                case .unavailable(let reason):
-                    logger.warning("The store is unavailable; sessions are kept, writes are refused, reconnecting with backoff: \(reason)",
-                                   ["USERLISTD_STORE": store.description])
-                }
-                notifier.status(statusLine(), force: true)
-            }
-        }
-    }
-
-    /// Retention sweeps, rate-limited status updates, and the watchdog.
-    private func startBackgroundWork(registry: SessionRegistry, context: ServerContext, probe: Session,
-                                     statusLine: @escaping @Sendable () -> String) -> Task<Void, Never> {
-        let notifier = self.notifier
-        let logger = self.logger
-        let watchdog = SystemdNotifier.watchdogInterval()
-        return Task.detached {
-            var lastSweep = ContinuousClock.now
-            var lastLiveness = ContinuousClock.now
-            var lastWatchdog = ContinuousClock.now
-            while !Task.isCancelled {
-                // Reloaded settings apply from the next tick.
-                let ping = context.config.pingIntervalSeconds
-                let frameTimeout = context.config.frameTimeoutSeconds
-                var tick = min(watchdog ?? .seconds(1), .seconds(1), .seconds(max(0.05, frameTimeout / 4)))
-                if ping > 0 { tick = min(tick, .seconds(max(0.1, ping / 4))) }
-                try? await Task.sleep(for: tick)
-                let now = ContinuousClock.now
-                // Frame deadlines every tick; liveness a quarter of the ping interval between looks.
-                let livenessEvery = Duration.seconds(max(0.25, ping / 4))
-                let checkPings = now - lastLiveness >= livenessEvery
-                if checkPings { lastLiveness = now }
-                context.checkConnections(pings: checkPings)
-                if now - lastSweep >= .seconds(5) {
-                    lastSweep = now
-                    let dropped = registry.sweep()
-                    if dropped > 0 { logger.info("Dropped \(dropped) detached sessions past their retention") }
-                    notifier.status(statusLine())
-                }
-                if let watchdog, now - lastWatchdog >= watchdog {
-                    // Only vouch for the machinery after it answered: a session actor ran a job.
-                    await probe.flush()
-                    lastWatchdog = now
-                    notifier.watchdog()
-                }
-            }
-        }
-    }
-
-    /// SIGHUP: RELOADING=1, the new settings that can change at run time, then READY=1.
-    private func reload(registry: SessionRegistry, context: ServerContext, policy: AccessPolicy, statusLine: () -> String) {
-        notifier.reloading()
-        if let fresh = reloadConfig() {
-            config.withLock { $0 = fresh }
-            logger.setLevel(fresh.logLevel)
-            registry.reload(fresh)
-            context.reload(fresh)
-            policy.reload(adminGroup: fresh.adminGroup)
-            logger.notice("Reloaded configuration", ["USERLISTD_LOG_LEVEL": fresh.logLevel.rawValue])
-        } else {
-            logger.warning("Reload failed; keeping the running configuration")
-        }
-        notifier.ready(status: statusLine())
     }
 }
