@@ -13,8 +13,10 @@ public final class Lock<Value: ~Copyable>: @unchecked Sendable {
     // Invariant (why @unchecked is sound): `value` is read and written only between
     // pthread_mutex_lock and pthread_mutex_unlock of `mutex`, in `withLock`, and `withLock`'s
     // body receives it as `sending`, so no reference into it escapes the lock's region.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let value: UnsafeMutablePointer<Value>
+    // Inlinable, so that callers in other modules get `withLock` specialized for their value
+    // (unspecialized, each call looked up generic metadata: seen in the fan-out's profile).
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let value: UnsafeMutablePointer<Value>
 
     public init(_ initial: consuming sending Value) {
         mutex = .allocate(capacity: 1)
@@ -34,6 +36,7 @@ public final class Lock<Value: ~Copyable>: @unchecked Sendable {
 
     /// Runs `body` with the value while holding the lock. Never call into another component that
     /// may take a lock of its own from `body` (ARCHITECTURE.md lists the locks and their order).
+    @inlinable
     public func withLock<Result, E: Error>(_ body: (inout sending Value) throws(E) -> sending Result) throws(E) -> sending Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
