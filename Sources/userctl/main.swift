@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import Glibc
 import UserListClient
@@ -19,7 +20,7 @@ do {
     fail(.usage, "\(error.message)\n(see '\(hint)')")
 }
 
-Console.jsonOutput = invocation.json
+Console.jsonOutput.store(invocation.json, ordering: .relaxed)
 
 if invocation.version {
     print("userctl \(Help.version)")

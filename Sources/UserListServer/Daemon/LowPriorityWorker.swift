@@ -1,4 +1,5 @@
 import Foundation
+import ThreadLocks
 import Glibc
 
 /// A serial queue on a thread of its own that runs at the lowest CPU priority Linux has
@@ -57,15 +58,16 @@ final class LowPriorityWorker: @unchecked Sendable {
     }
 
     /// Runs `work` after the jobs already due and waits for it. Never from the worker itself.
-    func sync<T>(_ work: @escaping () -> T) -> T {
+    func sync<T: Sendable>(_ work: @escaping () -> T) -> T {
         let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var result: T?
+        let result = Lock<T?>(nil)
         enqueue(due: 0) {
-            result = work()
+            let value = work()
+            result.withLock { $0 = value }
             done.signal()
         }
         done.wait()
-        return result!
+        return result.withLock { $0 }!
     }
 
     private func enqueue(due: UInt64, _ work: @escaping () -> Void) {

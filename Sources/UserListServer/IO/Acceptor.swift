@@ -2,6 +2,7 @@ import CLinuxIO
 import Foundation
 import Glibc
 import Synchronization
+import ThreadLocks
 import UserListWire
 
 /// Accepts connections on the listening socket (on the group's first loop) and gives each a
@@ -10,18 +11,21 @@ package final class Acceptor: EventLoopHandler, Sendable {
     private let listenFD: Int32
     private let loops: EventLoopGroup
     private let context: ServerContext
-    // Invariant: set once in init, before the loop runs any event for it.
-    nonisolated(unsafe) private var registration: LoopRegistration?
-    // Invariant: touched only on the loop thread (in `readable`).
-    nonisolated(unsafe) private var lastRefusal: (reason: String, frame: [UInt8]?)?
-    // Invariant: touched only on the loop thread.
+    /// The listening socket's registration on the first loop, made in init (read by `stop()`
+    /// on the daemon's thread, and by the loop).
+    private let registration = Lock<LoopRegistration?>(nil)
     /// A descriptor kept open to be given up when the process runs out: with it, a connection
-    /// waiting in the backlog can still be accepted, told why, and closed.
-    nonisolated(unsafe) private var reserveFD: Int32 = Acceptor.openReserve()
-    // Invariant: touched only on the loop thread.
-    /// Since when the process is out of descriptors, how many connections were refused for it,
-    /// and when that was last logged (nil: not out).
-    nonisolated(unsafe) private var shortage: (since: Int64, refused: Int, loggedAt: Int64)?
+    /// waiting in the backlog can still be accepted, told why, and closed (-1 while given up).
+    private let reserveFD = Atomic<Int32>(Acceptor.openReserve())
+    private struct Refusals {
+        /// A storm repeats one reason: its frame is encoded once.
+        var last: (reason: String, frame: [UInt8]?)?
+        /// Since when the process is out of descriptors, how many connections were refused for
+        /// it, and when that was last logged (nil: not out).
+        var shortage: (since: Int64, refused: Int, loggedAt: Int64)?
+    }
+    /// What the accepting loop remembers between turns.
+    private let refusals: LoopBound<Refusals>
     /// Set by `stop()`: a pause that ends afterwards must not watch the socket again.
     private let stopped = Atomic<Bool>(false)
 
@@ -29,8 +33,10 @@ package final class Acceptor: EventLoopHandler, Sendable {
         self.listenFD = listenFD
         self.loops = loops
         self.context = context
+        self.refusals = LoopBound(Refusals(), on: loops.first)
         UnixSocket.setNonBlocking(listenFD)
-        registration = try loops.first.register(listenFD, handler: self)
+        let registered = try loops.first.register(listenFD, handler: self)
+        registration.withLock { $0 = registered }
     }
 
     package func readable(scratch: UnsafeMutableRawBufferPointer) {
@@ -48,12 +54,12 @@ package final class Acceptor: EventLoopHandler, Sendable {
                 }
                 return
             }
-            if let shortage {
+            if let shortage = refusals.value.shortage {
                 let seconds = Double(MonotonicClock.nanoseconds() - shortage.since) / 1e9
                 context.logger.notice("File descriptors are available again; new connections are accepted",
                                       ["USERLISTD_REFUSED": String(shortage.refused),
                                        "USERLISTD_SHORTAGE_SECONDS": String(format: "%.1f", seconds)])
-                self.shortage = nil
+                refusals.value.shortage = nil
             }
             guard let peer = UnixSocket.peerCredentials(fd) else {
                 close(fd)
@@ -92,26 +98,26 @@ package final class Acceptor: EventLoopHandler, Sendable {
     /// accepting may go on this turn.
     private func refuseForWantOfDescriptors(_ code: Int32) -> Bool {
         let now = MonotonicClock.nanoseconds()
-        if shortage == nil {
-            shortage = (now, 0, now)
+        if refusals.value.shortage == nil {
+            refusals.value.shortage = (now, 0, now)
             context.logger.error("Out of file descriptors: new connections are refused until some close (raise LimitNOFILE=)",
                                  ["ERRNO": String(code), "USERLISTD_OPEN_LIMIT": String(Self.openLimit())])
         }
-        if reserveFD >= 0 {
-            close(reserveFD)
-            reserveFD = -1
+        let reserve = reserveFD.exchange(-1, ordering: .relaxed)
+        if reserve >= 0 {
+            close(reserve)
             let fd = ulio_accept_nonblocking(listenFD)
             if fd >= 0 {
                 refuse(fd, "userlistd has run out of file descriptors (its limit is \(Self.openLimit())); try again when other clients have closed.")
-                shortage?.refused += 1
+                refusals.value.shortage?.refused += 1
             }
-            reserveFD = Self.openReserve()
+            reserveFD.store(Self.openReserve(), ordering: .relaxed)
         }
-        if let logged = shortage?.loggedAt, now - logged >= Self.shortageLogIntervalNanoseconds {
-            shortage?.loggedAt = now
-            context.logger.error("Still out of file descriptors", ["USERLISTD_REFUSED": String(shortage?.refused ?? 0)])
+        if let logged = refusals.value.shortage?.loggedAt, now - logged >= Self.shortageLogIntervalNanoseconds {
+            refusals.value.shortage?.loggedAt = now
+            context.logger.error("Still out of file descriptors", ["USERLISTD_REFUSED": String(refusals.value.shortage?.refused ?? 0)])
         }
-        guard reserveFD >= 0 else {
+        guard reserveFD.load(ordering: .relaxed) >= 0 else {
             pauseAccepting()
             return false
         }
@@ -121,14 +127,14 @@ package final class Acceptor: EventLoopHandler, Sendable {
     /// Without a reserve (another thread took the descriptor), nothing can be accepted: stop
     /// watching the listening socket for a moment rather than spin on it.
     private func pauseAccepting() {
-        guard let registration else { return }
+        guard let registration = registration.withLock({ $0 }) else { return }
         loops.first.setInterest(registration, write: false, read: false)
         Task.detached { [weak self] in
             try? await Task.sleep(for: .milliseconds(Self.pauseMilliseconds))
             guard let self else { return }
             self.loops.first.execute { [weak self] in
-                guard let self, !self.stopped.load(ordering: .relaxed), let registration = self.registration else { return }
-                if self.reserveFD < 0 { self.reserveFD = Self.openReserve() }
+                guard let self, !self.stopped.load(ordering: .relaxed) else { return }
+                if self.reserveFD.load(ordering: .relaxed) < 0 { self.reserveFD.store(Self.openReserve(), ordering: .relaxed) }
                 self.loops.first.setInterest(registration, write: false, read: true)
             }
         }
@@ -153,11 +159,11 @@ package final class Acceptor: EventLoopHandler, Sendable {
     /// once, before it was ever registered.
     private func refuse(_ fd: Int32, _ reason: String) {
         // A storm repeats one reason: its frame is encoded once (on the loop thread only).
-        if lastRefusal?.reason != reason {
+        if refusals.value.last?.reason != reason {
             let message = ServerMessage.error(.init(code: .tooManyConnections, message: reason))
-            lastRefusal = (reason, try? FrameEncoder(maximumFrameSize: FrameLimits.serverToClient).encode(message))
+            refusals.value.last = (reason, try? FrameEncoder(maximumFrameSize: FrameLimits.serverToClient).encode(message))
         }
-        if let frame = lastRefusal?.frame {
+        if let frame = refusals.value.last?.frame {
             _ = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
         }
         Glibc.close(fd)
@@ -169,10 +175,11 @@ package final class Acceptor: EventLoopHandler, Sendable {
     /// Stops accepting (shutdown); the descriptor is closed by the daemon.
     package func stop() {
         stopped.store(true, ordering: .relaxed)
-        if let registration { loops.first.deregister(registration) }
+        if let registration = registration.withLock({ $0 }) { loops.first.deregister(registration) }
     }
 
     deinit {
-        if reserveFD >= 0 { close(reserveFD) }
+        let reserve = reserveFD.load(ordering: .relaxed)
+        if reserve >= 0 { close(reserve) }
     }
 }

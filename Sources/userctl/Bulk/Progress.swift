@@ -120,27 +120,30 @@ enum Interruption {
 
     static var requested: Bool { count.withLock { $0 > 0 } }
 
-    /// Installs the handlers once (later calls do nothing).
+    /// Installs the handlers once (later calls do nothing). The sources are made inside the
+    /// lock that keeps them alive for the process.
     static func install() {
-        guard sources.isEmpty else { return }
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                let times = count.withLock { value -> Int in
-                    value += 1
-                    return value
+        sources.withLock { sources in
+            guard sources.isEmpty else { return }
+            for number in [SIGINT, SIGTERM] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler {
+                    let times = count.withLock { value -> Int in
+                        value += 1
+                        return value
+                    }
+                    if times > 1 {
+                        Console.err("userctl: interrupted again; stopping now (what the daemon already acknowledged stays)")
+                        exit(130)
+                    }
                 }
-                if times > 1 {
-                    Console.err("userctl: interrupted again; stopping now (what the daemon already acknowledged stays)")
-                    exit(130)
-                }
+                source.resume()
+                sources.append(source)
             }
-            source.resume()
-            sources.append(source)
         }
     }
 
-    /// Kept alive for the process; touched only from the command's one task, before any signal.
-    nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
+    /// Kept alive for the process.
+    private static let sources = Lock<[any DispatchSourceSignal]>([])
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// Everything userctl writes for a person or a script goes through here, so that
 /// `TerminalText` is applied to every line: stdout as human text or JSON, stderr always human.
@@ -10,14 +11,14 @@ import Glibc
 /// retitle the terminal.
 enum Console {
     /// Set once at start: with `--json`, stdout carries JSON and unsafe characters become `\uXXXX`.
-    nonisolated(unsafe) static var jsonOutput = false
+    static let jsonOutput = Atomic<Bool>(false)
 
     static let styleStart: Unicode.Scalar = "\u{F8F0}"
     static let styleEnd: Unicode.Scalar = "\u{F8F1}"
 
     /// One line (or several) for stdout.
     static func out(_ text: String, terminator: String = "\n") {
-        write(1, (jsonOutput ? TerminalText.jsonSafe(text) : render(text)) + terminator)
+        write(1, (jsonOutput.load(ordering: .relaxed) ? TerminalText.jsonSafe(text) : render(text)) + terminator)
     }
 
     /// One message for stderr, always human text.
