@@ -9,6 +9,12 @@ public protocol DirectUserChangeFeed: UserChangeFeed {
     /// (it must not block, and must not observe or cancel from inside the call). Calls stop when
     /// the returned observation is cancelled or released.
     func observe(_ handler: @escaping @Sendable (CommittedChange) -> Void) -> ChangeObservation
+    /// Whether every change comes with its change-log position (`CommittedChange.seq`).
+    var deliversPositions: Bool { get }
+}
+
+extension DirectUserChangeFeed {
+    public var deliversPositions: Bool { true }
 }
 
 /// A change with its place in the store's change log, so a writer holding a `CommitReceipt`

@@ -19,6 +19,9 @@ public struct PageInvalidatingFeed: DirectUserChangeFeed {
         self.pages = pages
     }
 
+    /// As its base: a feed with no log has no positions to give.
+    public var deliversPositions: Bool { (base as? any DirectUserChangeFeed)?.deliversPositions ?? false }
+
     public func observe(_ handler: @escaping @Sendable (CommittedChange) -> Void) -> ChangeObservation {
         let pages = self.pages
         if let direct = base as? any DirectUserChangeFeed {

@@ -42,11 +42,15 @@ package final class ChangeBroadcaster: Sendable {
     private let observation = Lock<ChangeObservation?>(nil)
     /// One per event loop, in the group's order.
     private let loopFeeds: [LoopChangeFeed]
+    /// Whether deliveries carry their change-log position (a direct feed's do; a stream's do not),
+    /// so that a writer can wait for the feed to pass its own.
+    let deliversPositions: Bool
 
     /// - Parameter loops: the event loops whose sessions follow the changes.
     package init(feed: any UserChangeFeed, loops: [EventLoop] = []) {
         loopFeeds = loops.map(LoopChangeFeed.init)
         let encoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
+        deliversPositions = (feed as? any DirectUserChangeFeed)?.deliversPositions ?? false
         if let direct = feed as? any DirectUserChangeFeed {
             let observation = direct.observe { [weak self] committed in self?.deliver(committed, encoder) }
             self.observation.withLock { $0 = observation }

@@ -36,9 +36,10 @@ extension Session {
     }
 
     /// Returns once the feed has applied every change `receipt` recorded to this loop's
-    /// sessions. A store that logs nothing recorded nothing: `change`, if any, is applied here.
+    /// sessions. A store that logs nothing recorded nothing, and a feed that gives no positions
+    /// cannot be waited for: then `change`, if any, is applied here.
     func awaitOwnChanges(of receipt: CommitReceipt, orApply change: UserChange?) async {
-        guard let seqs = receipt.seqs else {
+        guard let seqs = receipt.seqs, changes.deliversPositions else {
             if let change { navigator.apply(change, madeHere: true) }
             return
         }
