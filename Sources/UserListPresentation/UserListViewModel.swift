@@ -11,9 +11,15 @@ public final class UserListViewModel {
     /// Rows closer than this to the end of the list make `didDisplayRow(at:)` fetch the next page.
     public static let prefetchDistance = 3
 
-    public private(set) var state = UserListState() {
-        didSet { if state != oldValue { onStateChange?() } }
+    public private(set) var state: UserListState {
+        get { current }
+        set {
+            let changed = newValue != current
+            current = newValue
+            if changed { onStateChange?() }
+        }
     }
+    private var current = UserListState()
     public var onStateChange: (() -> Void)?
     public var onEvent: ((UserListEvent) -> Void)?
 
@@ -189,14 +195,20 @@ public final class UserListViewModel {
             changesDuringLoad?.append(change)
             if (changesDuringLoad?.count ?? 0) > Self.replayLimit { changesDuringLoad = nil }
         }
+        if let outcomes, let after = outcomes.outcome(from: state, markingStale: markingStale), !wouldTrim(after) {
+            // Told apart by storage, not by comparing every row (most of a fan-out's cost per
+            // list once): a recorded outcome in the same storage is the same value, and one in
+            // other storage is at worst announced as a change that the host's diff finds empty.
+            let changed = !SharedListOutcomes.isSameValue(after, current)
+            current = after
+            if changed { onStateChange?() }
+            return
+        }
         state = applying(change, to: state, markingStale: markingStale, sharing: outcomes)
     }
 
     private func applying(_ change: UserChange, to state: UserListState, markingStale: Bool,
                           sharing outcomes: SharedListOutcomes?) -> UserListState {
-        if let outcomes, let after = outcomes.outcome(from: state, markingStale: markingStale), !wouldTrim(after) {
-            return after
-        }
         var updated = state
         Self.apply(change, to: &updated)
         let trimmed = trimToLoadedRows(&updated)

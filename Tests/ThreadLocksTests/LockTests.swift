@@ -38,11 +38,21 @@ struct ThreadSanitizerCanary {
         var count = 0
     }
 
+    /// Two threads of their own, both started before either is waited for: nothing orders one's
+    /// writes before the other's, so the race is reported however the machine schedules them
+    /// (`concurrentPerform` could run both halves on one thread on a busy machine: no race then).
     @Test func anUnguardedCounterIsARace() {
         let shared = Unguarded()
-        DispatchQueue.concurrentPerform(iterations: 2) { _ in
-            for _ in 0..<1_000 { shared.count += 1 }
+        let finished = DispatchSemaphore(value: 0)
+        let threads = (0..<2).map { _ in
+            Thread {
+                for _ in 0..<1_000 { shared.count += 1 }
+                finished.signal()
+            }
         }
+        for thread in threads { thread.start() }
+        finished.wait()
+        finished.wait()
         #expect(shared.count > 0)
     }
 }

@@ -288,7 +288,9 @@ package actor Session {
         let changed = !serializedOps.isEmpty
         guard changed || !events.isEmpty else { return }
         if changed {
-            activity.withLock { $0.screens = current.screens.count }
+            if current.screens.count != previous?.screens.count {  // a following list's patch changes no count
+                activity.withLock { $0.screens = current.screens.count }
+            }
             // Handed over, written off this path; a list merely following others' saves is not
             // worth a hand-over (a restore reloads the rows anyway).
             if let journal, SessionJournal.restoreChanged(from: previous, to: current) {
