@@ -1,0 +1,72 @@
+import Foundation
+
+/// Reads history, newest first: one user's, or everyone's filtered by actor and time.
+public struct FetchHistoryUseCase: Sendable {
+    public static let defaultPageSize = 50
+    private let repository: any UserHistoryRepository
+
+    public init(repository: any UserHistoryRepository) { self.repository = repository }
+
+    /// A page of `userID`'s history, continuing below `before`.
+    public func user(_ userID: UUID, before: Int64? = nil, limit: Int = defaultPageSize) async throws(UserError) -> HistoryPage {
+        try await repository.history(HistoryQuery(userID: userID, before: before, limit: Self.clamped(limit)))
+    }
+
+    /// A page of every user's history, optionally only `actorUID`'s changes and only since `since`.
+    public func all(actorUID: UInt32? = nil, since: Date? = nil, before: Int64? = nil,
+                    limit: Int = defaultPageSize) async throws(UserError) -> HistoryPage {
+        try await repository.history(HistoryQuery(actorUID: actorUID, since: since, before: before, limit: Self.clamped(limit)))
+    }
+
+    public func entry(_ id: Int64) async throws(UserError) -> HistoryEntry {
+        try await repository.historyEntry(id)
+    }
+
+    static func clamped(_ limit: Int) -> Int { max(1, min(limit, 1_000)) }
+}
+
+/// Undoes one history entry by applying its inverse as an ordinary write with the version
+/// check: a user changed since the entry is a `.conflict` carrying what is stored now, as any
+/// save. The revert is recorded as its own entry (`ChangeAuthor.reverting`).
+public struct RevertHistoryEntryUseCase: Sendable {
+    private let history: any UserHistoryRepository
+    private let users: any UserRepository
+    public var author: ChangeAuthor
+
+    public init(history: any UserHistoryRepository, users: any UserRepository, author: ChangeAuthor) {
+        self.history = history
+        self.users = users
+        self.author = author
+    }
+
+    /// Returns the user as the revert left it, or nil when the revert removed it (undoing an add).
+    @discardableResult
+    public func execute(entry id: Int64) async throws(UserError) -> User? {
+        let entry = try await history.historyEntry(id)
+        var author = author
+        author.reverting = entry.id
+        switch entry.kind {
+        case .saved:
+            guard let before = entry.before, let version = entry.versionAfter else {
+                throw .unavailable(reason: "history entry \(id) does not say what the user was before")
+            }
+            var user = try await users.fetchUser(id: entry.userID)
+            guard user.version == version else { throw .conflict(stored: user) }
+            user.name = before.name
+            user.email = before.email
+            user.avatarURL = before.avatarURL
+            return try await UpdateUserUseCase(repository: users, author: author).execute(user)
+        case .added:
+            let user = try await users.fetchUser(id: entry.userID)
+            guard user.version == entry.versionAfter else { throw .conflict(stored: user) }
+            try await users.remove(id: entry.userID, by: author)
+            return nil
+        case .removed:
+            guard let before = entry.before else {
+                throw .unavailable(reason: "history entry \(id) does not say what the removed user was")
+            }
+            let new = NewUser(id: entry.userID, name: before.name, email: before.email, avatarURL: before.avatarURL)
+            return try await AddUserUseCase(repository: users, author: author).execute(new)
+        }
+    }
+}
