@@ -1,0 +1,88 @@
+import Foundation
+import UserListDomain
+
+/// Reading and pruning the history (`SQLiteHistory` writes it, inside each change's transaction).
+extension SQLiteUserRepository: UserHistoryRepository {
+    static let historyColumns = """
+        entry, at, user_id, kind, via, actor_uid, actor_name, client, daemon, reverts,
+        before_name, before_email, before_avatar_url, after_name, after_email, after_avatar_url, version_after
+        """
+
+    static func historyEntry(from row: SQLiteStatement) -> HistoryEntry {
+        let kind = HistoryKind(rawValue: row.text(3)) ?? .saved
+        let author = ChangeAuthor(
+            uid: row.isNull(5) ? nil : UInt32(truncatingIfNeeded: row.int(5)), userName: row.optionalText(6),
+            client: row.optionalText(7), via: ChangeVia(rawValue: row.text(4)) ?? .command, daemon: row.optionalText(8),
+            reverting: row.isNull(9) ? nil : Int64(row.int(9)))
+        func fields(_ first: Int32) -> UserFields? {
+            row.isNull(first) ? nil : UserFields(name: row.text(first), email: row.text(first + 1), avatarURL: row.optionalText(first + 2))
+        }
+        return HistoryEntry(
+            id: Int64(row.int(0)), at: Date(timeIntervalSince1970: Double(row.int(1)) / 1000),
+            userID: UUID(uuidString: row.text(2)) ?? UUID(), kind: kind, author: author,
+            before: fields(10), after: fields(13), versionAfter: row.isNull(16) ? nil : row.int(16))
+    }
+
+    /// Newest first below `query.before`. Each filter keeps the read a range of one index: a
+    /// user's entries (`history_by_user`), an actor's (`history_by_actor`), or the rowid.
+    public func history(_ query: HistoryQuery) async throws(UserError) -> HistoryPage {
+        let limit = max(1, query.limit)
+        var conditions: [String] = []
+        if query.userID != nil { conditions.append("user_id = ?1") }
+        if query.actorUID != nil { conditions.append(query.userID == nil ? "actor_uid = ?2" : "+actor_uid = ?2") }
+        if query.since != nil { conditions.append("at >= ?3") }
+        if query.before != nil { conditions.append("entry < ?4") }
+        let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        let sql = "SELECT \(Self.historyColumns) FROM history \(whereClause) ORDER BY entry DESC LIMIT ?5"
+        return try read { connection throws(SQLiteError) -> HistoryPage in
+            let statement = try connection.statement(sql)
+            defer { statement.reset() }
+            if let user = query.userID { statement.bind(1, user) }
+            if let uid = query.actorUID { statement.bind(2, Int(uid)) }
+            if let since = query.since { statement.bind(3, SQLiteHistory.milliseconds(since)) }
+            if let before = query.before { statement.bind(4, Int(before)) }
+            statement.bind(5, limit + 1)
+            var entries: [HistoryEntry] = []
+            var more = false
+            while try statement.step("reading the history") {
+                if entries.count == limit { more = true; break }
+                entries.append(Self.historyEntry(from: statement))
+            }
+            return HistoryPage(entries: entries, next: more ? entries.last?.id : nil)
+        }
+    }
+
+    public func historyEntry(_ id: Int64) async throws(UserError) -> HistoryEntry {
+        let found = try read { connection throws(SQLiteError) -> HistoryEntry? in
+            let statement = try connection.statement("SELECT \(Self.historyColumns) FROM history WHERE entry = ?1")
+            defer { statement.reset() }
+            statement.bind(1, Int(id))
+            return try statement.step("reading a history entry") ? Self.historyEntry(from: statement) : nil
+        }
+        guard let found else { throw .unavailable(reason: "there is no history entry \(id) (never recorded, or older than the history kept)") }
+        return found
+    }
+
+    /// Deletes in batches of `historyPruneBatch`, each its own short write, so saves never wait
+    /// long behind a prune of a year's worth of entries.
+    public func pruneHistory(before cutoff: Date) async throws(UserError) -> Int {
+        var total = 0
+        while true {
+            let deleted = try await write { connection throws(SQLiteError) -> Int in
+                try connection.writeTransaction("pruning the history") { () throws(SQLiteError) -> Int in
+                    let statement = try connection.statement("""
+                        DELETE FROM history WHERE entry IN (SELECT entry FROM history WHERE at < ?1 ORDER BY at LIMIT ?2)
+                        """)
+                    statement.bind(1, SQLiteHistory.milliseconds(cutoff))
+                    statement.bind(2, Self.historyPruneBatch)
+                    try statement.run("pruning the history")
+                    return connection.changes
+                }
+            } committed: { _ in nil }
+            total += deleted
+            if deleted < Self.historyPruneBatch { return total }
+        }
+    }
+
+    static let historyPruneBatch = 10_000
+}
