@@ -37,6 +37,7 @@ extension PostgresUserRepository: UserHistoryRepository {
             conditions.append("at >= to_timestamp(\(parameter(String(since.timeIntervalSince1970)))::double precision)")
         }
         if let before = query.before { conditions.append("entry < \(parameter(String(before)))::bigint") }
+        if let after = query.after { conditions.append("entry > \(parameter(String(after)))::bigint") }
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let sql = "SELECT \(Self.historyColumns) FROM history \(whereClause) ORDER BY entry DESC LIMIT \(parameter(String(limit + 1)))::bigint"
         let sent = parameters

@@ -32,6 +32,7 @@ extension SQLiteUserRepository: UserHistoryRepository {
         if query.actorUID != nil { conditions.append(query.userID == nil ? "actor_uid = ?2" : "+actor_uid = ?2") }
         if query.since != nil { conditions.append("at >= ?3") }
         if query.before != nil { conditions.append("entry < ?4") }
+        if query.after != nil { conditions.append("entry > ?6") }
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         let sql = "SELECT \(Self.historyColumns) FROM history \(whereClause) ORDER BY entry DESC LIMIT ?5"
         return try read { connection throws(SQLiteError) -> HistoryPage in
@@ -41,6 +42,7 @@ extension SQLiteUserRepository: UserHistoryRepository {
             if let uid = query.actorUID { statement.bind(2, Int(uid)) }
             if let since = query.since { statement.bind(3, SQLiteHistory.milliseconds(since)) }
             if let before = query.before { statement.bind(4, Int(before)) }
+            if let after = query.after { statement.bind(6, Int(after)) }
             statement.bind(5, limit + 1)
             var entries: [HistoryEntry] = []
             var more = false

@@ -76,7 +76,7 @@ extension SQLiteUserRepository {
 
     func importNow(_ users: ImportRows, by author: ChangeAuthor) async throws(UserError) -> Int {
         let outcome = try await write { connection throws(SQLiteError) -> ImportOutcome in
-            let outcome = try Self.upsert(users, connection, recordingHistoryBy: author)
+            let outcome = try Self.upsert(users, connection, recordingHistoryBy: self.options.recordsImportHistory ? author : nil)
             let now = Int(Date().timeIntervalSince1970)
             if now - self.lastImportPrune.load(ordering: .relaxed) >= Self.importPruneSeconds {
                 self.lastImportPrune.store(now, ordering: .relaxed)
@@ -112,7 +112,7 @@ extension SQLiteUserRepository {
     /// and is written once at commit. No other connection sees the triggers missing: the DDL
     /// commits (or rolls back) with the rows.
     static func upsert(_ users: ImportRows, _ connection: SQLiteConnection,
-                       recordingHistoryBy author: ChangeAuthor) throws(SQLiteError) -> ImportOutcome {
+                       recordingHistoryBy author: ChangeAuthor?) throws(SQLiteError) -> ImportOutcome {
         let operation = "importing users"
         // A big import wants the indexes it updates at random in memory; back to normal after.
         if users.count > 10_000 { try connection.execute("PRAGMA cache_size = -\(importCacheKiB)", operation) }
@@ -152,7 +152,7 @@ extension SQLiteUserRepository {
                     }
                 }
             }
-            try SQLiteHistory.recordImport(after: historyFrom, author, connection)
+            if let author { try SQLiteHistory.recordImport(after: historyFrom, author, connection) }
             try connection.execute(SQLiteSchema.changeLogTriggers + SQLiteSearchIndex.createTriggers, operation)
             try connection.execute(
                 "UPDATE store_state SET user_count = user_count + \(inserted) WHERE only = 1", operation)

@@ -30,6 +30,8 @@ public final class SQLiteUserRepository: UserRepository {
         /// Whether this store fills the search index's backlog after a bulk load (tests turn it
         /// off to look at a store in the middle of one).
         var catchesUpSearchIndex = true
+        /// Whether an import records its history (the benchmark turns it off to measure its cost).
+        package var recordsImportHistory = true
 
         public init(readOnly: Bool = false, synchronous: Synchronous = .full, busyTimeout: Duration = .seconds(5),
                     maxPageCount: Int? = nil) {

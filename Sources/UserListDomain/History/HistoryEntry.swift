@@ -22,7 +22,7 @@ public enum HistoryKind: String, Equatable, Hashable, Sendable, Codable, CaseIte
 
 /// One recorded change: who, when, how, and the fields before and after. Entries are numbered
 /// by the store in commit order; the number is what `revert` takes.
-public struct HistoryEntry: Equatable, Hashable, Sendable, Identifiable {
+public struct HistoryEntry: Equatable, Hashable, Sendable, Identifiable, Codable {
     public let id: Int64
     public var at: Date
     public var userID: UUID
@@ -64,13 +64,17 @@ public struct HistoryQuery: Equatable, Hashable, Sendable {
     public var since: Date?
     /// Keyset position: entries with a smaller id than this.
     public var before: Int64?
+    /// Only entries newer than this (what a screen showing the history has not seen yet).
+    public var after: Int64?
     public var limit: Int
 
-    public init(userID: UUID? = nil, actorUID: UInt32? = nil, since: Date? = nil, before: Int64? = nil, limit: Int = 50) {
+    public init(userID: UUID? = nil, actorUID: UInt32? = nil, since: Date? = nil, before: Int64? = nil,
+                after: Int64? = nil, limit: Int = 50) {
         self.userID = userID
         self.actorUID = actorUID
         self.since = since
         self.before = before
+        self.after = after
         self.limit = limit
     }
 }

@@ -1,25 +1,50 @@
 import Foundation
 
 /// Reads history, newest first: one user's, or everyone's filtered by actor and time.
+///
+/// Entries come back as `daemon` sees them: a change another daemon on the same store made
+/// reads as `via: .anotherDaemon` (`HistoryEntry.via(seenFrom:)`).
 public struct FetchHistoryUseCase: Sendable {
     public static let defaultPageSize = 50
     private let repository: any UserHistoryRepository
+    private let daemon: String?
 
-    public init(repository: any UserHistoryRepository) { self.repository = repository }
+    public init(repository: any UserHistoryRepository, seenFrom daemon: String? = nil) {
+        self.repository = repository
+        self.daemon = daemon
+    }
 
     /// A page of `userID`'s history, continuing below `before`.
     public func user(_ userID: UUID, before: Int64? = nil, limit: Int = defaultPageSize) async throws(UserError) -> HistoryPage {
-        try await repository.history(HistoryQuery(userID: userID, before: before, limit: Self.clamped(limit)))
+        try await read(HistoryQuery(userID: userID, before: before, limit: Self.clamped(limit)))
+    }
+
+    /// `userID`'s entries newer than `entry`, newest first: what a screen showing the history
+    /// has not seen yet.
+    public func user(_ userID: UUID, newerThan entry: Int64?, limit: Int = defaultPageSize) async throws(UserError) -> HistoryPage {
+        try await read(HistoryQuery(userID: userID, after: entry, limit: Self.clamped(limit)))
     }
 
     /// A page of every user's history, optionally only `actorUID`'s changes and only since `since`.
     public func all(actorUID: UInt32? = nil, since: Date? = nil, before: Int64? = nil,
                     limit: Int = defaultPageSize) async throws(UserError) -> HistoryPage {
-        try await repository.history(HistoryQuery(actorUID: actorUID, since: since, before: before, limit: Self.clamped(limit)))
+        try await read(HistoryQuery(actorUID: actorUID, since: since, before: before, limit: Self.clamped(limit)))
     }
 
     public func entry(_ id: Int64) async throws(UserError) -> HistoryEntry {
-        try await repository.historyEntry(id)
+        seen(try await repository.historyEntry(id))
+    }
+
+    private func read(_ query: HistoryQuery) async throws(UserError) -> HistoryPage {
+        var page = try await repository.history(query)
+        if daemon != nil { page.entries = page.entries.map(seen) }
+        return page
+    }
+
+    private func seen(_ entry: HistoryEntry) -> HistoryEntry {
+        var seen = entry
+        seen.author.via = entry.via(seenFrom: daemon)
+        return seen
     }
 
     static func clamped(_ limit: Int) -> Int { max(1, min(limit, 1_000)) }

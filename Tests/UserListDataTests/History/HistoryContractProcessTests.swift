@@ -72,6 +72,9 @@ import UserListTestSupport
             before = page.next
         } while before != nil
         #expect(names == (0...25).reversed().map { "Name \($0)" })
+        let all = try await store.history(HistoryQuery(userID: user.id, limit: 100)).entries
+        let newer = try await store.history(HistoryQuery(userID: user.id, after: all[3].id))
+        #expect(newer.entries == Array(all.prefix(3)))
         let bobs = try await store.history(HistoryQuery(actorUID: 1002))
         #expect(bobs.entries.compactMap(\.after?.name) == ["Name 25", "Name 20", "Name 15", "Name 10", "Name 5"])
         #expect(try await store.history(HistoryQuery(since: Date().addingTimeInterval(3_600))).entries.isEmpty)

@@ -61,6 +61,7 @@ final class InMemoryHistoryStore: UserRepository, UserHistoryRepository, @unchec
             let matching = entries.reversed().filter { entry in
                 (query.userID.map { $0 == entry.userID } ?? true) && (query.actorUID.map { $0 == entry.author.uid } ?? true)
                     && (query.since.map { entry.at >= $0 } ?? true) && (query.before.map { entry.id < $0 } ?? true)
+                    && (query.after.map { entry.id > $0 } ?? true)
             }
             let page = Array(matching.prefix(query.limit))
             return HistoryPage(entries: page, next: matching.count > query.limit ? page.last?.id : nil)
