@@ -15,6 +15,9 @@ public struct UserUseCases: Sendable {
     /// Undo; nil when the store keeps no history.
     public var revert: RevertHistoryEntryUseCase?
 
+    /// Who the writes are recorded as (nil: the store's plain writes).
+    public private(set) var author: ChangeAuthor?
+
     private let repository: any UserRepository
     private let historyRepository: (any UserHistoryRepository)?
 
@@ -38,11 +41,17 @@ public struct UserUseCases: Sendable {
     /// from these, so whatever its screens save says who saved it.
     public func authored(by author: ChangeAuthor) -> UserUseCases {
         var copy = self
+        copy.author = author
         copy.update = UpdateUserUseCase(repository: repository, author: author)
         copy.add = AddUserUseCase(repository: repository, author: author)
         copy.remove = RemoveUserUseCase(repository: repository, author: author)
         copy.importUsers = ImportUsersUseCase(repository: repository, author: author)
         copy.revert = historyRepository.map { RevertHistoryEntryUseCase(history: $0, users: repository, author: author) }
         return copy
+    }
+
+    /// The same author arriving another way (a session's one-shot commands are `.command`).
+    public func via(_ via: ChangeVia) -> UserUseCases {
+        author.map { authored(by: $0.via(via)) } ?? self
     }
 }

@@ -31,6 +31,13 @@ public struct FetchHistoryUseCase: Sendable {
         try await read(HistoryQuery(actorUID: actorUID, since: since, before: before, limit: Self.clamped(limit)))
     }
 
+    /// Any combination of filters (`userctl history ID --by USER --since TIME`).
+    public func page(_ query: HistoryQuery) async throws(UserError) -> HistoryPage {
+        var clamped = query
+        clamped.limit = Self.clamped(query.limit)
+        return try await read(clamped)
+    }
+
     public func entry(_ id: Int64) async throws(UserError) -> HistoryEntry {
         seen(try await repository.historyEntry(id))
     }

@@ -20,9 +20,13 @@ public final class Daemon: Sendable {
         public let close: @Sendable () -> Void
         /// Whether the store answers (a store that cannot tell keeps it `.available`).
         public let health: StoreHealth
+        /// Who changed what (nil: a store that keeps no history).
+        public let history: (any UserHistoryRepository)?
 
         public init(repository: any UserRepository, feed: any UserChangeFeed, description: String,
-                    health: StoreHealth = StoreHealth(), close: @escaping @Sendable () -> Void) {
+                    health: StoreHealth = StoreHealth(), history: (any UserHistoryRepository)? = nil,
+                    close: @escaping @Sendable () -> Void) {
+            self.history = history
             self.repository = repository
             self.feed = feed
             self.description = description
@@ -120,7 +124,7 @@ public final class Daemon: Sendable {
             return 1
         }
         let registry = SessionRegistry(
-            useCases: UserUseCases(repository: store.repository), feed: store.feed, loops: loops, logger: logger,
+            useCases: store.useCases(config, logger: logger), feed: store.feed, loops: loops, logger: logger,
             config: config, isWriter: { policy.canWrite(uid: $0) }, journal: journal)
         // A handover's file is read on another thread while the sessions are (about a thousand
         // entries each on a big restart, and the clients wait for both).
@@ -176,9 +180,10 @@ public final class Daemon: Sendable {
 
         // The watchdog's probe runs on the first loop: its answer vouches for that loop too.
         let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), loop: loops.first, canWrite: { false },
-                            useCases: UserUseCases(repository: store.repository), changes: registry.changeBroadcaster, logger: logger)
+                            useCases: store.useCases(config, logger: logger), changes: registry.changeBroadcaster, logger: logger)
         let background = startBackgroundWork(registry: registry, context: context, probe: probe, statusLine: statusLine)
         let healthWatch = watchStoreHealth(statusLine: statusLine)
+        let retention = HistoryRetention.start(store.history, days: { context.config.historyDays }, logger: logger)
         let reloads = Task { [reloadSignal] in
             for await _ in reloadSignal.stream { self.reload(registry: registry, context: context, policy: policy, statusLine: statusLine) }
         }
@@ -199,6 +204,7 @@ public final class Daemon: Sendable {
         logger.notice(route == nil ? "Stopping: saving sessions" : "Restarting: handing \(registry.connectionCount) client connections to the next process")
         background.cancel()
         healthWatch.cancel()
+        retention?.cancel()
         reloads.cancel()
         acceptor.stop()
         func closeListener() {

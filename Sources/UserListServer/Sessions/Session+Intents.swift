@@ -59,6 +59,7 @@ extension Session {
             }
             return perform(detail, on: screen)
         case .session(let session): return perform(session)
+        case .history(let history): return try perform(history)
         }
     }
 
@@ -130,6 +131,8 @@ extension Session {
         case .back:
             navigator.back()
             return .done(nil)
+        case .openHistory:
+            return openHistory()
         case .onAppear:
             let load = detail.onAppear()
             return .pending { _ in await load.value.map { _ in nil }.mapError(IntentError.init) }
@@ -151,8 +154,12 @@ extension Session {
             return exportPage(request)
         case .findUsers(let request):
             return findUsers(request)
+        case .history(let request):
+            return history(request)
+        case .revert(let entry):
+            return revertCommand(entry)
         case .importUsers(let users):
-            let useCases = useCases
+            let useCases = useCases.via(.command)
             return .pending { session in
                 let write = session.expectOwnChange(of: Set(users.map(\.id)))
                 let result: Result<Int, UserError>
@@ -171,7 +178,7 @@ extension Session {
                 }
             }
         case .renameUser(let id, let name, let expectedVersion):
-            let useCases = useCases
+            let useCases = useCases.via(.command)
             return .pending { session in
                 await session.write(.saved(id)) { _ in
                     do throws(UserError) {
@@ -185,7 +192,7 @@ extension Session {
                 }
             }
         case .addUser(let new):
-            let useCases = useCases
+            let useCases = useCases.via(.command)
             return .pending { session in
                 await session.write(.added(new.id)) { _ in
                     do throws(UserError) {
@@ -197,7 +204,7 @@ extension Session {
                 }
             }
         case .removeUser(let id):
-            let useCases = useCases
+            let useCases = useCases.via(.command)
             return .pending { session in
                 await session.write(.removed(id)) { _ in
                     do throws(UserError) {
