@@ -4,17 +4,18 @@ import UserListDomain
 
 /// `--history-only`: what recording history costs and how fast it reads.
 ///
-/// - Import cost: `count` users imported into fresh files with and without recording history,
-///   whole (one transaction) and in chunks of 250 (`userctl import`'s), alternating, best of
-///   `rounds` each.
+/// - Import cost: `count` users imported into fresh files with and without recording history
+///   in one transaction, and `chunkedCount` in chunks of 250 (`userctl import`'s, each chunk a
+///   transaction and an fsync), alternating, best of `rounds` each.
 /// - Reads: a store holding `count` imported users' entries plus one user with 10,000 saves;
 ///   the first page (50) of that user's history, of everyone's, of one actor's, and of
 ///   everyone's since an hour ago: medians over `fetches`.
 /// With `--postgres CONNINFO` (an empty scratch database) the reads also on PostgreSQL.
-func runHistorySection(directory: URL, count: Int, rounds: Int = 2) async {
+func runHistorySection(directory: URL, count: Int, chunkedCount: Int = 100_000, rounds: Int = 2) async {
     let alice = ChangeAuthor(uid: 1001, userName: "alice", client: "bench", via: .command, daemon: "bench")
     let users = SampleUsers.generate(count: count, seed: 2024)
     func importTime(recording: Bool, chunk: Int, round: Int) async throws -> Double {
+        let users = chunk == count ? users : Array(users.prefix(chunkedCount))
         var options = SQLiteUserRepository.Options()
         options.recordsImportHistory = recording
         let path = directory.appendingPathComponent("history-\(recording)-\(chunk)-\(round).sqlite").path
@@ -39,7 +40,7 @@ func runHistorySection(directory: URL, count: Int, rounds: Int = 2) async {
                 with.append(try await importTime(recording: true, chunk: chunk, round: round))
             }
             let (a, b) = (without.min() ?? 0, with.min() ?? 0)
-            say("import of \(count) users, \(chunk == count ? "one transaction" : "\(chunk) a transaction"): "
+            say("import of \(chunk == count ? count : chunkedCount) users, \(chunk == count ? "one transaction" : "\(chunk) a transaction"): "
                   + "\(String(format: "%.2f", a)) s without history, \(String(format: "%.2f", b)) s with "
                   + "(+\(String(format: "%.1f", (b - a) / a * 100)) %), best of \(rounds)")
         }

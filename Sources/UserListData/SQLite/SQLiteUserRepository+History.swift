@@ -50,7 +50,8 @@ extension SQLiteUserRepository: UserHistoryRepository {
                 if entries.count == limit { more = true; break }
                 entries.append(Self.historyEntry(from: statement))
             }
-            return HistoryPage(entries: entries, next: more ? entries.last?.id : nil)
+            statement.reset()
+            return HistoryPage(entries: try Self.completingImports(entries, connection), next: more ? entries.last?.id : nil)
         }
     }
 
@@ -59,10 +60,39 @@ extension SQLiteUserRepository: UserHistoryRepository {
             let statement = try connection.statement("SELECT \(Self.historyColumns) FROM history WHERE entry = ?1")
             defer { statement.reset() }
             statement.bind(1, Int(id))
-            return try statement.step("reading a history entry") ? Self.historyEntry(from: statement) : nil
+            guard try statement.step("reading a history entry") else { return nil }
+            let entry = Self.historyEntry(from: statement)
+            statement.reset()
+            return try Self.completingImports([entry], connection).first
         }
         guard let found else { throw .unavailable(reason: "there is no history entry \(id) (never recorded, or older than the history kept)") }
         return found
+    }
+
+    /// Fills in the fields after of an import's slim entries (`SQLiteHistory.recordImport`):
+    /// the next entry's `before` for that user, or the user as stored now (with its version,
+    /// which a revert checks) when nothing changed it since. A user removed since keeps nil.
+    static func completingImports(_ entries: [HistoryEntry], _ connection: SQLiteConnection) throws(SQLiteError) -> [HistoryEntry] {
+        guard entries.contains(where: { $0.after == nil && $0.kind != .removed }) else { return entries }
+        let next = try connection.statement(
+            "SELECT before_name, before_email, before_avatar_url FROM history WHERE user_id = ?1 AND entry > ?2 ORDER BY entry LIMIT 1")
+        defer { next.reset() }
+        var completed = entries
+        for index in completed.indices where completed[index].after == nil && completed[index].kind != .removed {
+            let entry = completed[index]
+            next.reset()
+            next.bind(1, entry.userID)
+            next.bind(2, Int(entry.id))
+            if try next.step("reading the history") {
+                if !next.isNull(0) {
+                    completed[index].after = UserFields(name: next.text(0), email: next.text(1), avatarURL: next.optionalText(2))
+                }
+            } else if let user = try stored(id: entry.userID, connection) {
+                completed[index].after = UserFields(user)
+                completed[index].versionAfter = user.version
+            }
+        }
+        return completed
     }
 
     /// Deletes in batches of `historyPruneBatch`, each its own short write, so saves never wait

@@ -94,6 +94,12 @@ import UserListTestSupport
         #expect(all.allSatisfy { $0.author.via == .import })
         #expect(all.first?.kind == .saved && all.first?.author.userName == "bob" && all.first?.after?.name == "Changed By Import")
         #expect(Set(all.dropFirst().map(\.userID)) == Set(users.map(\.id)))
+        // What an import wrote stays what its entry shows after the user changes again.
+        _ = try await store.update(try await store.fetchUser(id: users[4].id), by: alice)
+        let imported = try await store.historyEntry(try #require(all.first).id)
+        #expect(imported.after?.name == "Changed By Import")
+        let added = try #require(all.last)
+        #expect(try await store.historyEntry(added.id).after?.name == users.first { $0.id == added.userID }?.name)
     }
 
     @Test(arguments: StoreKind.allCases)
