@@ -120,6 +120,7 @@ extension Session {
                     // The screens show it already; waiting for the feed's (silent) copy means
                     // that once the reply is read, no later frame is about this save.
                     _ = await session.awaitDeliveries(of: write, count: 1)
+                    await session.navigator.topHistory?.settle()
                 case .failure:
                     session.forget(write)
                 }

@@ -25,6 +25,7 @@ extension Session {
             if !(await awaitDeliveries(of: write, count: 1)) {
                 navigator.apply(change, madeHere: true)
             }
+            await navigator.topHistory?.settle()  // an open history shows the write's entry before the reply
             return .success(result)
         case .failure(let error):
             forget(write)
