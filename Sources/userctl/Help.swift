@@ -75,6 +75,8 @@ enum Help {
                     User screen: every key that types goes into the name (pastes too, whole); Backspace, Ctrl-W
                     (word) and Ctrl-U (all) delete; Enter or Ctrl-S saves; Esc dismisses a message or goes back,
                     asking first when there are unsaved changes (s save, d discard, k keep editing); F1 help.
+                    The user screen says who changed the user last and when; Ctrl-O opens the user's history
+                    (newest first: j/k move, u undoes the selected change, r reads it again, Esc goes back).
                     The mouse wheel scrolls and a click selects, unless --no-mouse.
                     [stale] in the list's title: users changed elsewhere since the list was read; rows not
                     loaded yet may have moved. r, g, or coming back from a user's screen reads it again.
