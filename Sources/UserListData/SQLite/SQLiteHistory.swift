@@ -102,8 +102,11 @@ enum SQLiteHistory {
     /// logs one `reloaded` row: then every user stored is one it added.
     static func recordImport(after seq: Int, _ author: ChangeAuthor, _ connection: SQLiteConnection) throws(SQLiteError) {
         let operation = "recording the import in the history"
-        let reloaded = try connection.integer(
-            "SELECT EXISTS (SELECT 1 FROM changes WHERE seq > \(seq) AND kind = 'reloaded')", operation)
+        // Bound, not spliced into the text: the connection keeps one prepared statement per text.
+        let check = try connection.statement("SELECT EXISTS (SELECT 1 FROM changes WHERE seq > ?1 AND kind = 'reloaded')")
+        check.bind(1, seq)
+        let reloaded = try check.step(operation) ? check.int(0) : 0
+        check.reset()
         let columns = "INSERT INTO history (at, via, actor_uid, actor_name, client, daemon, reverts, user_id, kind) "
         let source = reloaded == 1
             ? "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, id, 'added' FROM users"
