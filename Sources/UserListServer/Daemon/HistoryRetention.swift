@@ -7,11 +7,12 @@ import UserListDomain
 enum HistoryRetention {
     static let interval: Duration = .seconds(3_600)
 
+    /// `after`: the first round's delay (after start-up's own work).
     static func start(_ history: (any UserHistoryRepository)?, days: @escaping @Sendable () -> Int,
-                      logger: Logger) -> Task<Void, Never>? {
+                      logger: Logger, after delay: Duration = .seconds(10)) -> Task<Void, Never>? {
         guard let history else { return nil }
         return Task.detached(priority: .background) {
-            try? await Task.sleep(for: .seconds(10))  // after start-up's own work
+            try? await Task.sleep(for: delay)
             while !Task.isCancelled {
                 let days = days()
                 let cutoff = Date().addingTimeInterval(-Double(days) * 86_400)
