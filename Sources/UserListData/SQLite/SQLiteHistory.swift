@@ -6,7 +6,8 @@ import UserListDomain
 ///
 /// Pages are newest first by `entry` (the rowid): everyone's history is a walk down the rowid,
 /// one user's a range of `history_by_user`, one actor's a range of `history_by_actor`, so the
-/// first page costs the same at any size. `history_by_at` serves retention's prune.
+/// first page costs the same at any size. Retention's prune needs no index of its own: `at`
+/// grows with `entry`, so the entries to delete are the oldest ones, below the first young one.
 enum SQLiteHistory {
     static let v8 = """
         CREATE TABLE history (
@@ -30,7 +31,6 @@ enum SQLiteHistory {
         );
         CREATE INDEX history_by_user ON history (user_id, entry);
         CREATE INDEX history_by_actor ON history (actor_uid, entry);
-        CREATE INDEX history_by_at ON history (at);
         """
 
     /// The columns every writer names, in this order: `?1` at, `?2`...`?7` the author (`bind`).

@@ -95,17 +95,28 @@ extension SQLiteUserRepository: UserHistoryRepository {
         return completed
     }
 
-    /// Deletes in batches of `historyPruneBatch`, each its own short write, so saves never wait
-    /// long behind a prune of a year's worth of entries.
+    /// Deletes every entry below the first one recorded at or after `cutoff` (found by a walk
+    /// from the oldest entry: it reads about the rows it deletes; a clock set back only keeps
+    /// entries longer), in batches of `historyPruneBatch`, each its own short write, so saves
+    /// never wait long behind a prune of a year's worth of entries.
     public func pruneHistory(before cutoff: Date) async throws(UserError) -> Int {
+        let bound = try read { connection throws(SQLiteError) -> Int in
+            let statement = try connection.statement("""
+                SELECT COALESCE((SELECT entry FROM history WHERE at >= ?1 ORDER BY entry LIMIT 1),
+                                (SELECT MAX(entry) + 1 FROM history), 0)
+                """)
+            defer { statement.reset() }
+            statement.bind(1, SQLiteHistory.milliseconds(cutoff))
+            return try statement.step("pruning the history") ? statement.int(0) : 0
+        }
         var total = 0
         while true {
             let deleted = try await write { connection throws(SQLiteError) -> Int in
                 try connection.writeTransaction("pruning the history") { () throws(SQLiteError) -> Int in
                     let statement = try connection.statement("""
-                        DELETE FROM history WHERE entry IN (SELECT entry FROM history WHERE at < ?1 ORDER BY at LIMIT ?2)
+                        DELETE FROM history WHERE entry IN (SELECT entry FROM history WHERE entry < ?1 ORDER BY entry LIMIT ?2)
                         """)
-                    statement.bind(1, SQLiteHistory.milliseconds(cutoff))
+                    statement.bind(1, bound)
                     statement.bind(2, Self.historyPruneBatch)
                     try statement.run("pruning the history")
                     return connection.changes
