@@ -99,12 +99,15 @@ public struct SessionDocument: Sendable, Equatable {
     public var list: ListScreen?
     /// The topmost detail screen, when one is open.
     public var detail: DetailScreen?
+    /// The history screen, when one is open (on top of its user's detail screen).
+    public var history: HistoryScreen?
     /// Screen ids bottom to top ("list", "detail").
     public var stack: [String]
 
     public init(_ document: JSONValue?) {
         list = nil
         detail = nil
+        history = nil
         stack = []
         for screen in document?["screens"]?.arrayValue ?? [] {
             let kind = screen["kind"]?.stringValue ?? ""
@@ -113,6 +116,7 @@ public struct SessionDocument: Sendable, Equatable {
             switch kind {
             case "list": list = ListScreen(state)
             case "detail": detail = DetailScreen(state)
+            case "history": history = HistoryScreen(state)
             default: break
             }
         }
@@ -120,4 +124,26 @@ public struct SessionDocument: Sendable, Equatable {
 
     /// Whether the top of the stack is a detail screen.
     public var showsDetail: Bool { stack.last == "detail" }
+
+    /// Whether the top of the stack is a history screen.
+    public var showsHistory: Bool { stack.last == "history" }
+}
+
+/// A user's history, newest first (PROTOCOL.md §5): entries are kept as JSON, as list rows are.
+public struct HistoryScreen: Sendable, Equatable {
+    public var userID: String
+    public var entries: [JSONValue]
+    public var loading: String
+    public var hasMore: Bool
+    public var errorMessage: String?
+    public var reverting: Int64?
+
+    public init(_ state: JSONValue) {
+        userID = state["user_id"]?.stringValue ?? ""
+        entries = state["entries"]?.arrayValue ?? []
+        loading = state["loading"]?.stringValue ?? "none"
+        hasMore = state["has_more"]?.boolValue ?? false
+        errorMessage = state["error_message"]?.stringValue
+        reverting = state["reverting"]?.int64Value
+    }
 }

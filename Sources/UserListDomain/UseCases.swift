@@ -47,14 +47,20 @@ public struct FetchUserUseCase: Sendable {
 /// `edited.version` must be the version the person was looking at.
 public struct UpdateUserUseCase: Sendable {
     private let repository: any UserRepository
+    /// Who saves, recorded in the history (nil: the store's plain write).
+    public var author: ChangeAuthor?
 
-    public init(repository: any UserRepository) { self.repository = repository }
+    public init(repository: any UserRepository, author: ChangeAuthor? = nil) {
+        self.repository = repository
+        self.author = author
+    }
 
     public func execute(_ edited: User) async throws(UserError) -> User {
         var user = edited
         user.name = try UserValidation.validName(edited.name)
         user.email = try UserValidation.validEmail(edited.email)
         user.avatarURL = try UserValidation.validAvatarURL(edited.avatarURL)
+        if let author { return try await repository.update(user, by: author) }
         return try await repository.update(user)
     }
 
@@ -69,14 +75,19 @@ public struct UpdateUserUseCase: Sendable {
 /// Adds a user after validating it.
 public struct AddUserUseCase: Sendable {
     private let repository: any UserRepository
+    public var author: ChangeAuthor?
 
-    public init(repository: any UserRepository) { self.repository = repository }
+    public init(repository: any UserRepository, author: ChangeAuthor? = nil) {
+        self.repository = repository
+        self.author = author
+    }
 
     public func execute(_ new: NewUser) async throws(UserError) -> User {
         var user = new
         user.name = try UserValidation.validName(new.name)
         user.email = try UserValidation.validEmail(new.email)
         user.avatarURL = try UserValidation.validAvatarURL(new.avatarURL)
+        if let author { return try await repository.add(user, by: author) }
         return try await repository.add(user)
     }
 }
@@ -84,10 +95,15 @@ public struct AddUserUseCase: Sendable {
 /// Removes a user.
 public struct RemoveUserUseCase: Sendable {
     private let repository: any UserRepository
+    public var author: ChangeAuthor?
 
-    public init(repository: any UserRepository) { self.repository = repository }
+    public init(repository: any UserRepository, author: ChangeAuthor? = nil) {
+        self.repository = repository
+        self.author = author
+    }
 
     public func execute(id: UUID) async throws(UserError) {
+        if let author { return try await repository.remove(id: id, by: author) }
         try await repository.remove(id: id)
     }
 }
@@ -96,8 +112,12 @@ public struct RemoveUserUseCase: Sendable {
 /// import before anything is written.
 public struct ImportUsersUseCase: Sendable {
     private let repository: any UserRepository
+    public var author: ChangeAuthor?
 
-    public init(repository: any UserRepository) { self.repository = repository }
+    public init(repository: any UserRepository, author: ChangeAuthor? = nil) {
+        self.repository = repository
+        self.author = author
+    }
 
     public func execute(_ users: [User]) async throws(UserError) -> Int {
         var valid: [User] = []
@@ -114,6 +134,7 @@ public struct ImportUsersUseCase: Sendable {
             }
             valid.append(checked)
         }
+        if let author { return try await repository.importUsers(valid, by: author.via(.import)) }
         return try await repository.importUsers(valid)
     }
 }

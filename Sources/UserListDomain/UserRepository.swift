@@ -28,9 +28,22 @@ public protocol UserRepository: Sendable {
     /// a user by the start of the id (`userctl show 4f1c`). The default declines with
     /// `.unavailable` (a store that cannot read ids by range; the whole id still works).
     func users(withIDPrefix prefix: UserIDPrefix, limit: Int) async throws(UserError) -> [User]
+
+    // Writes that say who made them: stores that keep history record `author` in the same
+    // transaction. The defaults forward to the plain writes (a store that keeps no history, the
+    // HTTP source); a store that wraps another must forward the author itself.
+    func update(_ user: User, by author: ChangeAuthor) async throws(UserError) -> User
+    func add(_ user: NewUser, by author: ChangeAuthor) async throws(UserError) -> User
+    func remove(id: UUID, by author: ChangeAuthor) async throws(UserError)
+    func importUsers(_ users: [User], by author: ChangeAuthor) async throws(UserError) -> Int
 }
 
 extension UserRepository {
+    public func update(_ user: User, by author: ChangeAuthor) async throws(UserError) -> User { try await update(user) }
+    public func add(_ user: NewUser, by author: ChangeAuthor) async throws(UserError) -> User { try await add(user) }
+    public func remove(id: UUID, by author: ChangeAuthor) async throws(UserError) { try await remove(id: id) }
+    public func importUsers(_ users: [User], by author: ChangeAuthor) async throws(UserError) -> Int { try await importUsers(users) }
+
     public func cursor(after user: User, totalCount: Int?) -> PageCursor? { nil }
 
     public func users(withIDPrefix prefix: UserIDPrefix, limit: Int) async throws(UserError) -> [User] {

@@ -5,6 +5,8 @@ import UserListDomain
 public enum Screen {
     case list(UserListViewModel)
     case detail(UserDetailViewModel)
+    /// A user's history, pushed from that user's detail screen.
+    case history(UserHistoryViewModel)
 }
 
 /// The whole session's state: the stack of screens, bottom first. Always starts with the list.
@@ -12,6 +14,7 @@ public struct NavigationState: Equatable, Codable, Sendable {
     public enum ScreenState: Equatable, Codable, Sendable {
         case list(UserListState)
         case detail(UserDetailState)
+        case history(UserHistoryState)
     }
 
     public var screens: [ScreenState]
@@ -23,6 +26,7 @@ public struct NavigationState: Equatable, Codable, Sendable {
 public enum NavigatorEvent: Equatable, Sendable {
     case list(UserListEvent)
     case detail(UserDetailEvent)
+    case history(UserHistoryEvent)
     /// A change committed anywhere that this session applied.
     case changed(UserChange)
 }
@@ -85,11 +89,18 @@ public final class Navigator {
         return detail
     }
 
+    /// The history screen on top, if the top is one.
+    public var topHistory: UserHistoryViewModel? {
+        guard case .history(let history) = screens.last else { return nil }
+        return history
+    }
+
     public var state: NavigationState {
         NavigationState(screens: screens.map { screen in
             switch screen {
             case .list(let list): .list(list.state)
             case .detail(let detail): .detail(detail.state)
+            case .history(let history): .history(history.state)
             }
         })
     }
@@ -108,6 +119,7 @@ public final class Navigator {
             return .failure(error)
         }
         let detail = wire(UserDetailViewModel(loaded: user, useCases: useCases))
+        if case .history = screens.last { screens.removeLast() }  // the history belonged to the detail below
         if case .detail = screens.last {
             screens[screens.count - 1] = .detail(detail)
         } else {
@@ -126,6 +138,19 @@ public final class Navigator {
         guard let id = pendingSelection else { return nil }
         pendingSelection = nil
         return await openUser(id, isolation: isolation)
+    }
+
+    /// Pushes the history of the user whose detail screen is on top, and starts reading it.
+    /// Returns the first page's read, or nil when no detail screen is on top (nothing happens).
+    @discardableResult
+    public func openHistory(isolation: isolated (any Actor) = #isolation) -> UserHistoryViewModel.Load? {
+        guard let detail = topDetail else { return nil }
+        let history = UserHistoryViewModel(userID: detail.userID, useCases: useCases)
+        history.onStateChange = { [weak self] in self?.onStateChange?() }
+        history.onEvent = { [weak self] event in self?.onEvent?(.history(event)) }
+        screens.append(.history(history))
+        onStateChange?()
+        return history.onAppear(isolation: isolation)
     }
 
     /// Pops the top screen; the list itself is never popped. Returns whether anything was popped.
@@ -152,6 +177,7 @@ public final class Navigator {
             switch screen {
             case .list(let list): list.apply(change, markingStale: !madeHere, sharing: outcomes)
             case .detail(let detail): detail.apply(change)
+            case .history(let history): history.apply(change, isolation: isolation)
             }
         }
         if !madeHere { onEvent?(.changed(change)) }
@@ -165,6 +191,7 @@ public final class Navigator {
             switch screen {
             case .list(let list): list.resync(isolation: isolation)
             case .detail(let detail): detail.resync(isolation: isolation)
+            case .history(let history): history.refresh(isolation: isolation)
             }
         }
     }

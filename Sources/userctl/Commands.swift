@@ -49,6 +49,8 @@ enum Commands {
             case "watch": await watch(context)
             case "status": try await introspect(context, action: "status")
             case "sessions": try await introspect(context, action: "sessions")
+            case "history": try await HistoryCommands.history(context)
+            case "revert": try await HistoryCommands.revert(context)
             default: throw CommandFailure(.software, "command \(context.invocation.command ?? "-") is not wired")
             }
         } catch let failure as CommandFailure {

@@ -44,6 +44,27 @@ enum Help {
                     details: "Streams every user page by page from the daemon's store and prints one JSON array,\none user per line. Progress goes to stderr (see import). Ctrl-C stops it (exit 130; the\noutput then has no closing ']')."),
         CommandSpec(name: "watch", positionals: [], options: [], summary: "print changes as they happen",
                     details: "Prints each change (saved, added, removed) until interrupted. With --json: one object per line."),
+        CommandSpec(name: "history", positionals: [], optionalPositionals: ["ID"], options: [
+            OptionSpec(name: "by", value: "USER", help: "only changes made by USER (a login name or a uid)"),
+            OptionSpec(name: "since", value: "TIME", help: "only changes since TIME (2026-12-01T09:00:00Z, 2026-12-01, or 30m, 2h, 7d ago)"),
+            OptionSpec(name: "limit", value: "N", help: "print at most N changes (default 50)"),
+        ], summary: "show who changed what, newest first",
+                    details: """
+                    Prints the changes to the user ID (without ID, to every user), newest first, like git log:
+                    the entry number (what 'userctl revert' takes), when, who (login name, or uid), how
+                    (intent: a screen; command: a one-shot userctl command; import; daemon: another daemon on the
+                    same store), and what changed. With --json: one array of objects with entry, at (RFC 3339),
+                    uid, user, client, kind (added, saved, removed), via, user_id, reverts, and before and after
+                    (objects with name, email and avatar_url, or null).
+                    The daemon keeps history-days of history (default 365).
+                    """ + "\n" + idDetails),
+        CommandSpec(name: "revert", positionals: ["ENTRY"], options: [], summary: "undo one change from the history",
+                    details: """
+                    Applies the inverse of history entry ENTRY as an ordinary save: a rename goes back to the
+                    name before, an added user is removed, a removed user comes back. It is recorded as its own
+                    entry. Exits 75 (conflict) when the user changed since the entry: revert the later changes
+                    first. Exits 77 on a read-only session (reading history needs no write access).
+                    """),
         CommandSpec(name: "status", positionals: [], options: [], summary: "show the daemon's status", details: "Asks the daemon about itself (session.status)."),
         CommandSpec(name: "sessions", positionals: [], options: [], summary: "list the daemon's sessions", details: "Asks the daemon for its sessions (session.sessions)."),
         CommandSpec(name: "tui", positionals: [], options: [], summary: "the interactive screen (the default)",
@@ -54,6 +75,8 @@ enum Help {
                     User screen: every key that types goes into the name (pastes too, whole); Backspace, Ctrl-W
                     (word) and Ctrl-U (all) delete; Enter or Ctrl-S saves; Esc dismisses a message or goes back,
                     asking first when there are unsaved changes (s save, d discard, k keep editing); F1 help.
+                    The user screen says who changed the user last and when; Ctrl-O opens the user's history
+                    (newest first: j/k move, u undoes the selected change, r reads it again, Esc goes back).
                     The mouse wheel scrolls and a click selects, unless --no-mouse.
                     [stale] in the list's title: users changed elsewhere since the list was read; rows not
                     loaded yet may have moved. r, g, or coming back from a user's screen reads it again.

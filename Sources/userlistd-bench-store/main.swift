@@ -11,7 +11,8 @@
 // A benchmark, not a test: it prints a table and asserts nothing.
 //
 // With `--postgres CONNINFO` (an empty scratch database), the same for the PostgreSQL store, at
-// `--postgres-users N` users (default: as many as the SQLite import).
+// `--postgres-users N` users (default: as many as the SQLite import). `--history-only`: the
+// history's import cost and first pages (HistorySection.swift).
 import Foundation
 import UserListData
 import UserListDomain
@@ -84,6 +85,14 @@ if CommandLine.arguments.contains("--chunked-only") {
         index + 1 < CommandLine.arguments.count ? Int(CommandLine.arguments[index + 1]) : nil
     } ?? 1_000
     await runChunkedImport(directory: directory, count: count, chunk: max(1, chunk))
+    finish(0)
+}
+
+/// `--history-only`: recording history's cost on imports, and its first pages (1M users' entries,
+/// 100k with --quick); see `runHistorySection`.
+if CommandLine.arguments.contains("--history-only") {
+    say("userlistd-bench-store --history-only: \(ProcessInfo.processInfo.activeProcessorCount) cores")
+    await runHistorySection(directory: directory, count: quick ? 100_000 : 1_000_000)
     finish(0)
 }
 

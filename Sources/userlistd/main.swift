@@ -116,7 +116,7 @@ func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -
             }
         }
         return Daemon.Store(repository: repository, feed: PageInvalidatingFeed(base: feed, pages: repository),
-                            description: "postgresql:\(connection.redacted)", health: health, close: {
+                            description: "postgresql:\(connection.redacted)", health: health, history: database, close: {
             _ = feed
             _ = database
         })
@@ -144,7 +144,10 @@ func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -
     // Sessions showing the same page share one copy of it; any commit, ours or another
     // process's (seen through the feed), clears it before sessions hear of it.
     let repository = SharedPageRepository(base: source)
-    return Daemon.Store(repository: repository, feed: PageInvalidatingFeed(base: feed, pages: repository), description: description, close: {
+    // History is the store of record's: an upstream (REST) source keeps none.
+    let history: (any UserHistoryRepository)? = config.upstreamURL == nil ? database : nil
+    return Daemon.Store(repository: repository, feed: PageInvalidatingFeed(base: feed, pages: repository), description: description,
+                        history: history, close: {
         _ = feed
         // A clean stop leaves the newest commits in the database file itself, not in its WAL.
         do {

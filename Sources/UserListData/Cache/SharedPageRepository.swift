@@ -81,4 +81,26 @@ public final class SharedPageRepository: UserRepository {
         defer { invalidate() }
         return try await base.importUsers(users)
     }
+
+    // The authored writes reach the base with their author (the protocol's defaults would drop it).
+
+    public func update(_ user: User, by author: ChangeAuthor) async throws(UserError) -> User {
+        defer { invalidate() }
+        return try await base.update(user, by: author)
+    }
+
+    public func add(_ user: NewUser, by author: ChangeAuthor) async throws(UserError) -> User {
+        defer { invalidate() }
+        return try await base.add(user, by: author)
+    }
+
+    public func remove(id: UUID, by author: ChangeAuthor) async throws(UserError) {
+        defer { invalidate() }
+        try await base.remove(id: id, by: author)
+    }
+
+    public func importUsers(_ users: [User], by author: ChangeAuthor) async throws(UserError) -> Int {
+        defer { invalidate() }
+        return try await base.importUsers(users, by: author)
+    }
 }

@@ -11,8 +11,10 @@ import Foundation
 ///   `pg_trgm` GIN indexes on both keys for substring search; the `changes` log behind
 ///   `PostgresChangeFeed` and `store_state` (row count, how far the log was pruned, and which
 ///   `UserKey.fold` computed the keys: see `rekeyIfFoldChanged`).
+/// - v2: `history` (`PostgresHistory`), who changed which user and how, shared by every daemon
+///   on the database and pruned by its own retention, never by the change log's.
 enum PostgresSchema {
-    static let currentVersion = 1
+    static let currentVersion = 2
     /// `pg_advisory_lock` key for migrations ("ulsm").
     static let migrationLock = 0x756C_736D
     /// `pg_advisory_xact_lock` key every writing transaction takes before it logs its change,
@@ -22,7 +24,7 @@ enum PostgresSchema {
     /// The `NOTIFY` channel.
     static let channel = "userlist_changes"
 
-    static let steps: [String] = [v1]
+    static let steps: [String] = [v1, PostgresHistory.v2]
 
     static let v1 = """
         CREATE EXTENSION IF NOT EXISTS pg_trgm;

@@ -16,12 +16,17 @@ extension PostgresUserRepository {
     /// snapshot. Returns how many rows were inserted or changed. A later entry with the same id
     /// wins, as if applied in order.
     public func importUsers(_ users: [User]) async throws(UserError) -> Int {
+        try await importUsers(users, by: ChangeAuthor(uid: nil, via: .import))
+    }
+
+    public func importUsers(_ users: [User], by author: ChangeAuthor) async throws(UserError) -> Int {
         var lastIndex: [UUID: Int] = [:]
         for (index, user) in users.enumerated() { lastIndex[user.id] = index }
         let unique = users.enumerated().filter { lastIndex[$0.element.id] == $0.offset }.map(\.element)
         let outcome = try await write("importing users", { connection throws(PGError) -> Outcome in
             let operation = "importing users"
             var written = 0, inserted = 0
+            let historyFrom = try PostgresHistory.lastLoggedSeq(connection, operation)
             var start = 0
             while start < unique.count {
                 let batch = unique[start..<min(unique.count, start + Self.importBatch)]
@@ -48,6 +53,7 @@ extension PostgresUserRepository {
                 written += Int(row?[0] ?? "0") ?? 0
                 inserted += Int(row?[1] ?? "0") ?? 0
             }
+            if written > 0 { try PostgresHistory.recordImport(after: historyFrom, author, connection, operation) }
             if inserted > 0 {
                 try connection.query("UPDATE store_state SET user_count = user_count + $1", [String(inserted)], operation)
             }

@@ -240,9 +240,15 @@ public final class PostgresUserRepository: UserRepository {
         return Int(seq.first?[0] ?? "0") ?? 0
     }
 
-    public func update(_ user: User) async throws(UserError) -> User {
+    public func update(_ user: User) async throws(UserError) -> User { try await update(user, by: .unattributed) }
+    public func add(_ new: NewUser) async throws(UserError) -> User { try await add(new, by: .unattributed) }
+    public func remove(id: UUID) async throws(UserError) { try await remove(id: id, by: .unattributed) }
+
+    /// Saves `user` and records `author`'s entry in the same transaction (`PostgresHistory`).
+    public func update(_ user: User, by author: ChangeAuthor) async throws(UserError) -> User {
         let outcome = try await write("saving a user", { connection throws(PGError) -> Outcome in
             let operation = "saving a user"
+            try PostgresHistory.recordSave(user, author, connection, operation)
             let updated = try connection.query("""
                 UPDATE users SET name = $1, email = $2, avatar_url = $3, name_key = $4, email_key = $5, version = version + 1
                 WHERE id = $6 AND version = $7
@@ -268,7 +274,7 @@ public final class PostgresUserRepository: UserRepository {
 
     /// A user whose id is already stored is refused as `.conflict(stored:)`, like SQLite; so is
     /// an email another user has (case-insensitively), carrying that other user.
-    public func add(_ new: NewUser) async throws(UserError) -> User {
+    public func add(_ new: NewUser, by author: ChangeAuthor) async throws(UserError) -> User {
         let user = User(id: new.id, name: new.name, email: new.email, avatarURL: new.avatarURL, version: 1)
         let outcome = try await write("adding a user", { connection throws(PGError) -> Outcome in
             let operation = "adding a user"
@@ -281,6 +287,7 @@ public final class PostgresUserRepository: UserRepository {
                 return try Self.stored(id: user.id, connection).map(Outcome.conflict) ?? .notFound
             }
             try connection.query("UPDATE store_state SET user_count = user_count + 1", [], operation)
+            try PostgresHistory.recordAdd(user, author, connection, operation)
             let seq = try Self.logChange("added", id: user.id, user: user, connection, operation)
             return .done(user, seq: seq)
         }, email: user.email)
@@ -294,9 +301,10 @@ public final class PostgresUserRepository: UserRepository {
         }
     }
 
-    public func remove(id: UUID) async throws(UserError) {
+    public func remove(id: UUID, by author: ChangeAuthor) async throws(UserError) {
         let outcome = try await write("removing a user", { connection throws(PGError) -> Outcome in
             let operation = "removing a user"
+            try PostgresHistory.recordRemove(id, author, connection, operation)
             let deleted = try connection.query("DELETE FROM users WHERE id = $1", [id.uuidString], operation)
             guard deleted.affected == 1 else { return .notFound }
             try connection.query("UPDATE store_state SET user_count = user_count - 1", [], operation)

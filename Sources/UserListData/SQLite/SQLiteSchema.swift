@@ -42,8 +42,10 @@ import CSQLite
 ///   logs that one row instead of an `added` row per user, and feeds tell their readers to
 ///   read everything again (`UserChange.resync`). The `changes` table is copied into one that
 ///   allows the kind (SQLite cannot alter a CHECK), keeping every row and the `seq` counter.
+/// - v8: `history`, who changed which user and how (`SQLiteHistory`), kept apart from the
+///   change log: the log is pruned for the feeds' sake, the history by its own retention.
 enum SQLiteSchema {
-    static let currentVersion = 7
+    static let currentVersion = 8
 
     /// The v1 schema exactly as the first release wrote it (kept for `migrate` and for tests
     /// that build an old file by hand).
@@ -164,6 +166,7 @@ enum SQLiteSchema {
 
     static let steps: [(version: Int, sql: String)] = [
         (1, v1), (2, v2), (3, v3), (4, v4), (5, v5), (6, v6), (7, v7ChangeLog + SQLiteSearchIndex.v7),
+        (8, SQLiteHistory.v8),
     ]
 
     /// Users whose email another user had before v4 made emails unique: they keep a suffixed key

@@ -52,6 +52,10 @@ final class SQLiteStatement {
         sqlite3_bind_int64(handle, index, Int64(value))
     }
 
+    func bind(_ index: Int32, _ value: Int?) {
+        if let value { bind(index, value) } else { sqlite3_bind_null(handle, index) }
+    }
+
     func bind(_ index: Int32, _ id: UUID) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: UUIDText.count) { buffer in
             UUIDText.write(id, uppercase: true, into: buffer)

@@ -56,13 +56,17 @@ extension SQLiteUserRepository {
         try await importKeyed(ImportRows(KeyedUser.folding(users)))
     }
 
+    public func importUsers(_ users: [User], by author: ChangeAuthor) async throws(UserError) -> Int {
+        try await importKeyed(ImportRows(KeyedUser.folding(users)), by: author)
+    }
+
     /// `importUsers` of users whose keys are folded already, or being folded.
-    func importKeyed(_ users: ImportRows) async throws(UserError) -> Int {
+    func importKeyed(_ users: ImportRows, by author: ChangeAuthor = ChangeAuthor(uid: nil, via: .import)) async throws(UserError) -> Int {
         await bulkGate.enter()
         let result: Result<Int, UserError>
         do throws(UserError) {
             await checkpointer?.makeRoom()
-            result = .success(try await importNow(users))
+            result = .success(try await importNow(users, by: author))
         } catch {
             result = .failure(error)
         }
@@ -70,9 +74,9 @@ extension SQLiteUserRepository {
         return try result.get()
     }
 
-    func importNow(_ users: ImportRows) async throws(UserError) -> Int {
+    func importNow(_ users: ImportRows, by author: ChangeAuthor) async throws(UserError) -> Int {
         let outcome = try await write { connection throws(SQLiteError) -> ImportOutcome in
-            let outcome = try Self.upsert(users, connection)
+            let outcome = try Self.upsert(users, connection, recordingHistoryBy: self.options.recordsImportHistory ? author : nil)
             let now = Int(Date().timeIntervalSince1970)
             if now - self.lastImportPrune.load(ordering: .relaxed) >= Self.importPruneSeconds {
                 self.lastImportPrune.store(now, ordering: .relaxed)
@@ -107,12 +111,14 @@ extension SQLiteUserRepository {
     /// 60 µs a row at 100,000 users). Without triggers the rows' index data collects in memory
     /// and is written once at commit. No other connection sees the triggers missing: the DDL
     /// commits (or rolls back) with the rows.
-    static func upsert(_ users: ImportRows, _ connection: SQLiteConnection) throws(SQLiteError) -> ImportOutcome {
+    static func upsert(_ users: ImportRows, _ connection: SQLiteConnection,
+                       recordingHistoryBy author: ChangeAuthor?) throws(SQLiteError) -> ImportOutcome {
         let operation = "importing users"
         // A big import wants the indexes it updates at random in memory; back to normal after.
         if users.count > 10_000 { try connection.execute("PRAGMA cache_size = -\(importCacheKiB)", operation) }
         defer { _ = try? connection.execute("PRAGMA cache_size = -\(normalCacheKiB)", operation) }
         return try connection.writeTransaction(operation) { () throws(SQLiteError) -> ImportOutcome in
+            let historyFrom = try connection.integer("SELECT COALESCE(MAX(seq), 0) FROM changes", operation)
             for name in SQLiteSchema.changeLogTriggerNames + SQLiteSearchIndex.triggerNames {
                 try connection.execute("DROP TRIGGER IF EXISTS \(name)", operation)
             }
@@ -146,6 +152,7 @@ extension SQLiteUserRepository {
                     }
                 }
             }
+            if let author { try SQLiteHistory.recordImport(after: historyFrom, author, connection) }
             try connection.execute(SQLiteSchema.changeLogTriggers + SQLiteSearchIndex.createTriggers, operation)
             try connection.execute(
                 "UPDATE store_state SET user_count = user_count + \(inserted) WHERE only = 1", operation)

@@ -30,6 +30,8 @@ public final class SQLiteUserRepository: UserRepository {
         /// Whether this store fills the search index's backlog after a bulk load (tests turn it
         /// off to look at a store in the middle of one).
         var catchesUpSearchIndex = true
+        /// Whether an import records its history (the benchmark turns it off to measure its cost).
+        package var recordsImportHistory = true
 
         public init(readOnly: Bool = false, synchronous: Synchronous = .full, busyTimeout: Duration = .seconds(5),
                     maxPageCount: Int? = nil) {
@@ -296,7 +298,12 @@ public final class SQLiteUserRepository: UserRepository {
         try connection.integer("SELECT MAX(seq) FROM changes", operation)
     }
 
-    public func update(_ user: User) async throws(UserError) -> User {
+    public func update(_ user: User) async throws(UserError) -> User { try await update(user, by: .unattributed) }
+    public func add(_ new: NewUser) async throws(UserError) -> User { try await add(new, by: .unattributed) }
+    public func remove(id: UUID) async throws(UserError) { try await remove(id: id, by: .unattributed) }
+
+    /// Saves `user` and records `author`'s entry in the same transaction (`SQLiteHistory`).
+    public func update(_ user: User, by author: ChangeAuthor) async throws(UserError) -> User {
         let outcome = try await write { connection throws(SQLiteError) -> Outcome in
             try connection.writeTransaction("saving a user") { () throws(SQLiteError) -> Outcome in
                 // An unchanged email keeps its stored key (a duplicate from before v4 keeps its
@@ -314,6 +321,7 @@ public final class SQLiteUserRepository: UserRepository {
                 statement.bind(5, UserKey.fold(user.email))
                 statement.bind(6, user.id)
                 statement.bind(7, user.version)
+                try SQLiteHistory.recordSave(user, author, connection)
                 try Self.refusingDuplicateEmail(user, connection, "saving a user") { () throws(SQLiteError) in
                     try statement.run("saving a user")
                 }
@@ -337,7 +345,7 @@ public final class SQLiteUserRepository: UserRepository {
 
     /// A user whose id is already stored is refused as `.conflict(stored:)`: someone else
     /// created that user first, and the person sees what is stored under that id.
-    public func add(_ new: NewUser) async throws(UserError) -> User {
+    public func add(_ new: NewUser, by author: ChangeAuthor) async throws(UserError) -> User {
         let user = User(id: new.id, name: new.name, email: new.email, avatarURL: new.avatarURL, version: 1)
         let outcome = try await write { connection throws(SQLiteError) -> Outcome in
             try connection.writeTransaction("adding a user") { () throws(SQLiteError) -> Outcome in
@@ -349,7 +357,10 @@ public final class SQLiteUserRepository: UserRepository {
                 try Self.refusingDuplicateEmail(user, connection, "adding a user") { () throws(SQLiteError) in
                     try statement.run("adding a user")
                 }
-                if connection.changes == 1 { return .done(user, seq: try Self.loggedSeq(connection, "adding a user")) }
+                if connection.changes == 1 {
+                    try SQLiteHistory.recordAdd(user, author, connection)
+                    return .done(user, seq: try Self.loggedSeq(connection, "adding a user"))
+                }
                 return try Self.stored(id: user.id, connection).map(Outcome.conflict) ?? .notFound
             }
         } committed: { outcome in
@@ -363,9 +374,10 @@ public final class SQLiteUserRepository: UserRepository {
         }
     }
 
-    public func remove(id: UUID) async throws(UserError) {
+    public func remove(id: UUID, by author: ChangeAuthor) async throws(UserError) {
         let removedAs = try await write { connection throws(SQLiteError) -> Int? in
             try connection.writeTransaction("removing a user") { () throws(SQLiteError) -> Int? in
+                try SQLiteHistory.recordRemove(id, author, connection)
                 let statement = try connection.statement("DELETE FROM users WHERE id = ?1")
                 statement.bind(1, id)
                 try statement.run("removing a user")

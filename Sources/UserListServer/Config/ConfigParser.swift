@@ -27,6 +27,7 @@ public enum ConfigParser {
         ("sample-data", "N", "fill an empty store with N generated users"),
         ("log-level", "LEVEL", "debug, info, notice, warning or error (SIGHUP reloads)"),
         ("retention", "SECONDS", "how long a detached session is kept (SIGHUP reloads)"),
+        ("history-days", "DAYS", "days of history (who changed what) kept, default 365 (SIGHUP reloads)"),
         ("session-journal-interval", "MS", "write changed sessions to the state directory this often, to survive a crash (0: only at shutdown)"),
         ("admin-group", "GROUP", "members may write; others get read-only sessions"),
         ("max-connections-per-uid", "N", "connections one uid may hold (SIGHUP reloads)"),
@@ -162,6 +163,7 @@ public enum ConfigParser {
             }
             config.logLevel = level
         case "retention": config.retentionSeconds = try seconds()
+        case "history-days": config.historyDays = try number(1)
         case "session-journal-interval":
             guard let ms = Double(value), ms >= 0, ms <= 10_000 else {
                 throw ConfigError("'session-journal-interval' needs milliseconds from 0 (off) to 10000, not '\(value)'")

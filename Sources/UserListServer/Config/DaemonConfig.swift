@@ -30,6 +30,9 @@ public struct DaemonConfig: Equatable, Sendable {
     public var logLevel: LogLevel = .info
     /// How long a session with no client attached is kept, with its screens and drafts.
     public var retentionSeconds: Double = 300
+    /// How many days of history (who changed what) the store keeps; older entries are pruned
+    /// in the background (SIGHUP reloads).
+    public var historyDays: Int = 365
     /// Milliseconds between writes of a changed session to the state directory's journal, so a
     /// crash loses at most this much typing. 0 turns the journal off (sessions are then saved
     /// only by a clean shutdown).

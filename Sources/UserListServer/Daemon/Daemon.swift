@@ -20,9 +20,13 @@ public final class Daemon: Sendable {
         public let close: @Sendable () -> Void
         /// Whether the store answers (a store that cannot tell keeps it `.available`).
         public let health: StoreHealth
+        /// Who changed what (nil: a store that keeps no history).
+        public let history: (any UserHistoryRepository)?
 
         public init(repository: any UserRepository, feed: any UserChangeFeed, description: String,
-                    health: StoreHealth = StoreHealth(), close: @escaping @Sendable () -> Void) {
+                    health: StoreHealth = StoreHealth(), history: (any UserHistoryRepository)? = nil,
+                    close: @escaping @Sendable () -> Void) {
+            self.history = history
             self.repository = repository
             self.feed = feed
             self.description = description
@@ -113,7 +117,7 @@ public final class Daemon: Sendable {
             ? SessionJournal(directory: config.stateDirectory, interval: .milliseconds(config.sessionJournalMilliseconds), logger: logger)
             : nil
         let registry = SessionRegistry(
-            useCases: UserUseCases(repository: store.repository), feed: store.feed, loops: loops, logger: logger,
+            useCases: store.useCases(config, logger: logger), feed: store.feed, loops: loops, logger: logger,
             config: config, isWriter: { policy.canWrite(uid: $0) }, journal: journal)
         // A handover's file is read on another thread while the sessions are (about a thousand
         // entries each on a big restart, and the clients wait for both).
@@ -158,9 +162,14 @@ public final class Daemon: Sendable {
 
         // The watchdog's probe runs on the first loop: its answer vouches for that loop too.
         let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), loop: loops.first, canWrite: { false },
-                            useCases: UserUseCases(repository: store.repository), changes: registry.changeBroadcaster, logger: logger)
+                            useCases: store.useCases(config, logger: logger), changes: registry.changeBroadcaster, logger: logger)
         services.task("the store's health watch", watchStoreHealth(statusLine: statusLine))
         services.task("the sweeps and the watchdog", backgroundWork(registry: registry, context: context, probe: probe, statusLine: statusLine))
+        if let history = store.history {
+            services.task("history retention") { [logger] in
+                await HistoryRetention.run(history, days: { context.config.historyDays }, logger: logger)
+            }
+        }
         services.task("configuration reloads") { [reloadSignal] in
             for await _ in reloadSignal.stream { self.reload(registry: registry, context: context, policy: policy, statusLine: statusLine) }
         }

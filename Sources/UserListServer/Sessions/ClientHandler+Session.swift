@@ -95,7 +95,7 @@ extension ClientHandler {
         let key = SessionKey(uid: connection.peer.uid, clientKey: hello.sessionKey)
         let found: (session: Session, resumed: Bool)
         do throws(SessionRegistry.AttachError) {
-            found = try context.registry.session(for: key, on: connection.loop)
+            found = try context.registry.session(for: key, on: connection.loop, client: hello.client.name)
         } catch {
             guard case .tooManySessions(let limit) = error else { return nil }
             sendError(.tooManySessions, "uid \(key.uid) already holds \(limit) sessions; reuse a session key or close some.")

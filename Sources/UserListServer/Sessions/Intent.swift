@@ -9,6 +9,7 @@ enum Intent: Equatable {
     case list(ListIntent)
     case detail(DetailIntent)
     case session(SessionIntent)
+    case history(HistoryIntent)
     /// Daemon-wide figures for admins. Sent to the `session` screen, but answered by the
     /// connection's handler from the registry: a session knows only itself.
     case daemon(DaemonQuery)
@@ -19,6 +20,7 @@ enum Intent: Equatable {
         case .list(.addUser), .list(.removeUser): true
         case .detail(.save): true
         case .session(.importUsers), .session(.renameUser), .session(.addUser), .session(.removeUser): true
+        case .session(.revert), .history(.revert): true
         default: false
         }
     }
@@ -35,8 +37,9 @@ enum Intent: Equatable {
             } else {
                 self = .session(try SessionIntent(intent.action, args))
             }
+        case "history": self = .history(try HistoryIntent(intent.action, args))
         default:
-            throw IntentError(.unknownScreen, "There is no screen '\(intent.screen)' on this session's stack; screens are list, detail (when open) and session.")
+            throw IntentError(.unknownScreen, "There is no screen '\(intent.screen)' on this session's stack; screens are list, detail (when open), history (when open) and session.")
         }
     }
 }
@@ -82,10 +85,13 @@ enum DetailIntent: Equatable {
     case save
     case dismissError
     case back
+    /// Pushes this user's history screen.
+    case openHistory
 
     init(_ action: String, _ args: IntentArguments) throws(IntentError) {
         switch action {
         case "on_appear": self = .onAppear
+        case "open_history": self = .openHistory
         case "set_draft_name": self = .setDraftName(try args.string("name"))
         case "save": self = .save
         case "dismiss_error": self = .dismissError
@@ -113,11 +119,17 @@ enum SessionIntent: Equatable {
     case exportPage(ExportPageRequest)
     /// The users whose id starts with a prefix, past every screen (`IDPrefixLookup.swift`).
     case findUsers(FindUsersRequest)
+    /// A page of history, past every screen (`Session+History.swift`).
+    case history(HistoryRequest)
+    /// Undo a history entry (`userctl revert`).
+    case revert(entry: Int64)
 
     init(_ action: String, _ args: IntentArguments) throws(IntentError) {
         switch action {
         case "export_page": self = .exportPage(try ExportPageRequest(args))
         case "find_users": self = .findUsers(try FindUsersRequest(args))
+        case "history": self = .history(try HistoryRequest(args))
+        case "revert": self = .revert(entry: Int64(try args.int("entry")))
         case "open_user": self = .openUser(id: try args.uuid("id"))
         case "offer_draft":
             self = .offerDraft(userID: try args.uuid("user_id"), name: try args.string("name"), baseVersion: try args.int("base_version"))

@@ -64,6 +64,7 @@ extension Session {
             }
             return perform(detail, on: screen)
         case .session(let session): return perform(session)
+        case .history(let history): return try perform(history)
         case .daemon(let query):
             throw IntentError(.unknownAction, "'\(query.rawValue)' is answered by the daemon, not by a session.")
         }
@@ -127,6 +128,7 @@ extension Session {
                     // The screens show it already; waiting for the feed's (silent) copy means
                     // that once the reply is read, no later frame is about this save.
                     await session.awaitOwnChanges(of: receipt, orApply: nil)
+                    await session.navigator.topHistory?.settle()
                 }
                 session.endWrite(receipt)
                 return result.map(StateDocument.user).mapError(IntentError.init)
@@ -137,6 +139,8 @@ extension Session {
         case .back:
             navigator.back()
             return .done(nil)
+        case .openHistory:
+            return openHistory()
         case .onAppear:
             let load = detail.onAppear()
             return .pending { _ in await load.value.map { _ in nil }.mapError(IntentError.init) }
@@ -158,8 +162,12 @@ extension Session {
             return exportPage(request)
         case .findUsers(let request):
             return findUsers(request)
+        case .history(let request):
+            return history(request)
+        case .revert(let entry):
+            return revertCommand(entry)
         case .importUsers(let users):
-            let useCases = useCases
+            let useCases = useCases.via(.command)
             return .pending { session in
                 let receipt = session.beginWrite()
                 defer { session.endWrite(receipt) }
@@ -179,7 +187,7 @@ extension Session {
                 }
             }
         case .renameUser(let id, let name, let expectedVersion):
-            let useCases = useCases
+            let useCases = useCases.via(.command)
             return .pending { session in
                 await session.write { _ in
                     do throws(UserError) {
@@ -193,7 +201,7 @@ extension Session {
                 }
             }
         case .addUser(let new):
-            let useCases = useCases
+            let useCases = useCases.via(.command)
             return .pending { session in
                 await session.write { _ in
                     do throws(UserError) {
@@ -205,7 +213,7 @@ extension Session {
                 }
             }
         case .removeUser(let id):
-            let useCases = useCases
+            let useCases = useCases.via(.command)
             return .pending { session in
                 await session.write { _ in
                     do throws(UserError) {

@@ -18,6 +18,7 @@ extension Session {
         switch outcome {
         case .success(let (result, change)):
             await awaitOwnChanges(of: receipt, orApply: change)
+            await navigator.topHistory?.settle()  // an open history shows the write's entry before the reply
             return .success(result)
         case .failure(let error):
             return .failure(IntentError(error))

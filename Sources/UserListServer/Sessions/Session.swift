@@ -324,6 +324,8 @@ package actor Session {
             message = .init(screen: "list", name: "user_selected", payload: ["id": .string(UUIDText.lowercase(id))])
         case .detail(.didSave(let user)):
             message = .init(screen: "detail", name: "did_save", payload: ["user": StateDocument.user(user)])
+        case .history(let event):
+            message = StateDocument.event(event)
         case .changed(let change):
             // Encoded once for all sessions by the broadcaster, when the change came from it.
             if let frame = changedEventFrame {

@@ -64,6 +64,8 @@ package final class SessionRegistry: Sendable {
     private let isWriter: @Sendable (UInt32) -> Bool
     /// Given to every session, so its state survives a crash (nil: saved only at shutdown).
     private let journal: SessionJournal?
+    /// This daemon in the history its sessions' writes record.
+    private let daemonName: String
 
     package init(useCases: UserUseCases, feed: any UserChangeFeed, loops: EventLoopGroup, logger: Logger, config: DaemonConfig,
                  isWriter: @escaping @Sendable (UInt32) -> Bool, journal: SessionJournal? = nil) {
@@ -74,6 +76,13 @@ package final class SessionRegistry: Sendable {
         self.logger = logger
         self.isWriter = isWriter
         self.limits = Lock(Limits(config))
+        self.daemonName = SessionAuthor.daemonName(socketPath: config.socketPath)
+    }
+
+    /// The use cases a session of `uid` gets: its writes recorded as its author's. Built before
+    /// taking `entries` (the login name lookup may ask NSS).
+    private func authoredUseCases(uid: UInt32, client: String?) -> UserUseCases {
+        useCases.authored(by: SessionAuthor.make(uid: uid, client: client, daemon: daemonName))
     }
 
     /// SIGHUP: limits and retention can change at run time.
@@ -148,8 +157,10 @@ package final class SessionRegistry: Sendable {
     /// At its limit a uid does not lock itself out: its least recently used session with no
     /// client attached is ended to make room. Only a uid whose every session has a client is
     /// refused.
-    package func session(for key: SessionKey, on loop: EventLoop) throws(AttachError) -> (session: Session, resumed: Bool) {
+    /// `client`: the hello's client name, recorded with the new session's writes.
+    package func session(for key: SessionKey, on loop: EventLoop, client: String? = nil) throws(AttachError) -> (session: Session, resumed: Bool) {
         let limit = limits.withLock { $0.sessionsPerUID }
+        let authored = authoredUseCases(uid: key.uid, client: client)
         var evicted: Session?
         let result = entries.withLock { entries -> Result<(Session, Bool), AttachError> in
             if let existing = entries.sessions[key] {
@@ -164,7 +175,8 @@ package final class SessionRegistry: Sendable {
                 entries.remove(victim.key)
                 evicted = victim.value
             }
-            let session = Session(key: key, loop: loop, canWrite: { [isWriter] in isWriter(key.uid) }, useCases: useCases,
+            let session = Session(key: key, loop: loop, canWrite: { [isWriter] in isWriter(key.uid) },
+                                  useCases: authored,
                                   changes: changes, logger: logger, journal: journal)
             entries.insert(session, for: key)
             entries.attaching[key, default: 0] += 1
@@ -203,13 +215,16 @@ package final class SessionRegistry: Sendable {
     package func restore(_ saved: [SavedSession], now: Date = Date(), clock: ContinuousClock.Instant = .now) -> Int {
         let retention = limits.withLock { $0.retention }
         let retentionSeconds = Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
+        var authored: [UInt32: UserUseCases] = [:]
+        for uid in Set(saved.map(\.key.uid)) { authored[uid] = authoredUseCases(uid: uid, client: nil) }
         return entries.withLock { entries in
             var restored = 0
             for item in saved {
                 let detachedFor = max(0, now.timeIntervalSince(item.detachedAt ?? now))
                 guard detachedFor < retentionSeconds else { continue }
                 let session = Session(
-                    key: item.key, id: item.id, loop: loops.next(), canWrite: { [isWriter] in isWriter(item.key.uid) }, useCases: useCases,
+                    key: item.key, id: item.id, loop: loops.next(), canWrite: { [isWriter] in isWriter(item.key.uid) },
+                    useCases: authored[item.key.uid] ?? useCases,
                     changes: changes, logger: logger, restoring: item.state, listWindow: item.listWindow, journal: journal)
                 let since = clock - .seconds(detachedFor)
                 session.activity.withLock {

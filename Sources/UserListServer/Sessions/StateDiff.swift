@@ -39,6 +39,8 @@ package enum StateDiff {
                 list(a, b, at: path.appending("state"), into: &ops)
             case (.detail(let a), .detail(let b)):
                 detail(a, b, at: path.appending("state"), into: &ops)
+            case (.history(let a), .history(let b)):
+                history(a, b, at: path.appending("state"), into: &ops)
             default:
                 ops.append(.replace(path: path, value: StateDocument.screen(new.screens[index])))
             }
@@ -79,6 +81,31 @@ package enum StateDiff {
         field(a.isSaving, b.isSaving, "is_saving", path, &ops) { .bool($0) }
         field(a.errorMessage, b.errorMessage, "error_message", path, &ops, optionalString)
         field(a.conflict, b.conflict, "conflict", path, &ops) { $0.map(StateDocument.user) ?? .null }
+    }
+
+    /// New entries at the top are adds at the front, a page read is adds at the end; anything
+    /// else replaces the entries.
+    private static func history(_ a: UserHistoryState, _ b: UserHistoryState, at path: JSONPointer, into ops: inout some PatchSink) {
+        field(a.userID, b.userID, "user_id", path, &ops) { .string(UUIDText.lowercase($0)) }
+        if a.entries != b.entries {
+            let entries = path.appending("entries")
+            let newOnTop = b.entries.count - a.entries.count
+            if newOnTop > 0 && b.entries.suffix(a.entries.count) == a.entries[...] {
+                for index in (0..<newOnTop).reversed() {
+                    ops.append(.add(path: entries.appending(index: 0), value: StateDocument.entry(b.entries[index])))
+                }
+            } else if newOnTop > 0 && b.entries.prefix(a.entries.count) == a.entries[...] {
+                for index in a.entries.count..<b.entries.count {
+                    ops.append(.add(path: entries.appending(index: index), value: StateDocument.entry(b.entries[index])))
+                }
+            } else {
+                ops.append(.replace(path: entries, value: .array(b.entries.map(StateDocument.entry))))
+            }
+        }
+        field(a.loading, b.loading, "loading", path, &ops) { .string($0.wireName) }
+        field(a.hasMore, b.hasMore, "has_more", path, &ops) { .bool($0) }
+        field(a.errorMessage, b.errorMessage, "error_message", path, &ops, optionalString)
+        field(a.reverting, b.reverting, "reverting", path, &ops) { $0.map { .int($0) } ?? .null }
     }
 
     // MARK: rows

@@ -18,6 +18,8 @@ package enum StateDocument {
             .object(["id": "list", "kind": "list", "state": self.list(list)])
         case .detail(let detail):
             .object(["id": "detail", "kind": "detail", "state": self.detail(detail)])
+        case .history(let history):
+            .object(["id": "history", "kind": "history", "state": self.history(history)])
         }
     }
 

@@ -32,6 +32,10 @@ extension TUI {
             }
         case .enter, .control("s"):
             save(then: nil)
+        case .control("o"):
+            historyCursor = 0
+            flushDraft()  // the draft waits on the detail screen below the history
+            send("detail", "open_history")
         case .backspace:
             guard !text.isEmpty else { return true }
             text.removeLast()

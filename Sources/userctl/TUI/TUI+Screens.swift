@@ -22,6 +22,7 @@ extension TUI {
         ("any text", "edits the name (every key that types goes into the field, pastes too)"),
         ("Backspace", "delete a character"), ("Ctrl-W", "delete a word"), ("Ctrl-U", "clear the name"),
         ("Enter Ctrl-S", "save"), ("Esc", "dismiss a message, else back (asks first if there are unsaved changes)"),
+        ("Ctrl-O", "history: who changed this user, and undo (h types into the name here)"),
         ("F1", "this help"), ("Ctrl-C", "quit, keeping unsaved changes: userctl in this terminal comes back to them"),
     ]
 
@@ -152,6 +153,7 @@ extension TUI {
             lines.append((Line("  Avatar:   " + (user.avatarURL ?? "-")), 1))
             lines.append((Line("  ID:       " + user.id, .dim), 3))
             lines.append((Line("  Version:  \(user.version)", .dim), 2))
+            if let changed = changedByLine(user) { lines.append((Line(changed, .dim), 5)) }
             lines.append((Line(""), 0))
             let edited = hasUnsavedChanges
             if detail?.isSaving == true {
@@ -227,8 +229,8 @@ extension TUI {
 
     /// Every key of the current screen; any key closes it.
     func helpLines() -> [Line] {
-        let keys = document.showsDetail ? Self.detailKeys : Self.listKeys
-        var lines = [header("Help: " + (document.showsDetail ? "user screen" : "user list")), Line("")]
+        let keys = document.showsHistory ? Self.historyKeys : document.showsDetail ? Self.detailKeys : Self.listKeys
+        var lines = [header("Help: " + (document.showsHistory ? "history" : document.showsDetail ? "user screen" : "user list")), Line("")]
         let width = (keys.map { DisplayWidth.of($0.keys) }.max() ?? 0) + 2
         for entry in keys {
             lines.append(Line("  " + DisplayWidth.pad(entry.keys, to: width) + entry.does))

@@ -34,6 +34,8 @@ final class TUI {
         case lastPageFailed
         /// A save asked for by the "unsaved changes" prompt succeeded: leave the screen.
         case savedThenBack
+        /// The newest history entry of a user (for "changed by alice 3 min ago").
+        case lastChange(userID: String, version: Int, entry: JSONValue?)
     }
 
     /// The question asked when leaving a detail screen with unsaved changes.
@@ -86,6 +88,9 @@ final class TUI {
     var detailUserID: String?
     /// A reload the TUI started by itself: the user the cursor stays on once it lands.
     var reloadKeepsCursorOn: String?
+    /// The history screen's selected entry, and who changed the open user last (`TUI+History`).
+    var historyCursor = 0
+    var lastChange: (userID: String, version: Int, entry: JSONValue?)?
 
     init(client: UserListClient, mouse: Bool) {
         self.client = client
@@ -266,6 +271,8 @@ final class TUI {
             document = SessionDocument(client.document)
             syncDraft()
             if document.showsDetail, !hasUnsavedChanges { leaveDetail() }
+        case .lastChange(let userID, let version, let entry):
+            lastChange = (userID, version, entry)
         case .endOfInput:
             return false
         }
@@ -319,6 +326,7 @@ final class TUI {
             if searching != nil { searching = text }
             return true
         }
+        if document.showsHistory { return handleHistory(key) }
         if document.showsDetail { return handleDetail(key) }
         return handleList(key)
     }
@@ -354,10 +362,10 @@ final class TUI {
     // MARK: drawing
 
     private func draw() {
-        var lines = document.showsDetail ? detailLines() : listLines()
+        var lines = document.showsHistory ? historyLines() : document.showsDetail ? detailLines() : listLines()
         if showingHelp { lines = helpLines() }
         Terminal.draw(renderer.render(lines, width: size.columns))
-        if !document.showsDetail { reportLastVisibleRow() }
+        if !document.showsDetail && !document.showsHistory { reportLastVisibleRow() }
     }
 
     /// Tells the list which row is the last one on screen, so it loads the next page in time.

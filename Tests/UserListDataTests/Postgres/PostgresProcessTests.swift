@@ -27,7 +27,8 @@ struct PostgresProcessTests {
         defer { b.tearDown() }
         try await a.waitUntilAnswering()
         try await b.waitUntilAnswering()
-        #expect(try server.psql(database, "SELECT COUNT(*) FROM userlist_schema").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        #expect(try server.psql(database, "SELECT COUNT(*) FROM userlist_schema").trimmingCharacters(in: .whitespacesAndNewlines)
+                == "2")  // v1 and v2 (history), each applied once
         #expect(try server.psql(database, "SELECT COUNT(*) FROM users").trimmingCharacters(in: .whitespacesAndNewlines) == "50")
 
         let watch = try b.watch()

@@ -39,7 +39,7 @@ struct PostgresStoreTests {
         #expect(try await stores[1].fetchPage(PageRequest()).users.map(\.name) == ["Ada"])
         let database = connection.value.split(separator: "=").last.map(String.init) ?? ""
         #expect(try server.psql(database, "SELECT string_agg(version::text, ',') FROM userlist_schema")
-            .trimmingCharacters(in: .whitespacesAndNewlines) == "\(PostgresSchema.currentVersion)")
+            .trimmingCharacters(in: .whitespacesAndNewlines) == (1...PostgresSchema.currentVersion).map(String.init).joined(separator: ","))
     }
 
     @Test func aDatabaseFromANewerReleaseIsRefused() throws {

@@ -123,7 +123,7 @@ func outcome<T>(_ body: () async throws(UserError) -> T) async -> Result<T, User
         while try log.step("reading") { rows.append("\(log.int(0)) \(log.text(1)) \(log.text(2))") }
         log.reset()
         #expect(rows == ["1 added \(ids[0].uuidString)", "2 added \(ids[1].uuidString)", "4 added \(barbara.id.uuidString)"])
-        #expect(try connection.integer("PRAGMA user_version", "reading") == 7)
+        #expect(try connection.integer("PRAGMA user_version", "reading") == SQLiteSchema.currentVersion)
         #expect(try await store.fetchPage(PageRequest(search: "race@exa")).users.map(\.id) == [ids[1]])
     }
 

@@ -11,6 +11,8 @@ final class DaemonHarness: @unchecked Sendable {
     let socketPath: String
     let databasePath: String
     private(set) var daemon: Daemon?
+    /// What the daemon logged (the journal's fields included).
+    let logger = Logger(sink: .memory, level: .debug)
     private var task: Task<Int32, Never>?
 
     init(sampleUsers: Int = 120, seed: UInt64 = 7, configure: (inout DaemonConfig) -> Void = { _ in }) async throws {
@@ -36,8 +38,8 @@ final class DaemonHarness: @unchecked Sendable {
         self.config = config
         let repository = try SQLiteUserRepository(path: databasePath)
         let feed = try SQLiteChangeFeed(observing: repository)  // as userlistd's composition root does
-        let store = Daemon.Store(repository: repository, feed: feed, description: "test", close: { _ = feed })
-        let daemon = Daemon(config: config, logger: Logger(sink: .memory, level: .debug),
+        let store = Daemon.Store(repository: repository, feed: feed, description: "test", history: repository, close: { _ = feed })
+        let daemon = Daemon(config: config, logger: logger,
                             notifier: SystemdNotifier(environment: [:]), store: store, reloadConfig: { nil })
         self.daemon = daemon
         task = Task { await daemon.run() }

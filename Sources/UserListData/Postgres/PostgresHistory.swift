@@ -1,0 +1,80 @@
+import Foundation
+import UserListDomain
+
+/// The history table in PostgreSQL (schema v2), shared by every daemon on the database: one
+/// row per change, written by the change's own transaction, under the change-log lock, so
+/// `entry` order is commit order across daemons. The same indexes as SQLite's
+/// (`SQLiteHistory`) keep each page one index range.
+enum PostgresHistory {
+    static let v2 = """
+        CREATE TABLE history (
+            entry             bigserial PRIMARY KEY,
+            at                timestamptz NOT NULL DEFAULT now(),
+            user_id           uuid NOT NULL,
+            kind              text NOT NULL CHECK (kind IN ('added', 'saved', 'removed')),
+            via               text NOT NULL,
+            actor_uid         bigint,
+            actor_name        text,
+            client            text,
+            daemon            text,
+            reverts           bigint,
+            before_name       text,
+            before_email      text,
+            before_avatar_url text,
+            after_name        text,
+            after_email       text,
+            after_avatar_url  text,
+            version_after     integer
+        );
+        CREATE INDEX history_by_user ON history (user_id, entry);
+        CREATE INDEX history_by_actor ON history (actor_uid, entry);
+        CREATE INDEX history_by_at ON history (at);
+        """
+
+    /// `$1`...`$6` are the author (`parameters`).
+    static let insertColumns = """
+        INSERT INTO history (via, actor_uid, actor_name, client, daemon, reverts, user_id, kind,
+                             before_name, before_email, before_avatar_url, after_name, after_email, after_avatar_url, version_after)
+        """
+
+    static func parameters(_ author: ChangeAuthor) -> [String?] {
+        [author.via.rawValue, author.uid.map { String($0) }, author.userName, author.client, author.daemon,
+         author.reverting.map { String($0) }]
+    }
+
+    /// Before the UPDATE: inserts nothing when the version no longer matches.
+    static func recordSave(_ user: User, _ author: ChangeAuthor, _ connection: PGConnection, _ operation: String) throws(PGError) {
+        try connection.query(insertColumns + """
+             SELECT $1, $2::bigint, $3, $4, $5, $6::bigint, id, 'saved', name, email, avatar_url, $7, $8, $9, version + 1
+            FROM users WHERE id = $10 AND version = $11
+            """, parameters(author) + [user.name, user.email, user.avatarURL, user.id.uuidString, String(user.version)], operation)
+    }
+
+    static func recordAdd(_ user: User, _ author: ChangeAuthor, _ connection: PGConnection, _ operation: String) throws(PGError) {
+        try connection.query(insertColumns + """
+             VALUES ($1, $2::bigint, $3, $4, $5, $6::bigint, $7, 'added', NULL, NULL, NULL, $8, $9, $10, $11::integer)
+            """, parameters(author) + [user.id.uuidString, user.name, user.email, user.avatarURL, String(user.version)], operation)
+    }
+
+    /// Before the DELETE, from the stored row.
+    static func recordRemove(_ id: UUID, _ author: ChangeAuthor, _ connection: PGConnection, _ operation: String) throws(PGError) {
+        try connection.query(insertColumns + """
+             SELECT $1, $2::bigint, $3, $4, $5, $6::bigint, id, 'removed', name, email, avatar_url, NULL, NULL, NULL, NULL
+            FROM users WHERE id = $7
+            """, parameters(author) + [id.uuidString], operation)
+    }
+
+    /// The newest change-log row, read under the change-log lock before an import writes.
+    static func lastLoggedSeq(_ connection: PGConnection, _ operation: String) throws(PGError) -> String {
+        try connection.query("SELECT COALESCE(MAX(seq), 0) FROM changes", [], operation).first?[0] ?? "0"
+    }
+
+    /// An import's entries, set-based from the change-log rows it wrote after `seq` (their
+    /// snapshots are the users after; an import keeps no before-image).
+    static func recordImport(after seq: String, _ author: ChangeAuthor, _ connection: PGConnection, _ operation: String) throws(PGError) {
+        try connection.query(insertColumns + """
+             SELECT $1, $2::bigint, $3, $4, $5, $6::bigint, user_id, kind, NULL, NULL, NULL, name, email, avatar_url, version
+            FROM changes WHERE seq > $7::bigint AND kind IN ('added', 'saved') ORDER BY seq
+            """, parameters(author.via(.import)) + [seq], operation)
+    }
+}

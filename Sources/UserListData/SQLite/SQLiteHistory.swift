@@ -1,0 +1,119 @@
+import Foundation
+import UserListDomain
+
+/// The history table: one row per change, written by the change's own transaction (so a change
+/// is never committed without its entry), numbered by `entry` in commit order.
+///
+/// Pages are newest first by `entry` (the rowid): everyone's history is a walk down the rowid,
+/// one user's a range of `history_by_user`, one actor's a range of `history_by_actor`, so the
+/// first page costs the same at any size. Retention's prune needs no index of its own: `at`
+/// grows with `entry`, so the entries to delete are the oldest ones, below the first young one.
+enum SQLiteHistory {
+    static let v8 = """
+        CREATE TABLE history (
+            entry             INTEGER PRIMARY KEY AUTOINCREMENT,
+            at                INTEGER NOT NULL,
+            user_id           TEXT NOT NULL,
+            kind              TEXT NOT NULL CHECK (kind IN ('added', 'saved', 'removed')),
+            via               TEXT NOT NULL,
+            actor_uid         INTEGER,
+            actor_name        TEXT,
+            client            TEXT,
+            daemon            TEXT,
+            reverts           INTEGER,
+            before_name       TEXT,
+            before_email      TEXT,
+            before_avatar_url TEXT,
+            after_name        TEXT,
+            after_email       TEXT,
+            after_avatar_url  TEXT,
+            version_after     INTEGER
+        );
+        CREATE INDEX history_by_user ON history (user_id, entry);
+        CREATE INDEX history_by_actor ON history (actor_uid, entry);
+        """
+
+    /// The columns every writer names, in this order: `?1` at, `?2`...`?7` the author (`bind`).
+    static let insertColumns = """
+        INSERT INTO history (at, via, actor_uid, actor_name, client, daemon, reverts, user_id, kind,
+                             before_name, before_email, before_avatar_url, after_name, after_email, after_avatar_url, version_after)
+        """
+
+    /// Binds `?1` (now, in milliseconds) and the author as `?2`...`?7`.
+    static func bind(_ statement: SQLiteStatement, _ author: ChangeAuthor, at date: Date = Date()) {
+        statement.bind(1, milliseconds(date))
+        statement.bind(2, author.via.rawValue)
+        statement.bind(3, author.uid.map(Int.init))
+        statement.bind(4, author.userName)
+        statement.bind(5, author.client)
+        statement.bind(6, author.daemon)
+        statement.bind(7, author.reverting.map(Int.init))
+    }
+
+    static func milliseconds(_ date: Date) -> Int { Int((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+
+    /// Records the save of `user` (at `user.version`) before the UPDATE runs, from the stored
+    /// row: inserts nothing when the version no longer matches (the save will not happen).
+    static func recordSave(_ user: User, _ author: ChangeAuthor, _ connection: SQLiteConnection) throws(SQLiteError) {
+        let statement = try connection.statement(insertColumns + """
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, id, 'saved', name, email, avatar_url, ?8, ?9, ?10, version + 1
+            FROM users WHERE id = ?11 AND version = ?12
+            """)
+        bind(statement, author)
+        statement.bind(8, user.name)
+        statement.bind(9, user.email)
+        statement.bind(10, user.avatarURL)
+        statement.bind(11, user.id)
+        statement.bind(12, user.version)
+        try statement.run("recording the change in the history")
+    }
+
+    /// Records an added user (after its INSERT).
+    static func recordAdd(_ user: User, _ author: ChangeAuthor, _ connection: SQLiteConnection) throws(SQLiteError) {
+        let statement = try connection.statement(insertColumns + """
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'added', NULL, NULL, NULL, ?9, ?10, ?11, ?12)
+            """)
+        bind(statement, author)
+        statement.bind(8, user.id)
+        statement.bind(9, user.name)
+        statement.bind(10, user.email)
+        statement.bind(11, user.avatarURL)
+        statement.bind(12, user.version)
+        try statement.run("recording the change in the history")
+    }
+
+    /// Records the removal of `id` before the DELETE, from the stored row (nothing when absent).
+    static func recordRemove(_ id: UUID, _ author: ChangeAuthor, _ connection: SQLiteConnection) throws(SQLiteError) {
+        let statement = try connection.statement(insertColumns + """
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, id, 'removed', name, email, avatar_url, NULL, NULL, NULL, NULL
+            FROM users WHERE id = ?8
+            """)
+        bind(statement, author)
+        statement.bind(8, id)
+        try statement.run("recording the change in the history")
+    }
+
+    /// An import's entries, set-based from the change log rows the import wrote after `seq`:
+    /// slim rows (who, when, which user, what kind), without the fields after. Those are the
+    /// next entry's `before`, or the user as stored when no entry came since, and are filled in
+    /// when read (`SQLiteUserRepository.completingImports`): a row with every field cost a
+    /// million-user load about half its time again, a slim one about a sixth. An import keeps
+    /// no before-image, so a save by import has no `before`. A bulk load into an empty store
+    /// logs one `reloaded` row: then every user stored is one it added.
+    static func recordImport(after seq: Int, _ author: ChangeAuthor, _ connection: SQLiteConnection) throws(SQLiteError) {
+        let operation = "recording the import in the history"
+        // Bound, not spliced into the text: the connection keeps one prepared statement per text.
+        let check = try connection.statement("SELECT EXISTS (SELECT 1 FROM changes WHERE seq > ?1 AND kind = 'reloaded')")
+        check.bind(1, seq)
+        let reloaded = try check.step(operation) ? check.int(0) : 0
+        check.reset()
+        let columns = "INSERT INTO history (at, via, actor_uid, actor_name, client, daemon, reverts, user_id, kind) "
+        let source = reloaded == 1
+            ? "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, id, 'added' FROM users"
+            : "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, user_id, kind FROM changes WHERE seq > ?8 AND kind IN ('added', 'saved') ORDER BY seq"
+        let statement = try connection.statement(columns + source)
+        bind(statement, author.via(.import))
+        if reloaded != 1 { statement.bind(8, seq) }
+        try statement.run(operation)
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+
+/// Reads history, newest first: one user's, or everyone's filtered by actor and time.
+///
+/// Entries come back as `daemon` sees them: a change another daemon on the same store made
+/// reads as `via: .anotherDaemon` (`HistoryEntry.via(seenFrom:)`).
+public struct FetchHistoryUseCase: Sendable {
+    public static let defaultPageSize = 50
+    private let repository: any UserHistoryRepository
+    private let daemon: String?
+
+    public init(repository: any UserHistoryRepository, seenFrom daemon: String? = nil) {
+        self.repository = repository
+        self.daemon = daemon
+    }
+
+    /// A page of `userID`'s history, continuing below `before`.
+    public func user(_ userID: UUID, before: Int64? = nil, limit: Int = defaultPageSize) async throws(UserError) -> HistoryPage {
+        try await read(HistoryQuery(userID: userID, before: before, limit: Self.clamped(limit)))
+    }
+
+    /// `userID`'s entries newer than `entry`, newest first: what a screen showing the history
+    /// has not seen yet.
+    public func user(_ userID: UUID, newerThan entry: Int64?, limit: Int = defaultPageSize) async throws(UserError) -> HistoryPage {
+        try await read(HistoryQuery(userID: userID, after: entry, limit: Self.clamped(limit)))
+    }
+
+    /// A page of every user's history, optionally only `actorUID`'s changes and only since `since`.
+    public func all(actorUID: UInt32? = nil, since: Date? = nil, before: Int64? = nil,
+                    limit: Int = defaultPageSize) async throws(UserError) -> HistoryPage {
+        try await read(HistoryQuery(actorUID: actorUID, since: since, before: before, limit: Self.clamped(limit)))
+    }
+
+    /// Any combination of filters (`userctl history ID --by USER --since TIME`).
+    public func page(_ query: HistoryQuery) async throws(UserError) -> HistoryPage {
+        var clamped = query
+        clamped.limit = Self.clamped(query.limit)
+        return try await read(clamped)
+    }
+
+    public func entry(_ id: Int64) async throws(UserError) -> HistoryEntry {
+        seen(try await repository.historyEntry(id))
+    }
+
+    private func read(_ query: HistoryQuery) async throws(UserError) -> HistoryPage {
+        var page = try await repository.history(query)
+        if daemon != nil { page.entries = page.entries.map(seen) }
+        return page
+    }
+
+    private func seen(_ entry: HistoryEntry) -> HistoryEntry {
+        var seen = entry
+        seen.author.via = entry.via(seenFrom: daemon)
+        return seen
+    }
+
+    static func clamped(_ limit: Int) -> Int { max(1, min(limit, 1_000)) }
+}
+
+/// Undoes one history entry by applying its inverse as an ordinary write with the version
+/// check: a user changed since the entry is a `.conflict` carrying what is stored now, as any
+/// save. The revert is recorded as its own entry (`ChangeAuthor.reverting`).
+public struct RevertHistoryEntryUseCase: Sendable {
+    private let history: any UserHistoryRepository
+    private let users: any UserRepository
+    public var author: ChangeAuthor
+
+    public init(history: any UserHistoryRepository, users: any UserRepository, author: ChangeAuthor) {
+        self.history = history
+        self.users = users
+        self.author = author
+    }
+
+    /// Returns the user as the revert left it, or nil when the revert removed it (undoing an add).
+    @discardableResult
+    public func execute(entry id: Int64) async throws(UserError) -> User? {
+        let entry = try await history.historyEntry(id)
+        var author = author
+        author.reverting = entry.id
+        switch entry.kind {
+        case .saved:
+            guard let before = entry.before, let version = entry.versionAfter else {
+                throw .unavailable(reason: "history entry \(id) does not say what the user was before")
+            }
+            var user = try await users.fetchUser(id: entry.userID)
+            guard user.version == version else { throw .conflict(stored: user) }
+            user.name = before.name
+            user.email = before.email
+            user.avatarURL = before.avatarURL
+            return try await UpdateUserUseCase(repository: users, author: author).execute(user)
+        case .added:
+            let user = try await users.fetchUser(id: entry.userID)
+            guard user.version == entry.versionAfter else { throw .conflict(stored: user) }
+            try await users.remove(id: entry.userID, by: author)
+            return nil
+        case .removed:
+            guard let before = entry.before else {
+                throw .unavailable(reason: "history entry \(id) does not say what the removed user was")
+            }
+            let new = NewUser(id: entry.userID, name: before.name, email: before.email, avatarURL: before.avatarURL)
+            return try await AddUserUseCase(repository: users, author: author).execute(new)
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import UserListDomain
+
+/// Logs each change this daemon makes once, to journald, with who made it
+/// (`USERLISTD_ACTOR_UID`, `USERLISTD_ACTOR`), the user's id (`USERLISTD_USER_ID`), what
+/// (`USERLISTD_CHANGE`) and how (`USERLISTD_VIA`), so `journalctl USERLISTD_ACTOR_UID=1001`
+/// answers "what did alice change". An import is one line with its count. Everything else is
+/// passed through untouched.
+final class JournaledUserRepository: UserRepository {
+    private let base: any UserRepository
+    private let logger: Logger
+
+    init(base: any UserRepository, logger: Logger) {
+        self.base = base
+        self.logger = logger
+    }
+
+    private func log(_ change: String, _ id: UUID?, _ author: ChangeAuthor, _ extra: [String: String] = [:]) {
+        var fields = extra
+        fields["USERLISTD_CHANGE"] = change
+        fields["USERLISTD_VIA"] = author.via.rawValue
+        if let id { fields["USERLISTD_USER_ID"] = UUIDText.lowercase(id) }
+        if let uid = author.uid { fields["USERLISTD_ACTOR_UID"] = String(uid) }
+        if let name = author.userName { fields["USERLISTD_ACTOR"] = name }
+        if let client = author.client { fields["USERLISTD_CLIENT"] = client }
+        if let entry = author.reverting { fields["USERLISTD_REVERTS"] = String(entry) }
+        let who = author.userName ?? author.uid.map { "uid \($0)" } ?? "unknown"
+        let what = id.map { "user \(UUIDText.lowercase($0))" } ?? "users"
+        logger.info("\(who) \(change) \(what) (\(author.via.rawValue))", fields)
+    }
+
+    func update(_ user: User, by author: ChangeAuthor) async throws(UserError) -> User {
+        let saved = try await base.update(user, by: author)
+        log(author.reverting == nil ? "saved" : "reverted", user.id, author)
+        return saved
+    }
+
+    func add(_ user: NewUser, by author: ChangeAuthor) async throws(UserError) -> User {
+        let added = try await base.add(user, by: author)
+        log("added", added.id, author)
+        return added
+    }
+
+    func remove(id: UUID, by author: ChangeAuthor) async throws(UserError) {
+        try await base.remove(id: id, by: author)
+        log("removed", id, author)
+    }
+
+    func importUsers(_ users: [User], by author: ChangeAuthor) async throws(UserError) -> Int {
+        let written = try await base.importUsers(users, by: author)
+        if written > 0 { log("imported", nil, author, ["USERLISTD_IMPORTED": String(written)]) }
+        return written
+    }
+
+    // MARK: passed through
+
+    func fetchPage(_ request: PageRequest) async throws(UserError) -> UserPage { try await base.fetchPage(request) }
+    func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage { try await base.fetchPage(request) }
+    func fetchUser(id: UUID) async throws(UserError) -> User { try await base.fetchUser(id: id) }
+    func update(_ user: User) async throws(UserError) -> User { try await base.update(user) }
+    func add(_ user: NewUser) async throws(UserError) -> User { try await base.add(user) }
+    func remove(id: UUID) async throws(UserError) { try await base.remove(id: id) }
+    func importUsers(_ users: [User]) async throws(UserError) -> Int { try await base.importUsers(users) }
+    func cursor(after user: User, totalCount: Int?) -> PageCursor? { base.cursor(after: user, totalCount: totalCount) }
+    func users(withIDPrefix prefix: UserIDPrefix, limit: Int) async throws(UserError) -> [User] {
+        try await base.users(withIDPrefix: prefix, limit: limit)
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import Glibc
+import UserListClient
+import UserListWire
+
+/// `userctl history` and `userctl revert`: who changed what, newest first (like `git log`), and
+/// undo of one entry (like `git revert`).
+enum HistoryCommands {
+    static let defaultLimit = 50
+
+    static func history(_ context: CommandContext) async throws {
+        var args: [String: JSONValue] = [:]
+        if let text = context.invocation.positionals.first {
+            args["user_id"] = .string(try await UserIDArgument.resolve(text, context.client))
+        }
+        let values = context.invocation.values
+        if let by = values["by"] { args["by_uid"] = .int(Int64(try uid(of: by))) }
+        if let since = values["since"] { args["since"] = .string(try time(since)) }
+        var wanted = defaultLimit
+        if let text = values["limit"] {
+            guard let limit = Int(text), limit > 0 else { throw UsageError(message: "--limit needs a positive number, not '\(text)'", command: "history") }
+            wanted = limit
+        }
+        var entries: [JSONValue] = []
+        var before: Int64?
+        repeat {
+            var page = args
+            page["limit"] = .int(Int64(min(1_000, wanted - entries.count)))
+            if let before { page["before"] = .int(before) }
+            let result: JSONValue?
+            do {
+                result = try await context.client.send(screen: "session", action: "history", args: page)
+            } catch let error as ClientError where error.serverCode == .unknownAction {
+                throw CommandFailure(.unavailable, "this userlistd keeps no history; upgrade it")
+            }
+            entries += result?["entries"]?.arrayValue ?? []
+            before = result?["next"]?.int64Value
+        } while before != nil && entries.count < wanted
+        if context.json {
+            print(JSONValue.array(entries).description)
+            return
+        }
+        if entries.isEmpty {
+            print("no changes recorded" + (args.isEmpty ? "" : " that match"))
+            return
+        }
+        let now = Date()
+        let rows = entries.map { entry -> [String] in
+            [Table.cell(entry["entry"]), ago(entry["at"]?.stringValue, now: now),
+             entry["user"]?.stringValue ?? entry["uid"].map { "uid \(Table.cell($0))" } ?? "-",
+             Table.cell(entry["via"]), Table.cell(entry["kind"]),
+             String((entry["user_id"]?.stringValue ?? "-").prefix(8)), change(entry)]
+        }
+        print(Table(headers: ["ENTRY", "WHEN", "WHO", "VIA", "KIND", "USER", "CHANGE"], rows: rows, numeric: [0])
+            .render(style: context.style))
+    }
+
+    static func revert(_ context: CommandContext) async throws {
+        let text = context.invocation.positionals[0]
+        guard let entry = Int64(text), entry > 0 else {
+            throw CommandFailure(.dataError, "'\(text)' is not a history entry: entries are the numbers 'userctl history' prints")
+        }
+        let result: JSONValue?
+        do {
+            result = try await context.client.send(screen: "session", action: "revert", args: ["entry": .int(entry)])
+        } catch let error as ClientError {
+            throw CommandFailure(ExitCode.for(error), "cannot revert entry \(entry): \(error.message)")
+        }
+        if context.json {
+            print((result ?? .null).description)
+        } else if let user = UserRow(result?["user"]) {
+            print("reverted entry \(entry): \(user.id) is \"\(DisplayWidth.sanitized(user.name))\" again (version \(user.version))")
+        } else {
+            print("reverted entry \(entry): the user it added is removed")
+        }
+    }
+
+    /// "alice" → alice's uid; a number is taken as a uid.
+    static func uid(of user: String) throws -> UInt32 {
+        if let uid = UInt32(user) { return uid }
+        guard let entry = getpwnam(user) else { throw CommandFailure(.dataError, "no user '\(user)' on this system (give a uid instead)") }
+        return entry.pointee.pw_uid
+    }
+
+    /// RFC 3339 as given, a date (midnight UTC), or a span back from now: 30m, 2h, 7d.
+    static func time(_ text: String) throws -> String {
+        let format = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        if (try? Date.ISO8601FormatStyle().parse(text)) != nil || (try? format.parse(text)) != nil { return text }
+        if (try? Date.ISO8601FormatStyle().year().month().day().parse(text)) != nil { return text + "T00:00:00Z" }
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800]
+        if let unit = text.last.flatMap({ units[$0] }), let count = Double(text.dropLast()), count >= 0 {
+            return Date().addingTimeInterval(-count * unit).formatted(format)
+        }
+        throw UsageError(message: "--since needs a time: 2026-12-01T09:00:00Z, 2026-12-01, or a span back from now (30m, 2h, 7d), not '\(text)'",
+                         command: "history")
+    }
+
+    /// "3 min ago", from the entry's RFC 3339 time.
+    static func ago(_ text: String?, now: Date) -> String {
+        guard let text, let at = (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
+                ?? (try? Date.ISO8601FormatStyle().parse(text)) else { return text ?? "-" }
+        return RelativeTime.ago(now.timeIntervalSince(at))
+    }
+
+    /// What changed, in a few words: the fields that differ, before → after.
+    static func change(_ entry: JSONValue) -> String {
+        let before = entry["before"]?.objectValue, after = entry["after"]?.objectValue
+        func field(_ object: [String: JSONValue]?, _ key: String) -> String {
+            object?[key]?.stringValue.map { "\"\(DisplayWidth.sanitized($0))\"" } ?? "-"
+        }
+        switch (before, after) {
+        case (nil, let after?): return "added " + field(after, "name")
+        case (let before?, nil): return "removed " + field(before, "name")
+        case (let before?, let after?):
+            let changed = ["name", "email", "avatar_url"].filter { before[$0] != after[$0] }
+            if changed.isEmpty { return "saved unchanged" }
+            return changed.map { "\($0) \(field(before, $0)) → \(field(after, $0))" }.joined(separator: ", ")
+        case (nil, nil): return "-"
+        }
+    }
+}
+
+/// "just now", "3 min ago", "2 h ago", "5 days ago": how the TUI and `history` say when.
+enum RelativeTime {
+    static func ago(_ seconds: TimeInterval) -> String {
+        switch max(0, seconds) {
+        case ..<45: "just now"
+        case ..<3_600: "\(Int((seconds / 60).rounded(.up)) ) min ago"
+        case ..<86_400: "\(Int(seconds / 3_600)) h ago"
+        default: "\(Int(seconds / 86_400)) day\(Int(seconds / 86_400) == 1 ? "" : "s") ago"
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import UserListClient
+import UserListWire
+
+/// The history screen (Ctrl-O on a user's screen): who changed the user, newest first, and undo
+/// of the selected entry. And the user screen's "changed by alice 3 min ago".
+extension TUI {
+    static let historyKeys: [(keys: String, does: String)] = [
+        ("j k ↑ ↓", "move"), ("u", "undo the selected change (a conflict if the user changed since)"),
+        ("r", "read the history again"), ("Esc q ←", "back to the user"), ("F1", "this help"),
+    ]
+
+    func handleHistory(_ key: Key) -> Bool {
+        let count = document.history?.entries.count ?? 0
+        switch key {
+        case .character("j"), .down:
+            historyCursor = min(historyCursor + 1, max(0, count - 1))
+            if historyCursor >= count - 3, document.history?.hasMore == true {
+                send("history", "did_display_row", ["index": .int(Int64(historyCursor))])
+            }
+        case .character("k"), .up: historyCursor = max(0, historyCursor - 1)
+        case .character("r"): send("history", "refresh")
+        case .character("u"):
+            guard let entry = document.history?.entries[safe: historyCursor]?["entry"]?.int64Value else { return true }
+            send("history", "revert", ["entry": .int(entry)])
+        case .character("x"): dismissBanner(screen: "history")
+        case .escape:
+            if banner != nil || document.history?.errorMessage != nil { dismissBanner(screen: "history") } else { send("history", "back") }
+        case .character("q"), .left: send("history", "back")
+        default: break
+        }
+        return true
+    }
+
+    func historyLines() -> [Line] {
+        let history = document.history
+        let name = document.detail?.user?.name ?? ""
+        var lines = [header("History" + (name.isEmpty ? "" : ": \(name)")), bannerLine(history?.errorMessage)]
+        let entries = history?.entries ?? []
+        if entries.isEmpty {
+            lines.append(Line(history?.loading == "none" ? "  no changes recorded" : "  \(Self.spinnerFrames[spinner % 10]) reading…"))
+        }
+        let now = Date()
+        let rows = max(1, size.rows - 4)
+        let first = max(0, min(historyCursor - rows + 1, entries.count - rows))
+        for (index, entry) in entries.enumerated().dropFirst(first).prefix(rows) {
+            let who = entry["user"]?.stringValue ?? entry["uid"]?.int64Value.map { "uid \($0)" } ?? "unknown"
+            let text = "  #\(entry["entry"]?.int64Value ?? 0)  \(HistoryCommands.ago(entry["at"]?.stringValue, now: now))  "
+                + "\(who) (\(entry["via"]?.stringValue ?? "?"))  \(HistoryCommands.change(entry))"
+                + (history?.reverting == entry["entry"]?.int64Value ? "  undoing…" : "")
+            lines.append(Line(text, index == historyCursor ? .reverse : .plain))
+        }
+        while lines.count < size.rows - 2 { lines.append(Line("")) }
+        lines.append(statusLine())
+        lines.append(hintBar(Self.historyKeys.map { "\($0.keys) \($0.does)" }, help: "F1 help"))
+        return lines
+    }
+
+    /// "  changed by alice 3 min ago", for the user on screen at its version: asked for once per
+    /// version (the session's `history`, one entry), shown when known.
+    func changedByLine(_ user: UserRow) -> String? {
+        guard let known = lastChange, known.userID == user.id, known.version == user.version else {
+            if lastChange?.userID != user.id || lastChange?.version != user.version {
+                lastChange = (user.id, user.version, nil)
+                let feed = self.feed
+                client.enqueue(screen: "session", action: "history", args: ["user_id": .string(user.id), "limit": 1]) { result in
+                    guard case .success(let value) = result else { return }
+                    feed.yield(.lastChange(userID: user.id, version: user.version, entry: value?["entries"]?.arrayValue?.first))
+                }
+            }
+            return nil
+        }
+        guard let entry = known.entry else { return nil }
+        let who = entry["user"]?.stringValue ?? entry["uid"]?.int64Value.map { "uid \($0)" } ?? "someone"
+        let verb = entry["kind"] == "added" ? "added" : "changed"
+        return "  \(verb) by \(who) \(HistoryCommands.ago(entry["at"]?.stringValue, now: Date()))"
+    }
+}
+
+extension Array {
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import Testing
+@testable import UserListData
+import UserListDomain
+import UserListTestSupport
+
+/// What both stores promise about history: every change recorded with its author in the same
+/// transaction, pages newest first, filters, imports recorded, revert through the store, and
+/// retention. Runs against SQLite and a PostgreSQL started in a temporary directory.
+@Suite(.serialized, .childProcesses) struct HistoryContractProcessTests {
+    let alice = ChangeAuthor(uid: 1001, userName: "alice", client: "userctl", via: .intent, daemon: "host-a")
+    let bob = ChangeAuthor(uid: 1002, userName: "bob", client: "userctl", via: .command, daemon: "host-b")
+
+    func open(_ kind: StoreKind) throws -> (any UserRepository & UserHistoryRepository, StoreFixture) {
+        let fixture = try kind.makeFixture()
+        let store = try fixture.open()
+        return (try #require(store as? any UserRepository & UserHistoryRepository), fixture)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func everyChangeIsRecordedWithWhoMadeItAndTheFieldsBeforeAndAfter(kind: StoreKind) async throws {
+        let (store, _) = try open(kind)
+        let added = try await store.add(NewUser(name: "Grace Hopper", email: "grace@example.com"), by: alice)
+        var edited = added
+        edited.name = "Amazing Grace"
+        edited.avatarURL = "https://example.com/g.png"
+        let saved = try await store.update(edited, by: bob)
+        try await store.remove(id: added.id, by: alice)
+
+        let page = try await store.history(HistoryQuery(userID: added.id))
+        #expect(page.entries.map(\.kind) == [.removed, .saved, .added])
+        #expect(page.next == nil)
+        let (removed, save, add) = (page.entries[0], page.entries[1], page.entries[2])
+        #expect(add.before == nil && add.after == UserFields(name: "Grace Hopper", email: "grace@example.com"))
+        #expect(add.author == alice && add.versionAfter == 1)
+        #expect(save.before == UserFields(name: "Grace Hopper", email: "grace@example.com"))
+        #expect(save.after == UserFields(name: "Amazing Grace", email: "grace@example.com", avatarURL: "https://example.com/g.png"))
+        #expect(save.author == bob && save.versionAfter == saved.version)
+        #expect(removed.before == save.after && removed.after == nil)
+        #expect(abs(removed.at.timeIntervalSinceNow) < 600)
+        #expect(try await store.historyEntry(save.id) == save)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aRefusedSaveLeavesNoEntry(kind: StoreKind) async throws {
+        let (store, _) = try open(kind)
+        let user = try await store.add(NewUser(name: "Ada", email: "ada@example.com"), by: alice)
+        _ = try await store.update(User(id: user.id, name: "Ada King", email: user.email, version: 1), by: alice)
+        await #expect(throws: UserError.self) {
+            _ = try await store.update(User(id: user.id, name: "Stale", email: user.email, version: 1), by: bob)
+        }
+        _ = try await store.add(NewUser(name: "Other", email: "other@example.com"), by: alice)
+        var clash = try await store.fetchUser(id: user.id)
+        clash.email = "other@example.com"
+        await #expect(throws: UserError.self) { _ = try await store.update(clash, by: bob) }
+        #expect(try await store.history(HistoryQuery(userID: user.id)).entries.map(\.kind) == [.saved, .added])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func pagesAreNewestFirstByKeysetAndFilterByActorAndTime(kind: StoreKind) async throws {
+        let (store, _) = try open(kind)
+        var user = try await store.add(NewUser(name: "Name 0", email: "n@example.com"), by: alice)
+        for index in 1...25 {
+            user.name = "Name \(index)"
+            user = try await store.update(user, by: index.isMultiple(of: 5) ? bob : alice)
+        }
+        var names: [String] = []
+        var before: Int64?
+        repeat {
+            let page = try await store.history(HistoryQuery(userID: user.id, before: before, limit: 10))
+            names += page.entries.compactMap(\.after?.name)
+            before = page.next
+        } while before != nil
+        #expect(names == (0...25).reversed().map { "Name \($0)" })
+        let all = try await store.history(HistoryQuery(userID: user.id, limit: 100)).entries
+        let newer = try await store.history(HistoryQuery(userID: user.id, after: all[3].id))
+        #expect(newer.entries == Array(all.prefix(3)))
+        let bobs = try await store.history(HistoryQuery(actorUID: 1002))
+        #expect(bobs.entries.compactMap(\.after?.name) == ["Name 25", "Name 20", "Name 15", "Name 10", "Name 5"])
+        #expect(try await store.history(HistoryQuery(since: Date().addingTimeInterval(3_600))).entries.isEmpty)
+        #expect(try await store.history(HistoryQuery(since: Date().addingTimeInterval(-3_600), limit: 100)).entries.count == 26)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func anImportIsRecordedAsImportByWhoeverImported(kind: StoreKind) async throws {
+        let (store, _) = try open(kind)
+        var users = SampleUsers.generate(count: 30, seed: 3)
+        #expect(try await store.importUsers(users, by: alice) == 30)
+        users[4].name = "Changed By Import"
+        users[4].version += 1
+        #expect(try await store.importUsers(users, by: bob) == 1)
+        let all = try await store.history(HistoryQuery(limit: 100)).entries
+        #expect(all.count == 31)
+        #expect(all.allSatisfy { $0.author.via == .import })
+        #expect(all.first?.kind == .saved && all.first?.author.userName == "bob" && all.first?.after?.name == "Changed By Import")
+        #expect(Set(all.dropFirst().map(\.userID)) == Set(users.map(\.id)))
+        // What an import wrote stays what its entry shows after the user changes again.
+        _ = try await store.update(try await store.fetchUser(id: users[4].id), by: alice)
+        let imported = try await store.historyEntry(try #require(all.first).id)
+        #expect(imported.after?.name == "Changed By Import")
+        let added = try #require(all.last)
+        #expect(try await store.historyEntry(added.id).after?.name == users.first { $0.id == added.userID }?.name)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func revertThroughTheStoreIsAnOrdinarySaveWithTheVersionCheck(kind: StoreKind) async throws {
+        let (store, _) = try open(kind)
+        let user = try await store.add(NewUser(name: "Linus", email: "linus@example.com"), by: alice)
+        let renamed = try await UpdateUserUseCase(repository: store, author: bob).rename(user, to: "Linus T")
+        let entry = try #require(try await store.history(HistoryQuery(userID: user.id)).entries.first)
+        let revert = RevertHistoryEntryUseCase(history: store, users: store, author: alice)
+        #expect(try await revert.execute(entry: entry.id)?.name == "Linus")
+        let undo = try #require(try await store.history(HistoryQuery(userID: user.id)).entries.first)
+        #expect(undo.author.reverting == entry.id && undo.author.userName == "alice")
+        // Reverting the same entry again: the user changed since (the revert itself).
+        await #expect(throws: UserError.self) { try await revert.execute(entry: entry.id) }
+        #expect(renamed.version == 2)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func retentionPrunesOnlyEntriesOlderThanTheCutoff(kind: StoreKind) async throws {
+        let (store, _) = try open(kind)
+        _ = try await store.importUsers(SampleUsers.generate(count: 10, seed: 9), by: alice)
+        #expect(try await store.pruneHistory(before: Date().addingTimeInterval(-3_600)) == 0)
+        #expect(try await store.history(HistoryQuery(limit: 100)).entries.count == 10)
+        #expect(try await store.pruneHistory(before: Date().addingTimeInterval(3_600)) == 10)
+        #expect(try await store.history(HistoryQuery(limit: 100)).entries.isEmpty)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func anotherInstanceOnTheSameStoreSeesTheSameHistory(kind: StoreKind) async throws {
+        let (store, fixture) = try open(kind)
+        let user = try await store.add(NewUser(name: "Shared", email: "shared@example.com"), by: alice)
+        let other = try #require(try fixture.open() as? any UserHistoryRepository)
+        let seen = try await other.history(HistoryQuery(userID: user.id)).entries
+        #expect(seen.map(\.author.daemon) == ["host-a"])
+        #expect(seen.first?.via(seenFrom: "host-b") == .anotherDaemon)
+    }
+}
