@@ -28,10 +28,15 @@ public protocol UserRepository: Sendable {
     /// a user by the start of the id (`userctl show 4f1c`). The default declines with
     /// `.unavailable` (a store that cannot read ids by range; the whole id still works).
     func users(withIDPrefix prefix: UserIDPrefix, limit: Int) async throws(UserError) -> [User]
+    /// The store's own staging of all-or-nothing imports (durable, applied in one merge), or nil
+    /// (the default): the use case then stages in memory and calls `importUsers` at the commit.
+    var importStaging: (any ImportStaging)? { get }
 }
 
 extension UserRepository {
     public func cursor(after user: User, totalCount: Int?) -> PageCursor? { nil }
+
+    public var importStaging: (any ImportStaging)? { nil }
 
     public func users(withIDPrefix prefix: UserIDPrefix, limit: Int) async throws(UserError) -> [User] {
         throw .unavailable(reason: "this store cannot look users up by the start of their id; give the whole id")

@@ -9,6 +9,7 @@ public struct UserUseCases: Sendable {
     public var add: AddUserUseCase
     public var remove: RemoveUserUseCase
     public var importUsers: ImportUsersUseCase
+    public var stagedImport: StagedImportUseCase
     public var findByIDPrefix: FindUsersByIDPrefixUseCase
 
     public init(repository: any UserRepository) {
@@ -18,6 +19,7 @@ public struct UserUseCases: Sendable {
         add = AddUserUseCase(repository: repository)
         remove = RemoveUserUseCase(repository: repository)
         importUsers = ImportUsersUseCase(repository: repository)
+        stagedImport = StagedImportUseCase(repository: repository)
         findByIDPrefix = FindUsersByIDPrefixUseCase(repository: repository)
     }
 }

@@ -16,6 +16,7 @@ enum Intent: Equatable {
         case .list(.addUser), .list(.removeUser): true
         case .detail(.save): true
         case .session(.importUsers), .session(.renameUser), .session(.addUser), .session(.removeUser): true
+        case .session(.stagedImport): true
         default: false
         }
     }
@@ -99,8 +100,14 @@ enum SessionIntent: Equatable {
     case exportPage(ExportPageRequest)
     /// The users whose id starts with a prefix, past every screen (`IDPrefixLookup.swift`).
     case findUsers(FindUsersRequest)
+    /// An all-or-nothing import's step (`StagedImportIntent`).
+    case stagedImport(StagedImportIntent)
 
     init(_ action: String, _ args: IntentArguments) throws(IntentError) {
+        if let staged = try StagedImportIntent(action, args) {
+            self = .stagedImport(staged)
+            return
+        }
         switch action {
         case "export_page": self = .exportPage(try ExportPageRequest(args))
         case "find_users": self = .findUsers(try FindUsersRequest(args))

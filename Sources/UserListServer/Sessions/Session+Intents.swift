@@ -151,6 +151,8 @@ extension Session {
             return exportPage(request)
         case .findUsers(let request):
             return findUsers(request)
+        case .stagedImport(let intent):
+            return perform(intent)
         case .importUsers(let users):
             let useCases = useCases
             return .pending { session in
