@@ -41,15 +41,29 @@ enum SQLiteImportMerge {
         return result
     }
 
-    /// The merge's statements, inside the caller's transaction.
+    /// The merge's statements, inside the caller's transaction: the checks, then every entry in
+    /// key order (id, then file order for an id given twice: the later entry wins), which keeps
+    /// the id index's pages in cache. An import bigger than the store (and than
+    /// `rebuildIndexesFrom`) builds the secondary indexes afterwards and leaves the search index
+    /// to catch up once committed, as a bulk load does.
     private static func merge(_ id: Int, _ connection: SQLiteConnection) throws(SQLiteError) -> Outcome {
+        try SQLiteImportValidation.check(id, connection)
         for name in SQLiteSchema.changeLogTriggerNames + SQLiteSearchIndex.triggerNames {
             try connection.execute("DROP TRIGGER IF EXISTS \(name)", operation)
         }
+        let count = try connection.integer("SELECT entries FROM imports WHERE id = \(id)", operation)
+        let stored = try connection.integer("SELECT user_count FROM store_state WHERE only = 1", operation)
+        let rebuild = count >= SQLiteUserRepository.rebuildIndexesFrom && count > stored
+        if rebuild {
+            for index in SQLiteSchema.secondaryIndexes { try connection.execute("DROP INDEX \(index.name)", operation) }
+            try SQLiteSearchIndex.startOver(connection, operation)
+        }
+        if count > 10_000 { try connection.execute("PRAGMA cache_size = -\(SQLiteUserRepository.importCacheKiB)", operation) }
+        defer { _ = try? connection.execute("PRAGMA cache_size = -\(SQLiteUserRepository.normalCacheKiB)", operation) }
         var importer = try SQLiteUserRepository.Importer(connection, keepChanges: false, staged: true)
         let rows = try connection.statement("""
             SELECT position, id, name, email, avatar_url, expected_version, name_key, email_key
-            FROM import_staged WHERE import_id = ?1 ORDER BY rowid
+            FROM import_staged WHERE import_id = ?1 ORDER BY id, position
             """)
         defer { rows.reset() }
         rows.bind(1, id)
@@ -67,11 +81,14 @@ enum SQLiteImportMerge {
             }
         }
         rows.reset()
+        if rebuild {
+            for index in SQLiteSchema.secondaryIndexes { try connection.execute(index.create, operation) }
+        }
         try connection.execute(SQLiteSchema.changeLogTriggers + SQLiteSearchIndex.createTriggers, operation)
         try connection.execute("UPDATE store_state SET user_count = user_count + \(importer.inserted) WHERE only = 1", operation)
         let written = importer.inserted + importer.updated
         if written > 0 { try logReload(connection) }
-        return Outcome(read: read, written: written)
+        return Outcome(read: read, written: written, leftSearchBacklog: rebuild)
     }
 
     /// One change-log row for the whole import: feeds hand their sessions `UserChange.resync`.

@@ -114,4 +114,35 @@ import UserListDomain
         }
         #expect(left == 0)
     }
+
+    @Test func twoEntriesGivingOneAddressToTwoUsersImportNothingAndTheLaterIsNamed() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteUserRepository(path: directory.file("s.sqlite"))
+        var users = SampleUsers.generate(count: 10, seed: 7)
+        users[6].email = users[2].email.uppercased()
+        let token = try await Self.staged(store, users, chunk: 4)
+        await #expect {
+            try await store.importStaging!.commitImport(token)
+        } throws: { error in
+            guard case .rejectedEntry(7, users[6].id, let reason)? = error as? UserError else { return false }
+            return reason.contains("by entry 3")
+        }
+        #expect(try await store.fetchPage(PageRequest(limit: 1)).totalCount == 0)
+    }
+
+    @Test func anImportBiggerThanTheStoreRebuildsItsIndexesAndSearchCatchesUp() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteUserRepository(path: directory.file("s.sqlite"))
+        _ = try await store.add(NewUser(name: "Already Here", email: "here@example.org"))
+        let users = SampleUsers.generate(count: SQLiteUserRepository.rebuildIndexesFrom + 10, seed: 8)
+        let token = try await Self.staged(store, users, chunk: 1_000)
+        #expect(try await store.importStaging!.commitImport(token).written == users.count)
+        await store.searchIndexCaughtUp()
+        let last = users[users.count - 1]
+        let found = try await store.fetchPage(PageRequest(limit: 5, search: last.email))
+        #expect(found.users.contains(last), "\(found.users)")
+        #expect(try await store.fetchPage(PageRequest(limit: 1)).totalCount == users.count + 1)
+        // The unique email index is back: a second user with a taken address is refused.
+        await #expect(throws: UserError.self) { try await store.add(NewUser(name: "Copy", email: last.email)) }
+    }
 }
