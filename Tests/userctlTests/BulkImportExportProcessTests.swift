@@ -225,4 +225,40 @@ struct BulkImportExportProcessTests {
         let fixed = try Self.userctl(["--socket", daemon.socketPath, "import", "--quiet", file])
         #expect(fixed.status == 0 && fixed.stdout == "imported 3000 users from \(file)\n", "\(fixed)")
     }
+
+    @Test func aSyntaxErrorADuplicateEmailAndAStaleVersionEachImportNothing() throws {
+        let daemon = try RealDaemon(sampleData: 0)
+        defer { daemon.tearDown() }
+        let socket = ["--socket", daemon.socketPath]
+        let users = Self.users(1_000, seed: 6)
+        let file = daemon.directory + "/users.json"
+        // A JSON syntax error at entry 301, past the first chunks sent.
+        var entries = try users.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
+        entries[300] = #"{"id": "x", "full_name": oops}"#
+        try Data(("[" + entries.joined(separator: ",\n") + "]").utf8).write(to: URL(fileURLWithPath: file))
+        let syntax = try Self.userctl(socket + ["import", "--quiet", file])
+        #expect(syntax.status == 65 && syntax.stderr.contains("entry 301") && syntax.stderr.contains("nothing was imported"), "\(syntax.stderr)")
+        #expect(try Self.storedCount(daemon.socketPath) == 0)
+
+        try Self.write(users, to: file)
+        #expect(try Self.userctl(socket + ["import", "--quiet", file]).status == 0)
+        // Entry 5 takes the address of a stored user; entry 3 names a version older than stored.
+        var next = Self.users(10, seed: 7)
+        next[4]["email"] = (users[9]["email"] as! String).uppercased()
+        try Self.write(next, to: file)
+        let duplicate = try Self.userctl(socket + ["import", "--quiet", file])
+        #expect(duplicate.status == 65 && duplicate.stderr.contains("Entry 5 (id \(next[4]["id"]!))"), "\(duplicate.stderr)")
+        #expect(duplicate.stderr.contains("Nothing was imported."), "\(duplicate.stderr)")
+        let renamed = try Self.userctl(socket + ["rename", users[0]["id"] as! String, "Renamed Since"])
+        #expect(renamed.status == 0, "\(renamed.stderr)")
+        var stale = Array(users[0..<5])
+        stale[0]["full_name"] = "From The Old File"
+        stale.swapAt(0, 2)
+        try Self.write(stale, to: file)
+        let conflict = try Self.userctl(socket + ["import", "--quiet", file])
+        #expect(conflict.status == 65 && conflict.stderr.contains("Entry 3 (id \(users[0]["id"]!)): it names version 1"), "\(conflict.stderr)")
+        #expect(try Self.storedCount(daemon.socketPath) == 1_000)
+        let shown = try Self.userctl(socket + ["show", users[0]["id"] as! String, "--json"])
+        #expect(try JSONValue(parsing: shown.stdout)["name"]?.stringValue == "Renamed Since")
+    }
 }
