@@ -45,7 +45,7 @@ TOTAL=$((NEW + UPD))
 : > "$DIR/userctl.t"; : > "$DIR/kept.t"; : > "$DIR/rebuilt.t"
 for round in $(seq 1 "$ROUNDS"); do
     # userctl into a running daemon with two watchers.
-    cp "$DIR/base.sqlite3" "$DIR/r.sqlite3"
+    cp "$DIR/base.sqlite3" "$DIR/r.sqlite3"; rm -f "$DIR/r.sqlite3-wal" "$DIR/r.sqlite3-shm"
     "$BIN/userlistd" --socket "$DIR/s.sock" --database "$DIR/r.sqlite3" --state-directory "$DIR/state" >>"$DIR/log" 2>&1 &
     echo $! > "$DIR/pids"
     while ! "$BIN/userctl" --socket "$DIR/s.sock" --no-spawn status >/dev/null 2>&1; do sleep 0.2; done

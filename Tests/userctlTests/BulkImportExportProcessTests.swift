@@ -133,7 +133,7 @@ struct BulkImportExportProcessTests {
     }
 
     @Test func ctrlCBeforeTheCommitImportsNothingAndSaysSo() async throws {
-        let daemon = try RealDaemon(sampleData: 0)
+        let daemon = try RealDaemon(sampleData: 0, extraArguments: ["--intents-per-second", "20"])
         defer { daemon.tearDown() }
         let total = 60_000
         let users = Self.users(total, seed: 2)
@@ -161,7 +161,7 @@ struct BulkImportExportProcessTests {
     }
 
     @Test func killingUserctlMidImportImportsNothing() async throws {
-        let daemon = try RealDaemon(sampleData: 0)
+        let daemon = try RealDaemon(sampleData: 0, extraArguments: ["--intents-per-second", "20"])
         defer { daemon.tearDown() }
         let total = 60_000
         let users = Self.users(total, seed: 3)
@@ -181,7 +181,7 @@ struct BulkImportExportProcessTests {
     }
 
     @Test func killingTheDaemonWhileStagingImportsNothing() async throws {
-        let daemon = try RealDaemon(sampleData: 0)
+        let daemon = try RealDaemon(sampleData: 0, extraArguments: ["--intents-per-second", "20"])
         defer { daemon.tearDown() }
         let total = 60_000
         let users = Self.users(total, seed: 4)

@@ -12,7 +12,7 @@ import ThreadLocks
 /// import with nothing imported (userctl aborts it; a daemon restart drops it). Once the daemon
 /// has taken the commit, the import is the daemon's: a crash or restart finishes it.
 enum BulkImport {
-    static let chunkUsers = 250
+    static let chunkUsers = 1_000
     static let chunkBytes = 768 * 1024
     static let window = 8
     static let replyTimeout: Duration = .seconds(120)
