@@ -42,7 +42,7 @@ PY
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 TOTAL=$((NEW + UPD))
-: > "$DIR/userctl.t"; : > "$DIR/kept.t"; : > "$DIR/rebuilt.t"
+: > "$DIR/userctl.t"; : > "$DIR/rss.kib"; : > "$DIR/kept.t"; : > "$DIR/rebuilt.t"
 for round in $(seq 1 "$ROUNDS"); do
     # userctl into a running daemon with two watchers.
     cp "$DIR/base.sqlite3" "$DIR/r.sqlite3"; rm -f "$DIR/r.sqlite3-wal" "$DIR/r.sqlite3-shm"
@@ -54,6 +54,7 @@ for round in $(seq 1 "$ROUNDS"); do
     sleep 1
     t0=$(now); "$BIN/userctl" --socket "$DIR/s.sock" --no-spawn import --quiet "$DIR/import.json" > "$DIR/out"; t1=$(now)
     echo "$t1 - $t0" | bc >> "$DIR/userctl.t"
+    awk '/VmHWM/ {print $2}' "/proc/$(head -1 "$DIR/pids")/status" >> "$DIR/rss.kib"
     grep -q "imported $TOTAL users" "$DIR/out" || { echo "unexpected: $(cat "$DIR/out")"; exit 1; }
     kill $(cat "$DIR/pids"); sleep 1
 
@@ -88,5 +89,6 @@ done
 u=$(median < "$DIR/userctl.t"); k=$(median < "$DIR/kept.t"); r=$(median < "$DIR/rebuilt.t")
 echo "rows: $NEW new + $UPD updates into $BASE; $ROUNDS rounds; medians"
 printf 'userctl import (2 watchers)       %6.2f s  %8.0f users/s\n' "$u" "$(echo "$TOTAL / $u" | bc -l)"
+printf 'daemon VmHWM after the import     %6.0f MiB\n' "$(echo "$(median < "$DIR/rss.kib") / 1024" | bc -l)"
 printf 'sqlite3 stage+merge, indexes kept %6.2f s  %8.0f rows/s  (userctl is %.2fx its rate)\n' "$k" "$(echo "$TOTAL / $k" | bc -l)" "$(echo "$k / $u" | bc -l)"
 printf 'sqlite3 stage+merge, rebuilt      %6.2f s  %8.0f rows/s  (userctl is %.2fx its rate)\n' "$r" "$(echo "$TOTAL / $r" | bc -l)" "$(echo "$r / $u" | bc -l)"
