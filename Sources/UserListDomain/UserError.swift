@@ -15,6 +15,10 @@ public enum UserError: Error, Equatable, Sendable {
     case unavailable(reason: String)
     /// The caller may look but not change.
     case forbidden(reason: String)
+    /// An import entry that cannot be applied (invalid, an email another user has, or naming an
+    /// older version than the stored one): the whole import was refused. `position` is the
+    /// entry's place in the file (1-based), `reason` what is wrong with it.
+    case rejectedEntry(position: Int, id: UUID, reason: String)
 
     public var message: String {
         switch self {
@@ -30,6 +34,8 @@ public enum UserError: Error, Equatable, Sendable {
             "The user store is unavailable: \(reason)"
         case .forbidden(let reason):
             reason
+        case .rejectedEntry(let position, let id, let reason):
+            "Entry \(position) (id \(id.uuidString.lowercased())): \(reason)"
         }
     }
 }

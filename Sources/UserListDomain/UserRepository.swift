@@ -36,6 +36,10 @@ public protocol UserRepository: Sendable {
     func add(_ user: NewUser, by author: ChangeAuthor) async throws(UserError) -> User
     func remove(id: UUID, by author: ChangeAuthor) async throws(UserError)
     func importUsers(_ users: [User], by author: ChangeAuthor) async throws(UserError) -> Int
+
+    /// The store's own staging of all-or-nothing imports (durable, applied in one merge), or nil
+    /// (the default): the use case then stages in memory and calls `importUsers` at the commit.
+    var importStaging: (any ImportStaging)? { get }
 }
 
 extension UserRepository {
@@ -45,6 +49,8 @@ extension UserRepository {
     public func importUsers(_ users: [User], by author: ChangeAuthor) async throws(UserError) -> Int { try await importUsers(users) }
 
     public func cursor(after user: User, totalCount: Int?) -> PageCursor? { nil }
+
+    public var importStaging: (any ImportStaging)? { nil }
 
     public func users(withIDPrefix prefix: UserIDPrefix, limit: Int) async throws(UserError) -> [User] {
         throw .unavailable(reason: "this store cannot look users up by the start of their id; give the whole id")

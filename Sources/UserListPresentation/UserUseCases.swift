@@ -9,6 +9,7 @@ public struct UserUseCases: Sendable {
     public var add: AddUserUseCase
     public var remove: RemoveUserUseCase
     public var importUsers: ImportUsersUseCase
+    public var stagedImport: StagedImportUseCase
     public var findByIDPrefix: FindUsersByIDPrefixUseCase
     /// Reading history; nil when the store keeps none (the HTTP source).
     public var history: FetchHistoryUseCase?
@@ -32,6 +33,7 @@ public struct UserUseCases: Sendable {
         add = AddUserUseCase(repository: repository)
         remove = RemoveUserUseCase(repository: repository)
         importUsers = ImportUsersUseCase(repository: repository)
+        stagedImport = StagedImportUseCase(repository: repository)
         findByIDPrefix = FindUsersByIDPrefixUseCase(repository: repository)
         self.history = history.map { FetchHistoryUseCase(repository: $0, seenFrom: daemon) }
         revert = history.map { RevertHistoryEntryUseCase(history: $0, users: repository, author: .unattributed) }
@@ -46,6 +48,7 @@ public struct UserUseCases: Sendable {
         copy.add = AddUserUseCase(repository: repository, author: author)
         copy.remove = RemoveUserUseCase(repository: repository, author: author)
         copy.importUsers = ImportUsersUseCase(repository: repository, author: author)
+        copy.stagedImport = StagedImportUseCase(repository: repository, author: author)
         copy.revert = historyRepository.map { RevertHistoryEntryUseCase(history: $0, users: repository, author: author) }
         return copy
     }

@@ -357,13 +357,13 @@ enum ImportFile {
     /// One user of an import file in the wire shape; `entry` is its 1-based place in the file.
     static func normalizeOne(_ item: JSONValue, entry: Int, source: String) throws(CommandFailure) -> JSONValue {
         guard case .object(let object) = item else {
-            throw CommandFailure(.dataError, "\(source): user \(entry) is not an object")
+            throw CommandFailure(.dataError, "\(source): entry \(entry) is not an object")
         }
         guard let name = (object["name"] ?? object["full_name"] ?? object["fullName"])?.stringValue else {
-            throw CommandFailure(.dataError, "\(source): user \(entry) has no \"name\" or \"full_name\"")
+            throw CommandFailure(.dataError, "\(source): entry \(entry) has no \"name\" or \"full_name\"")
         }
         guard let email = object["email"]?.stringValue else {
-            throw CommandFailure(.dataError, "\(source): user \(entry) has no \"email\"")
+            throw CommandFailure(.dataError, "\(source): entry \(entry) has no \"email\"")
         }
         // No id: a new user, its id derived from the email so that importing again skips it.
         let id = object["id"].flatMap { $0.stringValue ?? $0.int64Value.map { String($0) } } ?? ImportID.derived(fromEmail: email)

@@ -28,13 +28,18 @@ enum Help {
                     {id, name, email, avatar_url, version} or in the REST shape with full_name.
                     An entry without "id" is a new user; its id is derived from its email, so that
                     importing the same file again skips it instead of adding it twice.
-                    The file is streamed (any size, constant memory) in chunks of 250 users, each
-                    committed on its own. Progress goes to stderr: a bar on a terminal, a line every
-                    few seconds otherwise, JSON lines with --json, nothing with --quiet.
-                    Resumable, not atomic: after Ctrl-C, a dropped daemon or an invalid entry, the
-                    users acknowledged so far stay imported (the message says how many) and running
-                    the same import again finishes it: users already imported are skipped.
-                    The percentage shown counts the users the daemon acknowledged.
+                    All or nothing: the file is streamed (any size, constant memory) to the daemon,
+                    which keeps it aside until the whole file is there, then applies every entry or,
+                    if any is refused (invalid, an email another user has, or a "version" older than
+                    the stored one), none; the error names the first bad entry by its place in the
+                    file (1-based) and its id. Ctrl-C, a bad entry or a lost daemon before the whole
+                    file is sent imports nothing (userctl says so). Once the daemon has the whole
+                    file, the import is its own: Ctrl-C only stops the waiting, and a daemon crash
+                    or restart finishes it. A changed user gets a new version; an unchanged one is
+                    not written. Open terminals get the import as one reload of what they show.
+                    Progress goes to stderr: a bar on a terminal, a line every few seconds
+                    otherwise, JSON lines with --json, nothing with --quiet; it counts the users
+                    the daemon has taken.
                     Exits 66 when FILE is missing, 65 when it is not such an array or an entry is
                     refused (an email another user has included), 130 on Ctrl-C.
                     """),

@@ -170,6 +170,23 @@ import UserListTestSupport
         #expect(try await store.fetchPage(PageRequest(limit: 1)).totalCount == 300)
     }
 
+    /// An import never lowers a version: a changed user goes past the stored version, whatever
+    /// version the entry names (issue 29: PostgreSQL used to store the entry's version as given).
+    @Test(arguments: StoreKind.allCases)
+    func anImportNeverLowersAVersion(kind: StoreKind) async throws {
+        let store = try kind.makeFixture().open()
+        var users = SampleUsers.generate(count: 3, seed: 4)
+        _ = try await store.importUsers(users)
+        var saved = try await store.update(users[0])
+        saved = try await store.update(saved)
+        #expect(saved.version == 3)
+        users[0].name = "Changed By An Old File"
+        #expect(try await store.importUsers(users) == 1)
+        #expect(try await store.fetchUser(id: users[0].id).version == 4)
+        #expect(try await store.importUsers(users) == 0)
+        #expect(try await store.fetchUser(id: users[0].id).version == 4)
+    }
+
     @Test(arguments: StoreKind.allCases)
     func twoWritersOnOneUserGiveOneSuccessAndOneConflict(kind: StoreKind) async throws {
         let fixture = try kind.makeFixture()

@@ -77,6 +77,8 @@ public final class SharedPageRepository: UserRepository {
         try await base.remove(id: id)
     }
 
+    public var importStaging: (any ImportStaging)? { base.importStaging }
+
     public func importUsers(_ users: [User]) async throws(UserError) -> Int {
         defer { invalidate() }
         return try await base.importUsers(users)

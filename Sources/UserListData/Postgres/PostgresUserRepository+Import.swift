@@ -10,9 +10,10 @@ extension PostgresUserRepository {
     /// Imports at least this large refresh the planner's statistics.
     static let analyzeAfter = 10_000
 
-    /// Writes `users` as they are (id, fields and version), inserting new ids and overwriting
-    /// stored ones, in one transaction: all or nothing. Rows already identical are left alone
-    /// (and announce nothing). Each inserted or changed row gets a change-log row with its
+    /// Writes `users`, inserting new ids and updating stored ones, in one transaction: all or
+    /// nothing. A user whose data changes gets the stored version + 1 (or the given one, if
+    /// higher), as the SQLite store does; one whose data is the same is left alone unless the
+    /// given version is higher (it never goes down), and announces nothing. Each inserted or changed row gets a change-log row with its
     /// snapshot. Returns how many rows were inserted or changed. A later entry with the same id
     /// wins, as if applied in order.
     public func importUsers(_ users: [User]) async throws(UserError) -> Int {
@@ -39,10 +40,12 @@ extension PostgresUserRepository {
                         INSERT INTO users AS u (id, name, email, avatar_url, version, name_key, email_key)
                         SELECT id, name, email, avatar_url, version, name_key, email_key FROM input
                         ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, email = EXCLUDED.email,
-                            avatar_url = EXCLUDED.avatar_url, version = EXCLUDED.version,
+                            avatar_url = EXCLUDED.avatar_url,
+                            version = CASE WHEN (u.name, u.email, u.avatar_url) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.email, EXCLUDED.avatar_url)
+                                           THEN GREATEST(u.version + 1, EXCLUDED.version) ELSE EXCLUDED.version END,
                             name_key = EXCLUDED.name_key, email_key = EXCLUDED.email_key
-                        WHERE (u.name, u.email, u.avatar_url, u.version)
-                              IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.email, EXCLUDED.avatar_url, EXCLUDED.version)
+                        WHERE (u.name, u.email, u.avatar_url) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.email, EXCLUDED.avatar_url)
+                              OR EXCLUDED.version > u.version
                         RETURNING u.id, u.name, u.email, u.avatar_url, u.version, (xmax = 0) AS inserted
                     ), logged AS (
                         INSERT INTO changes (kind, user_id, name, email, avatar_url, version)

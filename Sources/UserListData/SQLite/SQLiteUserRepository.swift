@@ -73,6 +73,7 @@ public final class SQLiteUserRepository: UserRepository {
     public init(path: String, options: Options = Options()) throws(UserError) {
         self.path = path
         self.options = options
+        var importLeftBacklog = false
         let timeout = Int(options.busyTimeout.components.seconds * 1000
                           + options.busyTimeout.components.attoseconds / 1_000_000_000_000_000)
         do {
@@ -83,6 +84,8 @@ public final class SQLiteUserRepository: UserRepository {
                 let connection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: timeout)
                 try Self.configureWriter(connection, options)
                 try SQLiteSchema.migrate(connection)
+                // An import committed before a crash is finished before anything is served.
+                importLeftBacklog = try SQLiteImportStaging.recover(connection)
                 try Self.prune(connection)
                 let checkpointer = SQLiteCheckpointer(path: path)
                 checkpointer.attach(to: connection)
@@ -104,7 +107,7 @@ public final class SQLiteUserRepository: UserRepository {
         }
         // A bulk load's catch-up that an earlier process did not finish.
         let backlog = try? read { connection throws(SQLiteError) -> Int? in try SQLiteSearchIndex.indexedThrough(connection, "opening") }
-        if backlog != nil { catchUpSearchIndex() }
+        if backlog != nil || importLeftBacklog { catchUpSearchIndex() }
     }
 
     private static func configureWriter(_ connection: SQLiteConnection, _ options: Options) throws(SQLiteError) {

@@ -48,8 +48,17 @@ final class JournaledUserRepository: UserRepository {
 
     func importUsers(_ users: [User], by author: ChangeAuthor) async throws(UserError) -> Int {
         let written = try await base.importUsers(users, by: author)
-        if written > 0 { log("imported", nil, author, ["USERLISTD_IMPORTED": String(written)]) }
+        if written > 0 { journalImport(written, by: author) }
         return written
+    }
+
+    func journalImport(_ written: Int, by author: ChangeAuthor) {
+        log("imported", nil, author, ["USERLISTD_IMPORTED": String(written)])
+    }
+
+    /// The store's staging, with each committed import journaled once, as `importUsers` is.
+    var importStaging: (any ImportStaging)? {
+        base.importStaging.map { JournaledImportStaging(base: $0, repository: self) }
     }
 
     // MARK: passed through
@@ -65,4 +74,25 @@ final class JournaledUserRepository: UserRepository {
     func users(withIDPrefix prefix: UserIDPrefix, limit: Int) async throws(UserError) -> [User] {
         try await base.users(withIDPrefix: prefix, limit: limit)
     }
+}
+
+/// A store's all-or-nothing import (`ImportStaging`) whose commits are journaled by the
+/// repository that hands it out.
+private struct JournaledImportStaging: ImportStaging {
+    let base: any ImportStaging
+    let repository: JournaledUserRepository
+
+    func beginImport() async throws(UserError) -> ImportToken { try await base.beginImport() }
+
+    func stage(_ entries: [ImportEntry], into token: ImportToken) async throws(UserError) -> Int {
+        try await base.stage(entries, into: token)
+    }
+
+    func commitImport(_ token: ImportToken, by author: ChangeAuthor?) async throws(UserError) -> ImportSummary {
+        let summary = try await base.commitImport(token, by: author)
+        if summary.written > 0, let author { repository.journalImport(summary.written, by: author) }
+        return summary
+    }
+
+    func abortImport(_ token: ImportToken) async { await base.abortImport(token) }
 }

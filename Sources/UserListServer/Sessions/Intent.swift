@@ -21,6 +21,7 @@ enum Intent: Equatable {
         case .detail(.save): true
         case .session(.importUsers), .session(.renameUser), .session(.addUser), .session(.removeUser): true
         case .session(.revert), .history(.revert): true
+        case .session(.stagedImport): true
         default: false
         }
     }
@@ -123,8 +124,14 @@ enum SessionIntent: Equatable {
     case history(HistoryRequest)
     /// Undo a history entry (`userctl revert`).
     case revert(entry: Int64)
+    /// An all-or-nothing import's step (`StagedImportIntent`).
+    case stagedImport(StagedImportIntent)
 
     init(_ action: String, _ args: IntentArguments) throws(IntentError) {
+        if let staged = try StagedImportIntent(action, args) {
+            self = .stagedImport(staged)
+            return
+        }
         switch action {
         case "export_page": self = .exportPage(try ExportPageRequest(args))
         case "find_users": self = .findUsers(try FindUsersRequest(args))

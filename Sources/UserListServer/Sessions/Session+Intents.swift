@@ -166,6 +166,8 @@ extension Session {
             return history(request)
         case .revert(let entry):
             return revertCommand(entry)
+        case .stagedImport(let intent):
+            return perform(intent)
         case .importUsers(let users):
             let useCases = useCases.via(.command)
             return .pending { session in

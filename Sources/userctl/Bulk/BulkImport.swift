@@ -1,146 +1,115 @@
 import Foundation
 import UserListClient
 import UserListWire
+import ThreadLocks
 
-/// `userctl import FILE`: the file is read as a stream (`JSONArrayReader`) and sent in chunks
-/// of at most `chunkUsers` users and `chunkBytes` bytes, each one `import_users` intent that
-/// the daemon commits in its own short transaction. Up to `window` chunks are in flight. Small
-/// chunks, because another client's save waits for the chunk being written (PROTOCOL.md §4.3).
+/// `userctl import FILE`: all or nothing (PROTOCOL.md §4.3). The file is read as a stream
+/// (`JSONArrayReader`) and staged in the daemon in chunks of at most `chunkUsers` users and
+/// `chunkBytes` bytes under one import (`import_begin`, `import_users` with `import` and
+/// `first`), up to `window` chunks in flight; then `import_commit` applies the whole file.
 ///
-/// Resumable, not atomic: an interruption (Ctrl-C, a killed daemon or client, an invalid entry)
-/// leaves the chunks acknowledged so far committed and the rest not; running the same import
-/// again finishes it, because an import is an upsert by id that skips identical users.
+/// Until the commit is sent nothing is visible: a bad entry, Ctrl-C or a lost daemon ends the
+/// import with nothing imported (userctl aborts it; a daemon restart drops it). Once the daemon
+/// has taken the commit, the import is the daemon's: a crash or restart finishes it.
 enum BulkImport {
-    static let chunkUsers = 250
+    static let chunkUsers = 1_000
     static let chunkBytes = 768 * 1024
     static let window = 8
     static let replyTimeout: Duration = .seconds(120)
-
-    struct Tally {
-        /// Users the daemon acknowledged (committed), in file order from the first.
-        var acknowledged = 0
-        /// Of those, how many it wrote (new or changed; identical users are skipped).
-        var written = 0
-    }
-
-    private struct Chunk {
-        let firstEntry: Int
-        let count: Int
-        /// Where its last user ends in the file: the fraction done once it is acknowledged.
-        let endOffset: Int
-        let reply: Task<JSONValue?, any Error>
-    }
+    /// The merge of a million users into a million takes tens of seconds on a small machine.
+    static let commitTimeout: Duration = .seconds(1_800)
 
     static func run(_ context: CommandContext) async throws {
         let path = context.invocation.positionals[0]
         if path != "-", !FileManager.default.fileExists(atPath: path) { throw CommandFailure(.noInput, "no such file: \(path)") }
         let reader: JSONArrayReader
         do { reader = try JSONArrayReader(path: path) } catch { throw CommandFailure(.noInput, describe(error)) }
-        // A REST page ({"users": [...]}) is small by nature: read it whole, as before.
+        // A REST page ({"users": [...]}) is small by nature: read it whole, one atomic intent.
         let first: UInt8?
         do { first = try reader.peekFirst() } catch { throw CommandFailure(.noInput, describe(error)) }
         if first == UInt8(ascii: "{") {
             let users = try ImportFile.read(path)
             let result = try await context.client.send(screen: "session", action: "import_users", args: ["users": .array(users)])
-            report(Tally(acknowledged: users.count, written: result?["imported"]?.int64Value.map(Int.init) ?? users.count), path, context)
+            report(read: users.count, written: result?["imported"]?.int64Value.map(Int.init) ?? users.count, path, context)
             return
         }
 
         Interruption.install()
-        let progress = Progress(verb: "import", json: context.json, quiet: context.invocation.flags.contains("quiet"))
-        var tally = Tally()
-        var inFlight: [Chunk] = []
-        var batch: [JSONValue] = []
-        var batchBytes = 0
-        var batchEnd = 0
-        var entries = 0
-
-        func settle(_ chunk: Chunk) async throws {
-            do {
-                let result = try await chunk.reply.value
-                tally.acknowledged += chunk.count
-                tally.written += result?["imported"]?.int64Value.map(Int.init) ?? chunk.count
-            } catch {
-                progress.finish()
-                let range = "entries \(chunk.firstEntry) to \(chunk.firstEntry + chunk.count - 1)"
-                let status = summary(tally, path)
-                if let error = error as? ClientError {
-                    throw CommandFailure(ExitCode.for(error), "the chunk of \(range) was not imported: \(error.message)\n\(status)")
-                }
-                throw CommandFailure(.software, "the chunk of \(range) was not imported: \(error)\n\(status)")
-            }
-            // The bytes of the acknowledged users, not of what was read: the reader runs up to
-            // `window` chunks ahead, and the percentage must not run ahead of the count.
-            progress.update(done: tally.acknowledged, fraction: reader.size.map { Double(chunk.endOffset) / Double(max(1, $0)) })
-        }
-
-        func send() async throws {
-            guard !batch.isEmpty else { return }
-            let chunk = Chunk(firstEntry: entries - batch.count + 1, count: batch.count, endOffset: batchEnd,
-                              reply: await enqueue(context.client, ["users": .array(batch)]))
-            batch.removeAll(keepingCapacity: true)
-            batchBytes = 0
-            inFlight.append(chunk)
-            if inFlight.count >= window { try await settle(inFlight.removeFirst()) }
-        }
-
+        Interruption.againMessage = "userctl: interrupted again; stopping now (nothing was imported: the daemon drops what it was sent)"
+        let token: String
         do {
-            while !Interruption.requested {
-                let element: ArraySlice<UInt8>?
-                do { element = try reader.next() } catch { throw CommandFailure(.dataError, "\(path): \(describe(error)) (after entry \(entries))") }
-                guard let element else { break }
-                entries += 1
-                let value: JSONValue
-                do { value = try JSONValue(parsing: element) } catch {
-                    throw CommandFailure(.dataError, "\(path): entry \(entries) is not JSON: \(error)")
-                }
-                let user = try ImportFile.normalizeOne(value, entry: entries, source: path)
-                let size = user.description.utf8.count + 1
-                if !batch.isEmpty && (batch.count == chunkUsers || batchBytes + size > chunkBytes) {
-                    entries -= 1  // the entry read belongs to the next chunk
-                    try await send()
-                    entries += 1
-                }
-                batch.append(user)
-                batchBytes += size
-                batchEnd = reader.bytesRead
+            guard let value = try await context.client.send(screen: "session", action: "import_begin")?["import"]?.stringValue else {
+                throw CommandFailure(.software, "the daemon did not name the import it began")
             }
-            if !Interruption.requested { try await send() }
-            while !inFlight.isEmpty { try await settle(inFlight.removeFirst()) }
-        } catch let failure as CommandFailure {
-            // Let what is in flight finish, so the report says exactly what was committed.
-            var later = 0
-            for chunk in inFlight where (try? await chunk.reply.value) != nil { later += chunk.count }
-            progress.finish()
-            guard later > 0 else { throw failure }
-            throw CommandFailure(failure.code, failure.message + "; \(Plural.users(later)) of the chunks sent after it \(later == 1 ? "was" : "were") imported too")
+            token = value
+        } catch let error as ClientError {
+            throw CommandFailure(ExitCode.for(error), "the import could not begin: \(error.message); nothing was imported")
         }
-        progress.update(done: tally.acknowledged, fraction: Interruption.requested ? nil : 1, force: true)
+        let progress = Progress(verb: "import", json: context.json, quiet: context.invocation.flags.contains("quiet"))
+        let staging = Staging(context: context, token: token, reader: reader, progress: progress)
+        do {
+            try await staging.sendFile(path)
+        } catch let failure as CommandFailure {
+            progress.finish()
+            await staging.abort()
+            throw CommandFailure(failure.code, nothingImported(failure.message))
+        }
+        progress.update(done: staging.taken, fraction: Interruption.requested ? nil : 1, force: true)
         progress.finish()
         if Interruption.requested {
-            throw CommandFailure(.interrupted, "interrupted: \(summary(tally, path)), entry \(tally.acknowledged + 1) onwards were not sent")
+            await staging.abort()
+            throw CommandFailure(.interrupted, "interrupted: nothing was imported (the daemon had taken \(Plural.users(staging.taken)) of \(path), and dropped them)")
         }
-        report(tally, path, context)
+        Interruption.againMessage = "userctl: interrupted again; stopping now (the daemon has the whole file and finishes the import)"
+        let summary = try await commit(context, token: token, entries: staging.entries, path)
+        report(read: summary.read, written: summary.written, path, context)
     }
 
-    static func summary(_ tally: Tally, _ path: String) -> String {
-        "the first \(Plural.users(tally.acknowledged)) of \(path) \(tally.acknowledged == 1 ? "was" : "were") imported (\(tally.written) new or changed); "
-            + "running the same import again finishes it (users already imported are skipped)"
+    /// Sends `import_commit` and waits for the merge. Ctrl-C now only stops the waiting: the
+    /// daemon has the whole file and applies it whole.
+    private static func commit(_ context: CommandContext, token: String, entries: Int, _ path: String) async throws -> (read: Int, written: Int) {
+        let reply = PendingReply(await enqueue(context.client, action: "import_commit", ["import": .string(token)], timeout: commitTimeout))
+        let handedOver = "the daemon has all \(Plural.users(entries)) of \(path) and applies them all or none"
+        while true {
+            if Interruption.requested {
+                throw CommandFailure(.interrupted, "interrupted while waiting: \(handedOver), whether or not userctl waits (see `userctl list`)")
+            }
+            if let result = await reply.wait(for: .milliseconds(100)) {
+                switch result {
+                case .success(let value):
+                    let read = value?["read"]?.int64Value.map(Int.init) ?? entries
+                    return (read, value?["imported"]?.int64Value.map(Int.init) ?? read)
+                case .failure(let error as ClientError) where error.kind == .disconnected || error.kind == .timedOut:
+                    throw CommandFailure(ExitCode.for(error), "\(error.message) while the import was being applied: if the daemon had taken the commit, "
+                                         + "\(handedOver) (a restart finishes it); otherwise nothing was imported")
+                case .failure(let error as ClientError):
+                    throw CommandFailure(ExitCode.for(error), nothingImported("\(path): \(error.message)"))
+                case .failure(let error):
+                    throw CommandFailure(.software, nothingImported("\(path): \(error)"))
+                }
+            }
+        }
     }
 
-    private static func report(_ tally: Tally, _ path: String, _ context: CommandContext) {
+    /// `message`, then that nothing was imported.
+    static func nothingImported(_ message: String) -> String {
+        message.hasSuffix(".") ? message + " Nothing was imported." : message + "; nothing was imported"
+    }
+
+    private static func report(read: Int, written: Int, _ path: String, _ context: CommandContext) {
         if context.json {
-            print(JSONValue.object(["imported": .int(Int64(tally.written)), "read": .int(Int64(tally.acknowledged))]).description)
+            print(JSONValue.object(["imported": .int(Int64(written)), "read": .int(Int64(read))]).description)
         } else {
-            print("imported \(Plural.users(tally.written)) from \(path)" + (tally.written == tally.acknowledged ? "" : " (\(tally.acknowledged - tally.written) already up to date)"))
+            print("imported \(Plural.users(written)) from \(path)" + (written == read ? "" : " (\(read - written) already up to date)"))
         }
     }
 
     /// Writes the intent in the pacer's next slot (so chunks reach the daemon in file order, and
     /// under its per-client limit) and returns its reply.
-    private static func enqueue(_ client: UserListClient, _ args: [String: JSONValue]) async -> Task<JSONValue?, any Error> {
+    static func enqueue(_ client: UserListClient, action: String, _ args: [String: JSONValue],
+                        timeout: Duration = replyTimeout) async -> Task<JSONValue?, any Error> {
         let (stream, continuation) = AsyncStream.makeStream(of: Result<JSONValue?, ClientError>.self)
-        await client.enqueuePaced(screen: "session", action: "import_users", args: args, timeout: replyTimeout) { result in
+        await client.enqueuePaced(screen: "session", action: action, args: args, timeout: timeout) { result in
             continuation.yield(result)
             continuation.finish()
         }
@@ -154,5 +123,24 @@ enum BulkImport {
         switch error {
         case .notAnArray(let text), .truncated(let text), .unreadable(let text): text
         }
+    }
+}
+
+/// A reply awaited in slices, so the waiter can look at Ctrl-C between them.
+final class PendingReply: Sendable {
+    private let box = Lock<Result<JSONValue?, any Error>?>(nil)
+
+    init(_ task: Task<JSONValue?, any Error>) {
+        Task { [box] in
+            let result = await task.result
+            box.withLock { $0 = result }
+        }
+    }
+
+    /// The result if it came within `limit`, else nil.
+    func wait(for limit: Duration) async -> Result<JSONValue?, any Error>? {
+        if let result = box.withLock({ $0 }) { return result }
+        try? await Task.sleep(for: limit)
+        return box.withLock { $0 }
     }
 }

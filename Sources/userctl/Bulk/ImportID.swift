@@ -1,9 +1,9 @@
 import Foundation
 
 /// The id given to an import entry that has none: derived from its email address, so that a new
-/// user is created, and running the same import again (how an interrupted import is finished)
-/// finds that user and skips it instead of adding it twice. An address belongs to one user
-/// only, so the id is as unique as the address; the daemon refuses an address another user has.
+/// user is created, and running the same import again finds that user and skips it instead of
+/// adding it twice. An address belongs to one user only, so the id is as unique as the address;
+/// the daemon refuses an address another user has.
 enum ImportID {
     /// A version 8 (custom) UUID from two 64-bit FNV-1a hashes of the trimmed, lower-case email.
     static func derived(fromEmail email: String) -> String {

@@ -120,6 +120,13 @@ enum Interruption {
 
     static var requested: Bool { count.withLock { $0 > 0 } }
 
+    /// What a second Ctrl-C says as it stops userctl at once: what becomes of the work.
+    static var againMessage: String {
+        get { message.withLock { $0 } }
+        set { message.withLock { $0 = newValue } }
+    }
+    private static let message = Lock("userctl: interrupted again; stopping now (what the daemon already acknowledged stays)")
+
     /// Installs the handlers once (later calls do nothing). The sources are made inside the
     /// lock that keeps them alive for the process.
     static func install() {
@@ -134,7 +141,7 @@ enum Interruption {
                         return value
                     }
                     if times > 1 {
-                        Console.err("userctl: interrupted again; stopping now (what the daemon already acknowledged stays)")
+                        Console.err(againMessage)
                         exit(130)
                     }
                 }

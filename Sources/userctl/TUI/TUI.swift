@@ -6,8 +6,9 @@ import UserListWire
 
 /// The interactive screen: a thin view over the session's state document.
 ///
-/// Everything arrives as one stream of `Input`s (keys, state and connection updates, replies
-/// that failed, ticks, resizes) handled on the main task, so the view state needs no locks.
+/// Everything arrives as one queue of `Input`s (keys, state and connection updates, replies
+/// that failed, ticks, resizes) handled on the main task, so the view state needs no locks; the
+/// screen is drawn once per batch of inputs taken (`InputQueue`), however many came.
 /// The server owns the screens; this view owns the cursor, scrolling, the search being typed,
 /// the help overlay and prompts, and the draft being typed until the server has it.
 ///
@@ -45,8 +46,8 @@ final class TUI {
 
     let client: UserListClient
     let mouse: Bool
-    private let inputs: AsyncStream<Input>
-    let feed: AsyncStream<Input>.Continuation
+    /// Every input, taken in batches: one draw per batch, never one per input (`InputQueue`).
+    let feed = InputQueue<Input>()
 
     var document = SessionDocument(nil)
     var connection: ConnectionState = .connecting
@@ -95,7 +96,6 @@ final class TUI {
     init(client: UserListClient, mouse: Bool) {
         self.client = client
         self.mouse = mouse
-        (inputs, feed) = AsyncStream.makeStream(of: Input.self)
         document = SessionDocument(client.document)
         connection = client.connectionState
     }
@@ -112,9 +112,11 @@ final class TUI {
         let sources = installSignalHandlers()
         startProducers()
         draw()
-        for await input in inputs {
-            if !handle(input) || detaching?.isDone(self) == true { break }
-            followReturnedUser()
+        running: for await _ in feed.wakes {
+            for input in feed.takeAll() {
+                if !handle(input) || detaching?.isDone(self) == true { break running }
+                followReturnedUser()
+            }
             draw()
         }
         sources.forEach { $0.cancel() }

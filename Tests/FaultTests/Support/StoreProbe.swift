@@ -44,6 +44,11 @@ enum StoreProbe {
         return result
     }
 
+    /// The first column of the first row of `sql`, if any.
+    static func value(_ path: String, _ sql: String) throws -> String? {
+        try rows(path, sql).first?.first ?? nil
+    }
+
     /// Every stored user by id.
     static func users(_ path: String) throws -> [String: StoredUser] {
         var users: [String: StoredUser] = [:]

@@ -1,0 +1,58 @@
+import CSQLite
+import Foundation
+import UserListDomain
+
+/// The checks a staged import passes before its merge writes anything (`SQLiteImportMerge`):
+/// set queries over the staged entries and the store, so the merge itself cannot be refused
+/// half-way, and the first bad entry is named by its position in the file whatever order the
+/// merge writes in.
+///
+/// - An email address another stored user has (compared folded, as the unique index does),
+///   even if the file changes that user's address too: the rule that keeps every order of
+///   writing the entries free of a unique-index violation.
+/// - An email address two entries with different ids give: the later entry is refused.
+/// - A `version` older than the stored one: the user changed after the file was made.
+enum SQLiteImportValidation {
+    static let operation = "checking an import"
+
+    /// Throws `.refused(.rejectedEntry)` for the first bad entry of import `id`, if any.
+    static func check(_ id: Int, _ connection: SQLiteConnection) throws(SQLiteError) {
+        var first: (position: Int, id: UUID, reason: String)?
+        func consider(_ position: Int, _ entry: String, _ reason: String) {
+            guard let uuid = UUID(uuidString: entry), first.map({ position < $0.position }) ?? true else { return }
+            first = (position, uuid, reason)
+        }
+        try each(id, connection, """
+            SELECT s.position, s.id, s.email, u.id, u.name FROM import_staged s JOIN users u ON u.email_key = s.email_key
+            WHERE s.import_id = ?1 AND u.id != s.id ORDER BY s.position LIMIT 1
+            """) { row in
+            consider(row.int(0), row.text(1), "the email address “\(row.text(2))” is already used by “\(row.text(4))” (id \(row.text(3).lowercased())); each user needs an address of their own.")
+        }
+        try each(id, connection, """
+            WITH firsts AS (SELECT email_key, id, email, MIN(position) AS position FROM import_staged
+                            WHERE import_id = ?1 GROUP BY email_key, id),
+                 ranked AS (SELECT id, email, position, ROW_NUMBER() OVER byKey AS n, FIRST_VALUE(position) OVER byKey AS earlier
+                            FROM firsts WINDOW byKey AS (PARTITION BY email_key ORDER BY position))
+            SELECT position, id, email, earlier FROM ranked WHERE n = 2 ORDER BY position LIMIT 1
+            """) { row in
+            consider(row.int(0), row.text(1), "the email address “\(row.text(2))” is also given to another user, by entry \(row.int(3)); each user needs an address of their own.")
+        }
+        try each(id, connection, """
+            SELECT s.position, s.id, s.expected_version, u.version FROM import_staged s JOIN users u ON u.id = s.id
+            WHERE s.import_id = ?1 AND s.expected_version IS NOT NULL AND s.expected_version < u.version
+            ORDER BY s.position LIMIT 1
+            """) { row in
+            consider(row.int(0), row.text(1), "it names version \(row.int(2)) of this user, but the store holds version \(row.int(3)): "
+                     + "the user was changed after the file was made (export again, or drop \"version\" to overwrite).")
+        }
+        if let first { throw .refused(.rejectedEntry(position: first.position, id: first.id, reason: first.reason)) }
+    }
+
+    private static func each(_ id: Int, _ connection: SQLiteConnection, _ sql: String,
+                             _ body: (SQLiteStatement) -> Void) throws(SQLiteError) {
+        let statement = try connection.statement(sql)
+        defer { statement.reset() }
+        statement.bind(1, id)
+        while try statement.step(operation) { body(statement) }
+    }
+}

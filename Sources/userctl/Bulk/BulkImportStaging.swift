@@ -1,0 +1,94 @@
+import Foundation
+import UserListClient
+import UserListWire
+
+/// Streams an import file into the daemon's staging (`import_users` under one import), counting
+/// what the daemon has taken: the progress shows that count, never what was merely read.
+final class Staging {
+    let context: CommandContext
+    let token: String
+    let reader: JSONArrayReader
+    let progress: Progress
+    /// Entries read from the file (all of them, once `sendFile` returns without Ctrl-C).
+    private(set) var entries = 0
+    /// Entries the daemon has staged.
+    private(set) var taken = 0
+    private var inFlight: [Chunk] = []
+
+    private struct Chunk {
+        let firstEntry: Int
+        let count: Int
+        /// Where its last user ends in the file: the fraction done once the daemon has it.
+        let endOffset: Int
+        let reply: Task<JSONValue?, any Error>
+    }
+
+    init(context: CommandContext, token: String, reader: JSONArrayReader, progress: Progress) {
+        self.context = context
+        self.token = token
+        self.reader = reader
+        self.progress = progress
+    }
+
+    /// Reads and stages the whole file, or stops at Ctrl-C; throws at the first bad entry, or
+    /// the daemon's refusal of a chunk (which names the entry by its position in the file).
+    func sendFile(_ path: String) async throws {
+        var batch: [JSONValue] = []
+        var batchBytes = 0
+        var batchEnd = 0
+        while !Interruption.requested {
+            let element: ArraySlice<UInt8>?
+            do { element = try reader.next() } catch {
+                throw CommandFailure(.dataError, "\(path): \(BulkImport.describe(error)) (at entry \(entries + 1))")
+            }
+            guard let element else { break }
+            let value: JSONValue
+            do { value = try JSONValue(parsing: element) } catch {
+                throw CommandFailure(.dataError, "\(path): entry \(entries + 1) is not JSON: \(error)")
+            }
+            let user = try ImportFile.normalizeOne(value, entry: entries + 1, source: path)
+            let size = user.description.utf8.count + 1
+            if !batch.isEmpty && (batch.count == BulkImport.chunkUsers || batchBytes + size > BulkImport.chunkBytes) {
+                try await send(&batch, end: batchEnd, path)
+                batchBytes = 0
+            }
+            entries += 1
+            batch.append(user)
+            batchBytes += size
+            batchEnd = reader.bytesRead
+        }
+        if !Interruption.requested { try await send(&batch, end: batchEnd, path) }
+        while !inFlight.isEmpty { try await settle(inFlight.removeFirst(), path) }
+    }
+
+    /// Drops the import in the daemon (Ctrl-C, a bad entry): waits for the chunks in flight
+    /// first, so none is staged after the abort.
+    func abort() async {
+        for chunk in inFlight { _ = await chunk.reply.result }
+        inFlight.removeAll()
+        let reply = await BulkImport.enqueue(context.client, action: "import_abort", ["import": .string(token)], timeout: .seconds(10))
+        _ = await reply.result
+    }
+
+    private func send(_ batch: inout [JSONValue], end: Int, _ path: String) async throws {
+        guard !batch.isEmpty else { return }
+        let first = entries - batch.count + 1
+        let args: [String: JSONValue] = ["import": .string(token), "first": .int(Int64(first)), "users": .array(batch)]
+        inFlight.append(Chunk(firstEntry: first, count: batch.count, endOffset: end,
+                              reply: await BulkImport.enqueue(context.client, action: "import_users", args)))
+        batch.removeAll(keepingCapacity: true)
+        if inFlight.count >= BulkImport.window { try await settle(inFlight.removeFirst(), path) }
+    }
+
+    private func settle(_ chunk: Chunk, _ path: String) async throws {
+        do {
+            let result = try await chunk.reply.value
+            taken = max(taken, result?["staged"]?.int64Value.map(Int.init) ?? (taken + chunk.count))
+        } catch let error as ClientError {
+            throw CommandFailure(ExitCode.for(error), "\(path): \(error.message)")
+        }
+        // The bytes of the users taken, not of what was read: the reader runs up to `window`
+        // chunks ahead, and the percentage must not run ahead of the count.
+        progress.update(done: taken, fraction: reader.size.map { Double(chunk.endOffset) / Double(max(1, $0)) })
+    }
+}

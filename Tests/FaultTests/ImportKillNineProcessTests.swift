@@ -1,0 +1,52 @@
+import Foundation
+import Glibc
+import Testing
+import UserListTestSupport
+
+/// `kill -9` of the daemon once an import's commit is durable (issue 29, item 1): the restarted
+/// daemon finishes the import before it serves anyone, so the store holds every user of the
+/// file, never a part. (Killing it while the file is still being staged imports nothing:
+/// `BulkImportExportProcessTests`.)
+@Suite(.serialized, .childProcesses, .timeLimit(.minutes(5)))
+struct ImportKillNineProcessTests {
+    static var userctl: String { Repo.root + "/.build/debug/userctl" }
+
+    @Test func aCommittedImportSurvivesKillNineWhole() async throws {
+        let directory = try TempDirectory("import-kill9")
+        let daemon = ChildDaemon(directory: directory.path, sampleData: 100)
+        try daemon.start()
+        defer { daemon.killHard() }
+        let total = 100_000
+        let file = directory.path + "/import.json"
+        let entries = (0..<total).map { i in
+            String(format: #"{"id":"%08x-0000-4000-8000-000000000029","name":"Kill Nine %d","email":"kill9.%d@example.org"}"#, i, i, i)
+        }
+        try Data(("[" + entries.joined(separator: ",\n") + "]").utf8).write(to: URL(fileURLWithPath: file))
+
+        let importer = Process()
+        importer.executableURL = URL(fileURLWithPath: Self.userctl)
+        importer.arguments = ["--socket", daemon.socketPath, "--no-spawn", "import", "--quiet", file]
+        importer.standardOutput = FileHandle.nullDevice
+        importer.standardError = FileHandle.nullDevice
+        try importer.run()
+        // The commit's mark is durable: kill the daemon before (or while) it merges.
+        var caught = false
+        let deadline = ContinuousClock.now + .seconds(Int(generousDeadline))
+        while ContinuousClock.now < deadline && importer.isRunning {
+            if (try? StoreProbe.value(daemon.databasePath, "SELECT state FROM imports WHERE state = 'committed'")) == "committed" {
+                daemon.killHard()
+                caught = true
+                break
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        importer.waitUntilExit()
+        try #require(caught, "the import finished before its commit could be seen; nothing was tested")
+        #expect(try StoreProbe.users(daemon.databasePath).count == 100, "the merge had not committed when the daemon was killed")
+
+        try daemon.start()
+        let stored = try StoreProbe.users(daemon.databasePath)
+        #expect(stored.count == 100 + total, "every user of the file, after the restart: \(stored.count)")
+        #expect(try StoreProbe.value(daemon.databasePath, "SELECT COUNT(*) FROM imports") == "0")
+    }
+}
