@@ -17,6 +17,8 @@ extension Fault {
             var integrity = ""
             /// The size of the store's `-wal` file once the daemon exited.
             var walBytesLeft = 0
+            /// The daemon's log (its warnings say why a checkpoint could not finish).
+            var log = ""
         }
 
         /// Three clients save in a loop; SIGTERM; each gets goodbye, the daemon exits 0 (it
@@ -70,6 +72,7 @@ extension Fault {
             daemon.killHard()
             // Read before the probes below open the store (they would start a WAL of their own).
             outcome.walBytesLeft = (try? FileManager.default.attributesOfItem(atPath: daemon.databasePath + "-wal"))?[.size] as? Int ?? 0
+            outcome.log = daemon.log
             outcome.integrity = try StoreProbe.integrityCheck(daemon.databasePath)
             outcome.storedProblems = ledger.violations(against: try StoreProbe.users(daemon.databasePath))
             outcome.failures += ledger.failureList
@@ -88,7 +91,7 @@ extension Fault {
             #expect(outcome.acks >= 30)
             // 32 bytes is the WAL's header alone (a connection may rewrite it after the truncation):
             // no page of data, every commit is in the database file.
-            #expect(outcome.walBytesLeft <= 32, "a clean stop left \(outcome.walBytesLeft) bytes in the WAL")
+            #expect(outcome.walBytesLeft <= 32, "a clean stop left \(outcome.walBytesLeft) bytes in the WAL; the log: \(outcome.log)")
             print("SIGTERM: \(outcome.acks) acknowledged saves, exit \(String(describing: outcome.exitStatus)) after \(String(format: "%.3f", outcome.exitSeconds)) s, goodbye reasons \(outcome.goodbyes)")
         }
 

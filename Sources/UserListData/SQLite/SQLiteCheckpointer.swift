@@ -85,6 +85,13 @@ final class SQLiteCheckpointer: @unchecked Sendable {
         return code == SQLITE_OK && logged >= 0 && copied >= logged
     }
 
+    /// Waits for a checkpoint queued or running to end. SQLite runs one checkpoint at a time and
+    /// answers another with SQLITE_BUSY at once (no busy handler for that lock): the shutdown's
+    /// own checkpoint calls this first, from the writer's queue, where no commit can queue more.
+    func finishPending() {
+        queue.sync {}
+    }
+
     /// How long a RESTART checkpoint waits for the writer and the readers (milliseconds): about one
     /// import chunk, so it does not give up behind the chunk it follows.
     static let restartWait = 200
