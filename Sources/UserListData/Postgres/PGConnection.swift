@@ -50,6 +50,10 @@ final class PGConnection {
         prepared = [:]
         // Quiet NOTICEs ("relation already exists, skipping") that libpq would print on stderr.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        // A backend whose daemon died mid-statement (kill -9) notices within 2 s and rolls back,
+        // releasing its locks (an import's merge lock among them), instead of running on until
+        // it next writes to the socket. PostgreSQL 14+; an older server's refusal is ignored.
+        PQclear(PQexec(connection, "SET client_connection_check_interval = 2000"))
     }
 
     func disconnect() {

@@ -97,12 +97,27 @@ struct PostgresImportStaging: ImportStaging {
         let ids = try connection.query("SELECT id FROM imports WHERE state = 'committed' ORDER BY id", [], operation).rows
             .compactMap { $0[0].flatMap { Int($0) } }
         for id in ids {
-            let taken = try connection.query("SELECT pg_try_advisory_lock($1, $2)", [String(importLock), String(id)], operation)
-                .first?[0] == "t"
-            guard taken else { continue }  // being merged by the daemon that committed it
+            guard try lock(id, waiting: recoveryLockWait, connection) else { continue }  // a live daemon is merging it
             defer { _ = try? connection.query("SELECT pg_advisory_unlock($1, $2)", [String(importLock), String(id)], operation) }
             // A refused entry drops the import (its client is gone; nothing was written).
             _ = try PostgresImportMerge.run(id, connection)
+        }
+    }
+
+    /// How long an opening daemon waits for an import's lock: a daemon killed mid-merge leaves
+    /// its backend running until it notices (`client_connection_check_interval`, 2 s), then the
+    /// lock is free; a live daemon's merge takes longer, and finishes the import itself.
+    static let recoveryLockWait = 15
+
+    /// Takes import `id`'s session lock, waiting up to `seconds`; false when another holds it.
+    static func lock(_ id: Int, waiting seconds: Int, _ connection: PGConnection) throws(PGError) -> Bool {
+        do {
+            try connection.execute("SET lock_timeout = '\(seconds)s'", operation)
+            defer { _ = try? connection.execute("SET lock_timeout = 0", operation) }
+            try connection.query("SELECT pg_advisory_lock($1, $2)", [String(importLock), String(id)], operation)
+            return true
+        } catch where error.sqlState == "55P03" {
+            return false
         }
     }
 
