@@ -11,7 +11,8 @@ final class PGConnection {
     let conninfo: String
     /// What errors and logs call the server (password removed).
     let server: String
-    private var conn: OpaquePointer?
+    /// Internal for `PGConnection+Copy`; only this class and that extension touch it.
+    private(set) var conn: OpaquePointer?
     /// SQL text → name of the statement prepared on the current `conn` (emptied on reconnect).
     private var prepared: [String: String] = [:]
 
@@ -49,6 +50,10 @@ final class PGConnection {
         prepared = [:]
         // Quiet NOTICEs ("relation already exists, skipping") that libpq would print on stderr.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        // A backend whose daemon died mid-statement (kill -9) notices within 2 s and rolls back,
+        // releasing its locks (an import's merge lock among them), instead of running on until
+        // it next writes to the socket. PostgreSQL 14+; an older server's refusal is ignored.
+        PQclear(PQexec(connection, "SET client_connection_check_interval = 2000"))
     }
 
     func disconnect() {
@@ -155,7 +160,7 @@ final class PGConnection {
     // MARK: results
 
     @discardableResult
-    private func check(_ result: OpaquePointer?, _ operation: String) throws(PGError) -> PGRows {
+    func check(_ result: OpaquePointer?, _ operation: String) throws(PGError) -> PGRows {
         defer { if let result { PQclear(result) } }
         guard let result else {
             let detail = conn.map { Self.message(PQerrorMessage($0)) } ?? "no result"
@@ -189,7 +194,7 @@ final class PGConnection {
 
     private static func field(_ letter: Unicode.Scalar) -> Int32 { Int32(letter.value) }
 
-    private static func message(_ text: UnsafePointer<CChar>?) -> String {
+    static func message(_ text: UnsafePointer<CChar>?) -> String {
         guard let text else { return "unknown error" }
         return String(cString: text).trimmingCharacters(in: .whitespacesAndNewlines)
             .replacingOccurrences(of: "\n", with: "; ")

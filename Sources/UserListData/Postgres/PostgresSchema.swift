@@ -13,8 +13,10 @@ import Foundation
 ///   `UserKey.fold` computed the keys: see `rekeyIfFoldChanged`).
 /// - v2: `history` (`PostgresHistory`), who changed which user and how, shared by every daemon
 ///   on the database and pruned by its own retention, never by the change log's.
+/// - v3: durable import staging (`PostgresImportSchema`), and a `reloaded` change-log kind: a
+///   merged import is one row, which every feed hands its sessions as `UserChange.resync`.
 enum PostgresSchema {
-    static let currentVersion = 2
+    static let currentVersion = 3
     /// `pg_advisory_lock` key for migrations ("ulsm").
     static let migrationLock = 0x756C_736D
     /// `pg_advisory_xact_lock` key every writing transaction takes before it logs its change,
@@ -24,7 +26,7 @@ enum PostgresSchema {
     /// The `NOTIFY` channel.
     static let channel = "userlist_changes"
 
-    static let steps: [String] = [v1, PostgresHistory.v2]
+    static let steps: [String] = [v1, PostgresHistory.v2, PostgresImportSchema.v3]
 
     static let v1 = """
         CREATE EXTENSION IF NOT EXISTS pg_trgm;

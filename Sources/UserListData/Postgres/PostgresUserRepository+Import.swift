@@ -94,15 +94,15 @@ extension PostgresUserRepository {
         return String(decoding: (try? JSONEncoder().encode(rows)) ?? Data("[]".utf8), as: UTF8.self)
     }
 
-    /// Every user in list order, read in keyset batches (never one huge result in memory).
+    /// Every user in list order, streamed by one `COPY (SELECT ... ORDER BY name_key, id) TO
+    /// STDOUT`: rows arrive as the server reads them, with no per-page query, plan or result set
+    /// (libpq holds one row at a time; the users are built as they come).
     public func exportUsers() async throws(UserError) -> [User] {
-        var users: [User] = []
-        var request = PageRequest(limit: 5_000)
-        while true {
-            let page = try await fetchPage(request)
-            users += page.users
-            guard let next = page.next else { return users }
-            request.after = next
+        try await read { connection throws(PGError) -> [User] in
+            var users: [User] = []
+            try connection.copyOut("COPY (SELECT \(Self.columns) FROM users ORDER BY name_key, id) TO STDOUT",
+                                   "exporting users") { users.append(Self.user($0)) }
+            return users
         }
     }
 

@@ -30,6 +30,7 @@ public final class PostgresUserRepository: UserRepository {
             try pool.performAndWait { connection throws(PGError) in
                 try PostgresSchema.checkEncoding(connection)
                 try PostgresSchema.migrate(connection)
+                try PostgresImportStaging.recover(connection)
             }
         } catch {
             throw error.userError

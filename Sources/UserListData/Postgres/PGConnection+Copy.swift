@@ -1,0 +1,148 @@
+import CLibPQ
+import Foundation
+
+/// `COPY ... FROM STDIN` and `COPY ... TO STDOUT` in text format: the fastest way PostgreSQL
+/// loads or hands out many rows (one statement, rows streamed, no per-row parse or plan), used
+/// to stage imports (`PostgresImportStaging`) and to export.
+extension PGConnection {
+    /// Runs `sql` (a `COPY ... FROM STDIN`, text format) and streams `rows` to it, each one
+    /// `PGCopyText.line`. Inside the caller's transaction, if any.
+    func copyIn(_ sql: String, rows: [[String?]], _ operation: String) throws(PGError) {
+        try connect()
+        guard let conn else { throw PGError(sqlState: nil, detail: "not connected", server: server, operation: operation) }
+        let start = PQexec(conn, sql)
+        let status = start.map(PQresultStatus)
+        guard status == PGRES_COPY_IN else {
+            try check(start, operation)  // throws the server's reason
+            throw PGError(sqlState: nil, detail: "the server did not start the COPY", server: server, operation: operation)
+        }
+        PQclear(start)
+        // Sent in buffers of about 256 KiB: one call per row would cost a libpq call each.
+        var buffer = [UInt8]()
+        buffer.reserveCapacity(1 << 18)
+        var failed: String?
+        func flush() {
+            guard failed == nil, !buffer.isEmpty else { return }
+            let sent = buffer.withUnsafeBufferPointer { bytes in
+                bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { PQputCopyData(conn, $0, Int32(bytes.count)) }
+            }
+            if sent != 1 { failed = Self.message(PQerrorMessage(conn)) }
+            buffer.removeAll(keepingCapacity: true)
+        }
+        for row in rows {
+            PGCopyText.append(row, to: &buffer)
+            if buffer.count >= 1 << 18 { flush() }
+        }
+        flush()
+        _ = PQputCopyEnd(conn, failed)
+        // The COPY's own result, then nil: every result must be read before the next command.
+        var first: PGError?
+        while let result = PQgetResult(conn) {
+            do throws(PGError) { try check(result, operation) } catch { first = first ?? error }
+        }
+        if let first { throw first }
+        if let failed { throw PGError(sqlState: nil, detail: failed, server: server, operation: operation) }
+    }
+
+    /// Runs `sql` (a `COPY ... TO STDOUT`, text format) and hands each row to `body`, decoded
+    /// (`PGCopyText.fields`), as it arrives; rows are never all held at once.
+    func copyOut(_ sql: String, _ operation: String, _ body: ([String?]) -> Void) throws(PGError) {
+        try connect()
+        guard let conn else { throw PGError(sqlState: nil, detail: "not connected", server: server, operation: operation) }
+        let start = PQexec(conn, sql)
+        guard start.map(PQresultStatus) == PGRES_COPY_OUT else {
+            try check(start, operation)
+            throw PGError(sqlState: nil, detail: "the server did not start the COPY", server: server, operation: operation)
+        }
+        PQclear(start)
+        while true {
+            var line: UnsafeMutablePointer<CChar>?
+            let length = PQgetCopyData(conn, &line, 0)
+            if length < 0 { break }  // -1: done; -2: failed (the result below says why)
+            if let line {
+                let bytes = UnsafeRawBufferPointer(start: line, count: Int(length))
+                body(PGCopyText.fields(bytes))
+                PQfreemem(line)
+            }
+        }
+        var first: PGError?
+        while let result = PQgetResult(conn) {
+            do throws(PGError) { try check(result, operation) } catch { first = first ?? error }
+        }
+        if let first { throw first }
+    }
+}
+
+/// COPY's text format: columns separated by tabs, rows ended by a newline, NULL as `\N`, and
+/// in values a backslash, tab, newline or carriage return written as `\\`, `\t`, `\n`, `\r`.
+/// Any other byte goes as is (the connection's encoding, UTF-8).
+enum PGCopyText {
+    static func append(_ row: [String?], to buffer: inout [UInt8]) {
+        for (index, value) in row.enumerated() {
+            if index > 0 { buffer.append(0x09) }
+            guard let value else {
+                buffer.append(0x5C)
+                buffer.append(0x4E)  // \N
+                continue
+            }
+            for byte in value.utf8 {
+                switch byte {
+                case 0x5C: buffer.append(0x5C); buffer.append(0x5C)
+                case 0x09: buffer.append(0x5C); buffer.append(0x74)
+                case 0x0A: buffer.append(0x5C); buffer.append(0x6E)
+                case 0x0D: buffer.append(0x5C); buffer.append(0x72)
+                default: buffer.append(byte)
+                }
+            }
+        }
+        buffer.append(0x0A)
+    }
+
+    /// One row as COPY's text format writes it (without decoding anything).
+    static func line(_ row: [String?]) -> String {
+        var buffer: [UInt8] = []
+        append(row, to: &buffer)
+        return String(decoding: buffer, as: UTF8.self)
+    }
+
+    /// The fields of one row COPY sent (`line`'s inverse; the trailing newline is optional).
+    static func fields(_ bytes: UnsafeRawBufferPointer) -> [String?] {
+        var fields: [String?] = []
+        var current: [UInt8] = []
+        var escaped = false, isNull = false
+        func finish() {
+            fields.append(isNull ? nil : String(decoding: current, as: UTF8.self))
+            current.removeAll(keepingCapacity: true)
+            isNull = false
+        }
+        for byte in bytes {
+            if escaped {
+                escaped = false
+                switch byte {
+                case 0x4E: isNull = true  // \N
+                case 0x74: current.append(0x09)
+                case 0x6E: current.append(0x0A)
+                case 0x72: current.append(0x0D)
+                case 0x62: current.append(0x08)
+                case 0x66: current.append(0x0C)
+                case 0x76: current.append(0x0B)
+                default: current.append(byte)
+                }
+                continue
+            }
+            switch byte {
+            case 0x5C: escaped = true
+            case 0x09: finish()
+            case 0x0A: break
+            default: current.append(byte)
+            }
+        }
+        finish()
+        return fields
+    }
+
+    static func fields(_ line: String) -> [String?] {
+        var bytes = Array(line.utf8)
+        return bytes.withUnsafeMutableBytes { fields(UnsafeRawBufferPointer($0)) }
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import UserListDomain
+
+/// The PostgreSQL store's all-or-nothing import (`ImportStaging`), durable like SQLite's
+/// (`SQLiteImportStaging`): entries are streamed with `COPY ... FROM STDIN` into
+/// `import_staged` (no index: it costs what COPY costs and never touches `users`), and applied
+/// by one merge (`PostgresImportMerge`) at the commit.
+///
+/// The commit marks the import `committed` in its own transaction, then merges. From that mark
+/// on the import belongs to the database: a daemon that dies before the merge's commit leaves
+/// it to whichever daemon opens the database next (`recover`). Between the mark and the end of
+/// the merge the committing connection holds a session advisory lock on the import
+/// (`importLock`, id): a daemon opening meanwhile skips it rather than merging it twice, and a
+/// dead daemon's lock goes with its connection.
+///
+/// Several daemons share the database, so an import still `staging` at open may be another live
+/// daemon's: only one untouched for `abandonedAfterSeconds` (its client, or its daemon, has
+/// been gone that long) is dropped, at open and at every `beginImport`.
+struct PostgresImportStaging: ImportStaging {
+    let repository: PostgresUserRepository
+
+    static let operation = "staging an import"
+    /// `pg_advisory_lock(importLock, id)`'s first key ("ulim").
+    static let importLock = 0x756C_696D
+    static let abandonedAfterSeconds = 3_600
+
+    static let stagedColumns = "import_id, position, id, name, email, avatar_url, expected_version, name_key, email_key"
+
+    func beginImport() async throws(UserError) -> ImportToken {
+        let id = try await repository.perform { connection throws(PGError) -> String in
+            try connection.transaction(Self.operation) { () throws(PGError) -> String in
+                try Self.drop(abandoned: true, connection)
+                return try connection.query("INSERT INTO imports (state) VALUES ('staging') RETURNING id", [], Self.operation)
+                    .first?[0] ?? "0"
+            }
+        }
+        return ImportToken(id)
+    }
+
+    func stage(_ entries: [ImportEntry], into token: ImportToken) async throws(UserError) -> Int {
+        let id = try Self.id(token)
+        let rows: [[String?]] = entries.map { entry in
+            let user = entry.user
+            return [String(id), String(entry.position), user.id.uuidString, user.name, user.email, user.avatarURL,
+                    entry.expectedVersion.map { String($0) }, UserKey.fold(user.name), UserKey.fold(user.email)]
+        }
+        let count = try await repository.perform { connection throws(PGError) -> Int? in
+            try connection.transaction(Self.operation) { () throws(PGError) -> Int? in
+                guard let count = try connection.query("""
+                    UPDATE imports SET entries = entries + $2, touched_at = now() WHERE id = $1 AND state = 'staging' RETURNING entries
+                    """, [String(id), String(rows.count)], Self.operation).first?[0].flatMap({ Int($0) }) else { return nil }
+                try connection.copyIn("COPY import_staged (\(Self.stagedColumns)) FROM STDIN", rows: rows, Self.operation)
+                return count
+            }
+        }
+        guard let count else { throw ImportStagingError.unknown(token) }
+        return count
+    }
+
+    func commitImport(_ token: ImportToken, by author: ChangeAuthor?) async throws(UserError) -> ImportSummary {
+        let id = try Self.id(token)
+        let authorJSON = author.flatMap { try? JSONEncoder().encode($0.via(.import)) }.map { String(decoding: $0, as: UTF8.self) }
+        let result = try await repository.perform { connection throws(PGError) -> Result<PostgresImportMerge.Outcome, UserError>? in
+            try connection.query("SELECT pg_advisory_lock($1, $2)", [String(Self.importLock), String(id)], Self.operation)
+            defer { _ = try? connection.query("SELECT pg_advisory_unlock($1, $2)", [String(Self.importLock), String(id)], Self.operation) }
+            let marked = try connection.query("""
+                UPDATE imports SET state = 'committed', author = $2, touched_at = now() WHERE id = $1 AND state = 'staging'
+                """, [String(id), authorJSON], Self.operation).affected == 1
+            guard marked else { return nil }
+            do throws(PGError) {
+                return try PostgresImportMerge.run(id, connection)
+            } catch {
+                // A store failure, not a refused entry: the import stays committed for the next open.
+                return .failure(.unavailable(reason: error.description
+                    + " The import was accepted whole: a daemon finishes it when it next opens the database."))
+            }
+        }
+        guard let result else { throw ImportStagingError.unknown(token) }
+        let outcome = try result.get()
+        if outcome.written > 0 { repository.notifyCommitted(PostgresCommit(seq: 0, change: nil)) }
+        return ImportSummary(read: outcome.read, written: outcome.written)
+    }
+
+    func abortImport(_ token: ImportToken) async {
+        guard let id = try? Self.id(token) else { return }
+        _ = try? await repository.perform { connection throws(PGError) in
+            try connection.transaction(Self.operation) { () throws(PGError) in
+                try Self.drop(id: id, onlyStaging: true, connection)
+            }
+        }
+    }
+
+    /// At open, before anything is served: finishes the committed imports no live daemon is
+    /// merging, and drops the staging ones abandoned for an hour.
+    static func recover(_ connection: PGConnection) throws(PGError) {
+        try connection.transaction(operation) { () throws(PGError) in try drop(abandoned: true, connection) }
+        let ids = try connection.query("SELECT id FROM imports WHERE state = 'committed' ORDER BY id", [], operation).rows
+            .compactMap { $0[0].flatMap { Int($0) } }
+        for id in ids {
+            guard try lock(id, waiting: recoveryLockWait, connection) else { continue }  // a live daemon is merging it
+            defer { _ = try? connection.query("SELECT pg_advisory_unlock($1, $2)", [String(importLock), String(id)], operation) }
+            // A refused entry drops the import (its client is gone; nothing was written).
+            _ = try PostgresImportMerge.run(id, connection)
+        }
+    }
+
+    /// How long an opening daemon waits for an import's lock: a daemon killed mid-merge leaves
+    /// its backend running until it notices (`client_connection_check_interval`, 2 s), then the
+    /// lock is free; a live daemon's merge takes longer, and finishes the import itself.
+    static let recoveryLockWait = 15
+
+    /// Takes import `id`'s session lock, waiting up to `seconds`; false when another holds it.
+    static func lock(_ id: Int, waiting seconds: Int, _ connection: PGConnection) throws(PGError) -> Bool {
+        do {
+            try connection.execute("SET lock_timeout = '\(seconds)s'", operation)
+            defer { _ = try? connection.execute("SET lock_timeout = 0", operation) }
+            try connection.query("SELECT pg_advisory_lock($1, $2)", [String(importLock), String(id)], operation)
+            return true
+        } catch where error.sqlState == "55P03" {
+            return false
+        }
+    }
+
+    /// Drops staging imports untouched for `abandonedAfterSeconds` and their entries.
+    static func drop(abandoned: Bool, _ connection: PGConnection) throws(PGError) {
+        let condition = "state = 'staging' AND touched_at < now() - make_interval(secs => \(abandonedAfterSeconds))"
+        try connection.execute("""
+            DELETE FROM import_staged WHERE import_id IN (SELECT id FROM imports WHERE \(condition));
+            DELETE FROM imports WHERE \(condition);
+            """, operation)
+    }
+
+    /// Drops import `id` (only while still staging, with `onlyStaging`) and its entries.
+    static func drop(id: Int, onlyStaging: Bool, _ connection: PGConnection) throws(PGError) {
+        let gone = try connection.query("DELETE FROM imports WHERE id = $1" + (onlyStaging ? " AND state = 'staging'" : ""),
+                                        [String(id)], operation)
+        if gone.affected > 0 { try connection.query("DELETE FROM import_staged WHERE import_id = $1", [String(id)], operation) }
+    }
+
+    static func id(_ token: ImportToken) throws(UserError) -> Int {
+        guard let id = Int(token.rawValue), id > 0 else { throw ImportStagingError.unknown(token) }
+        return id
+    }
+}
+
+extension PostgresUserRepository {
+    public var importStaging: (any ImportStaging)? { PostgresImportStaging(repository: self) }
+
+    /// Runs `body` on a pool connection (no transaction of its own), mapping errors.
+    func perform<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws(PGError) -> T) async throws(UserError) -> T {
+        do {
+            return try await pool.perform(body)
+        } catch {
+            throw error.userError
+        }
+    }
+}
