@@ -87,8 +87,20 @@ package final class PresenceBoard: Sendable {
         }
     }
 
-    /// Stops telling `id` and takes its presence off (an ended session).
-    func leave(_ id: String) {
+    /// Stops telling `id` and takes its presence off (an ended session). `quietly`: nobody is
+    /// told (the daemon is stopping and every session is told goodbye: a patch racing each
+    /// goodbye would only make the clients' last documents differ run to run).
+    func leave(_ id: String, quietly: Bool = false) {
+        if quietly {
+            state.withLock { state in
+                if let user = state.open.removeValue(forKey: id) {
+                    state.holders[user]?[id] = nil
+                    if state.holders[user]?.isEmpty == true { state.holders[user] = nil }
+                }
+                state.watchers[id] = nil
+            }
+            return
+        }
         set(id, nil)
         state.withLock { _ = $0.watchers.removeValue(forKey: id) }
     }

@@ -51,12 +51,12 @@ extension Session {
     }
 
     /// Clears what the clients show of presence before they are handed to the next process
-    /// (which knows nothing of it), and leaves the board.
-    func endPresence() {
+    /// (which knows nothing of it), and leaves the board; `quietly` at a shutdown.
+    func endPresence(quietly: Bool = false) {
         guard let board = presenceBoard, !presenceOff else { return }
         presenceOff = true
         presence.setMarkers([])
-        board.leave(id)
+        board.leave(id, quietly: quietly)
         published = nil
         presence.present = []
     }

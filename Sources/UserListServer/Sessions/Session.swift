@@ -225,7 +225,7 @@ package actor Session {
     /// Tells every client the daemon is going away.
     package func sayGoodbye(reason: String) {
         phase = .finished
-        endPresence()
+        endPresence(quietly: true)
         for attached in clients.values {
             attached.client.send(.goodbye(reason: reason), droppable: false)
         }
