@@ -50,9 +50,12 @@ public struct ListScreen: Sendable, Equatable {
     public var totalCount: Int?
     public var search: String?
     public var isStale: Bool
+    /// Ids of the users someone else in this daemon has open (the rows the list marks).
+    public var openElsewhere: Set<String>
 
     public init(_ state: JSONValue) {
         rows = state["users"]?.arrayValue ?? []
+        if case .object(let marked)? = state["open_elsewhere"] { openElsewhere = Set(marked.keys) } else { openElsewhere = [] }
         loading = state["loading"]?.stringValue.flatMap(Loading.init(rawValue:)) ?? .none
         errorMessage = state["error_message"]?.stringValue
         hasMore = state["has_more"]?.boolValue ?? false
@@ -81,8 +84,19 @@ public struct DetailScreen: Sendable, Equatable {
     public var isSaving: Bool
     public var errorMessage: String?
     public var conflict: UserRow?
+    /// The other people who have this user open, and whether each is editing it (names only).
+    public var present: [(user: String, editing: Bool)]
+
+    public static func == (a: DetailScreen, b: DetailScreen) -> Bool {
+        a.userID == b.userID && a.user == b.user && a.draftName == b.draftName && a.isDirty == b.isDirty
+            && a.canSave == b.canSave && a.isSaving == b.isSaving && a.errorMessage == b.errorMessage
+            && a.conflict == b.conflict && a.present.elementsEqual(b.present) { $0 == $1 }
+    }
 
     public init(_ state: JSONValue) {
+        present = (state["present"]?.arrayValue ?? []).compactMap { person in
+            person["user"]?.stringValue.map { ($0, person["editing"]?.boolValue ?? false) }
+        }
         userID = state["user_id"]?.stringValue ?? ""
         user = UserRow(state["user"])
         draftName = state["draft_name"]?.stringValue ?? ""

@@ -76,12 +76,15 @@ enum Help {
                     details: """
                     List keys: j/k or arrows move, PgDn/Space and PgUp a screen, g/Home the first user, G/End the
                     last user of the whole list (read at once; the rows above load as you go up), Enter opens,
-                    / searches (Esc clears the search), r refreshes, x or Esc dismisses a message, ? or F1 help, q quits.
+                    h opens the history of the user under the cursor, / searches (Esc clears the search), r refreshes, x or Esc dismisses a message, ? or F1 help, q quits.
                     User screen: every key that types goes into the name (pastes too, whole); Backspace, Ctrl-W
                     (word) and Ctrl-U (all) delete; Enter or Ctrl-S saves; Esc dismisses a message or goes back,
                     asking first when there are unsaved changes (s save, d discard, k keep editing); F1 help.
                     The user screen says who changed the user last and when; Ctrl-O opens the user's history
                     (newest first: j/k move, u undoes the selected change, r reads it again, Esc goes back).
+                    Who else has the user open in this daemon shows under its fields, by name ("bob is editing
+                    this user", "alice also has this user open"), live; never their unsaved text. A ● after a
+                    name in the list marks a user someone else has open.
                     The mouse wheel scrolls and a click selects, unless --no-mouse.
                     [stale] in the list's title: users changed elsewhere since the list was read; rows not
                     loaded yet may have moved. r, g, or coming back from a user's screen reads it again.

@@ -84,12 +84,23 @@ package actor Session {
     private let frameEncoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
     /// Where each new state goes to survive a crash (nil: saved only at a clean shutdown).
     private let journal: SessionJournal?
+    /// Where sessions of this daemon publish who has which user open (nil: no presence shown).
+    nonisolated let presenceBoard: PresenceBoard?
+    /// What this session shows of the others, and the `present` its clients were last sent.
+    var presence = SessionPresence()
+    var presentSent: [SessionPresence.Person] = []
+    /// What this session last put on the board.
+    var published: (user: UUID, editing: Bool)?
+    /// Its clients were handed on or told goodbye: no presence any more.
+    var presenceOff = false
 
     package init(key: SessionKey, id: String = UUID().uuidString.lowercased(), loop: EventLoop,
                  canWrite: @escaping @Sendable () -> Bool,
                  useCases: UserUseCases, changes: ChangeBroadcaster, logger: Logger,
-                 restoring saved: NavigationState? = nil, listWindow: UserListWindow? = nil, journal: SessionJournal? = nil) {
+                 restoring saved: NavigationState? = nil, listWindow: UserListWindow? = nil, journal: SessionJournal? = nil,
+                 presence: PresenceBoard? = nil) {
         self.journal = journal
+        self.presenceBoard = presence
         self.key = key
         self.id = id
         self.loop = loop
@@ -100,6 +111,8 @@ package actor Session {
         self.navigator = Navigator(useCases: useCases)
         self.phase = .waiting(restoring: saved.map { ($0, listWindow) })
     }
+
+    deinit { presenceBoard?.leave(id) }
 
     /// The state to save across a daemon restart.
     package var savedState: NavigationState { navigator.state }
@@ -112,7 +125,7 @@ package actor Session {
     package func attach(_ client: any SessionClient, epoch: Int = EpochSource.next()) {
         startIfNeeded()
         flush()  // bring existing clients up to date first, so `sent` is current
-        let document = StateDocument.make(sent ?? navigator.state)
+        let document = document(sent ?? navigator.state)
         clients[ObjectIdentifier(client)] = Attached(client: client, epoch: epoch, seq: 0)
         client.send(.snapshot(.init(epoch: epoch, seq: 0, state: document)), droppable: false)
         activity.withLock {
@@ -121,6 +134,7 @@ package actor Session {
             $0.lastActive = .now
         }
         journal?.attachmentChanged(key: key, detachedAt: nil)
+        flush()  // its presence, now that a client shows it
     }
 
     package func detach(_ client: any SessionClient) {
@@ -129,7 +143,10 @@ package actor Session {
             $0.clients = clients.count
             if clients.isEmpty { $0.detachedAt = .now }
         }
-        if clients.isEmpty { journal?.attachmentChanged(key: key, detachedAt: Date()) }
+        if clients.isEmpty {
+            journal?.attachmentChanged(key: key, detachedAt: Date())
+            publishPresence(sent ?? navigator.state, shown: false)
+        }
     }
 
     /// A fresh snapshot for one client: on resync, or after its queue overflowed and drained.
@@ -140,7 +157,7 @@ package actor Session {
         attached.seq = 0
         attached.awaitingSnapshot = false
         clients[ObjectIdentifier(client)] = attached
-        client.send(.snapshot(.init(epoch: attached.epoch, seq: 0, state: StateDocument.make(sent ?? navigator.state))), droppable: true)
+        client.send(.snapshot(.init(epoch: attached.epoch, seq: 0, state: document(sent ?? navigator.state))), droppable: true)
     }
 
     /// Marks a client whose patches were dropped: no more patches until its snapshot.
@@ -151,6 +168,7 @@ package actor Session {
     /// A restart that no client notices (see `Handover`): the state every client holds now,
     /// and where each client's stream is. Their connections move to the next process.
     package func handOver() -> (state: NavigationState, streams: [HandedStream]) {
+        endPresence()
         flush()
         phase = .finished  // the streams belong to the next process now
         return (sent ?? navigator.state, clients.values.map {
@@ -207,6 +225,7 @@ package actor Session {
     /// Tells every client the daemon is going away.
     package func sayGoodbye(reason: String) {
         phase = .finished
+        endPresence(quietly: true)
         for attached in clients.values {
             attached.client.send(.goodbye(reason: reason), droppable: false)
         }
@@ -232,6 +251,7 @@ package actor Session {
         navigator.onStateChange = { [unowned self] in self.stateChanged() }
         navigator.onEvent = { [unowned self] event in self.forward(event) }
         changes.feed(for: loop).follow(self)
+        startPresence()
         sent = navigator.state
     }
 
@@ -272,6 +292,7 @@ package actor Session {
     package func flush(sharing patches: SharedPatches? = nil) {
         guard case .running = phase else { return }  // nothing started, or nothing more to send
         let current = navigator.state
+        publishPresence(current, shown: !clients.isEmpty)
         let previous = sent
         var serializedOps: [UInt8] = []
         if let previous {
@@ -281,6 +302,7 @@ package actor Session {
                 serializedOps = StateDiff.serializedOps(from: previous, to: current)
                 patches?.record(from: previous, to: current, serializedOps)
             }
+            serializedOps = appendingPresenceOps(to: serializedOps, from: previous, to: current)
         }
         sent = current
         let events = pendingEvents

@@ -66,6 +66,8 @@ package final class SessionRegistry: Sendable {
     private let journal: SessionJournal?
     /// This daemon in the history its sessions' writes record.
     private let daemonName: String
+    /// Who has which user open in this daemon's sessions (their documents' presence).
+    package let presence = PresenceBoard()
 
     package init(useCases: UserUseCases, feed: any UserChangeFeed, loops: EventLoopGroup, logger: Logger, config: DaemonConfig,
                  isWriter: @escaping @Sendable (UInt32) -> Bool, journal: SessionJournal? = nil) {
@@ -177,7 +179,7 @@ package final class SessionRegistry: Sendable {
             }
             let session = Session(key: key, loop: loop, canWrite: { [isWriter] in isWriter(key.uid) },
                                   useCases: authored,
-                                  changes: changes, logger: logger, journal: journal)
+                                  changes: changes, logger: logger, journal: journal, presence: presence)
             entries.insert(session, for: key)
             entries.attaching[key, default: 0] += 1
             return .success((session, false))
@@ -225,7 +227,8 @@ package final class SessionRegistry: Sendable {
                 let session = Session(
                     key: item.key, id: item.id, loop: loops.next(), canWrite: { [isWriter] in isWriter(item.key.uid) },
                     useCases: authored[item.key.uid] ?? useCases,
-                    changes: changes, logger: logger, restoring: item.state, listWindow: item.listWindow, journal: journal)
+                    changes: changes, logger: logger, restoring: item.state, listWindow: item.listWindow, journal: journal,
+                    presence: presence)
                 let since = clock - .seconds(detachedFor)
                 session.activity.withLock {
                     $0.detachedAt = since

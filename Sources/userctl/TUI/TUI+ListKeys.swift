@@ -33,6 +33,10 @@ extension TUI {
             }
         case .enter:
             if count > 0 { send("list", "did_select_row", ["index": .int(Int64(cursor))]) }
+        case .character("h"):
+            // The user's screen, then, once it is open, its history above it; Esc on the
+            // history goes back to the user's screen.
+            if count > 0 { send("list", "did_select_row", ["index": .int(Int64(cursor))], then: .openedForHistory) }
         case .character("r"): send("list", "refresh", then: .listReloaded)
         case .character("/"): searching = list?.search ?? ""
         case .character("x"): dismissBanner(screen: "list")
@@ -56,6 +60,14 @@ extension TUI {
         }
         clampCursor()
         return true
+    }
+
+    /// `h`'s user screen is open (its reply may overtake its patch: the mirror has both).
+    func openHistoryOfOpenedUser() {
+        document = SessionDocument(client.document)
+        guard document.showsDetail else { return }
+        historyCursor = 0
+        send("detail", "open_history")
     }
 
     /// Back from a user's screen: the cursor goes to that user's row (a saved name may have

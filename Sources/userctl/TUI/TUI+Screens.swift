@@ -10,7 +10,8 @@ extension TUI {
     static let listKeys: [(keys: String, does: String)] = [
         ("j k ↑ ↓", "move"), ("PgDn Space / PgUp", "a screen down / up (Ctrl-F / Ctrl-B)"),
         ("g Home / G End", "first user / last user of the whole list"),
-        ("Enter", "open the user"), ("/", "search (Enter applies, Esc cancels, Ctrl-U clears, Ctrl-W deletes a word)"),
+        ("Enter", "open the user"), ("h", "history of the user under the cursor: who changed it, and undo"),
+        ("●", "someone else has this user open now"), ("/", "search (Enter applies, Esc cancels, Ctrl-U clears, Ctrl-W deletes a word)"),
         ("Esc", "clear the search, or dismiss a message"), ("x", "dismiss a message"),
         ("r", "refresh (reads the list again; clears [stale])"),
         ("[stale]", "changed elsewhere: rows not loaded yet may have moved; r reloads"),
@@ -87,7 +88,8 @@ extension TUI {
                 guard index < loaded, let user = list?.user(at: index) else { lines.append(Line(index == 0 ? "  (no users)" : "", .dim)); continue }
                 let name = DisplayWidth.pad(DisplayWidth.sanitized(user.name), to: nameWidth)
                 let email = DisplayWidth.truncate(DisplayWidth.sanitized(user.email), to: emailWidth)
-                let text = (index == cursor ? "▸ " : "  ") + name + "  " + email
+                let marker = list?.openElsewhere.contains(user.id) == true ? "● " : "  "  // open elsewhere
+                let text = (index == cursor ? "▸ " : "  ") + name + marker + email
                 var marks: [Range<Int>] = []
                 if !search.isEmpty {
                     if let match = Self.match(search, in: name) { marks.append((2 + match.lowerBound)..<(2 + match.upperBound)) }
@@ -109,7 +111,7 @@ extension TUI {
         } else if list?.loading == .fullScreen {
             lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) loading…", .dim))
         } else {
-            var hints = ["j/k move", "Enter open", "/ search"]
+            var hints = ["j/k move", "Enter open", "h history", "/ search"]
             if let search = list?.search, !search.isEmpty { hints.append("Esc clears search") }
             hints += ["g/G first/last", "PgUp/PgDn", "r refresh", "q quit"]
             lines.append(hintBar(hints, help: "? help"))
@@ -154,6 +156,7 @@ extension TUI {
             lines.append((Line("  ID:       " + user.id, .dim), 3))
             lines.append((Line("  Version:  \(user.version)", .dim), 2))
             if let changed = changedByLine(user) { lines.append((Line(changed, .dim), 5)) }
+            for text in presenceLines(detail?.present ?? []) { lines.append((Line(text, .bold), 6)) }
             lines.append((Line(""), 0))
             let edited = hasUnsavedChanges
             if detail?.isSaving == true {
@@ -189,6 +192,22 @@ extension TUI {
         out.append(hintBar(["type to edit", "Enter/Ctrl-S save", "Esc back", "Ctrl-U clear", "Ctrl-W word", "Ctrl-C quit"], help: "F1 help"))
         out.append(statusLine())
         return Array(out.prefix(size.rows))
+    }
+
+    /// "  bob is editing this user", "  alice also has this user open": who else has it open in
+    /// this daemon, by name, those editing first (their save may come first).
+    func presenceLines(_ present: [(user: String, editing: Bool)]) -> [String] {
+        let editing = present.filter(\.editing).map { DisplayWidth.sanitized($0.user) }
+        let open = present.filter { !$0.editing }.map { DisplayWidth.sanitized($0.user) }
+        var lines: [String] = []
+        if !editing.isEmpty { lines.append("  " + Self.names(editing) + (editing.count == 1 ? " is" : " are") + " editing this user") }
+        if !open.isEmpty { lines.append("  " + Self.names(open) + " also " + (open.count == 1 ? "has" : "have") + " this user open") }
+        return lines
+    }
+
+    /// "alice", "alice and bob", "alice, bob and carol".
+    static func names(_ names: [String]) -> String {
+        names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " and " + names.last!
     }
 
     /// The question asked on Esc with unsaved changes, in pieces that wrap as units.

@@ -35,6 +35,8 @@ final class TUI {
         case lastPageFailed
         /// A save asked for by the "unsaved changes" prompt succeeded: leave the screen.
         case savedThenBack
+        /// `h` on the list opened the user: now its history.
+        case openedForHistory
         /// The newest history entry of a user (for "changed by alice 3 min ago").
         case lastChange(userID: String, version: Int, entry: JSONValue?)
     }
@@ -273,6 +275,7 @@ final class TUI {
             document = SessionDocument(client.document)
             syncDraft()
             if document.showsDetail, !hasUnsavedChanges { leaveDetail() }
+        case .openedForHistory: openHistoryOfOpenedUser()
         case .lastChange(let userID, let version, let entry):
             lastChange = (userID, version, entry)
         case .endOfInput:

@@ -185,6 +185,10 @@ final class TranscriptReplayer: @unchecked Sendable {
                 object["uid"] = "<actor>"
                 object["user"] = "<actor>"
             }
+            // A presence entry's name is the login name of the uid running the tests.
+            if object.count == 2, object["editing"]?.boolValue != nil, object["user"]?.stringValue != nil {
+                object["user"] = "<person>"
+            }
             if object["type"] == "error" || object["code"] != nil { object["message"] = nil }
             return .object(object.mapValues(normalized))
         case .array(let array):
