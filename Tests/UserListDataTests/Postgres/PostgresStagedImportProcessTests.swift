@@ -19,18 +19,6 @@ struct PostgresStagedImportProcessTests {
         return (server, database, try PostgresUserRepository(connection: try PGConnectionString(server.conninfo(database))))
     }
 
-    static func staged(_ store: PostgresUserRepository, _ users: [User], chunk: Int = 100) async throws -> ImportToken {
-        let staging = try #require(store.importStaging)
-        let token = try await staging.beginImport()
-        var start = 0
-        while start < users.count {
-            let end = min(users.count, start + chunk)
-            _ = try await staging.stage(StagedImportTests.entries(Array(users[start..<end]), from: start + 1), into: token)
-            start = end
-        }
-        return token
-    }
-
     static func count(_ store: PostgresUserRepository) async throws -> Int? {
         try await store.fetchPage(PageRequest(limit: 1)).totalCount
     }
@@ -40,7 +28,7 @@ struct PostgresStagedImportProcessTests {
         var users = SampleUsers.generate(count: 1_000, seed: 3)
         for (index, value) in PGCopyTextTests.hostile.enumerated() { users[index].name = "N" + value }  // through COPY and back
         users[20].avatarURL = nil
-        let token = try await Self.staged(store, users)
+        let token = try await StagedImportTests.staged(store, users)
         #expect(try await Self.count(store) == 0)
         let summary = try await #require(store.importStaging).commitImport(token)
         #expect(summary == ImportSummary(read: 1_000, written: 1_000))
@@ -54,7 +42,7 @@ struct PostgresStagedImportProcessTests {
         let stored = try await store.add(NewUser(name: "Stored", email: "taken@example.org"))
         var users = SampleUsers.generate(count: 500, seed: 4)
         users[349].email = "TAKEN@example.org"
-        let token = try await Self.staged(store, users)
+        let token = try await StagedImportTests.staged(store, users)
         await #expect(throws: UserError.rejectedEntry(position: 350, id: users[349].id,
             reason: "the email address “TAKEN@example.org” is already used by “Stored” (id \(stored.id.uuidString.lowercased())); each user needs an address of their own.")) {
             try await store.importStaging!.commitImport(token)
@@ -67,7 +55,7 @@ struct PostgresStagedImportProcessTests {
         let (_, _, store) = try fresh()
         var users = SampleUsers.generate(count: 10, seed: 7)
         users[6].email = users[2].email.uppercased()
-        let token = try await Self.staged(store, users, chunk: 4)
+        let token = try await StagedImportTests.staged(store, users, chunk: 4)
         await #expect {
             try await store.importStaging!.commitImport(token)
         } throws: { error in
@@ -123,7 +111,7 @@ struct PostgresStagedImportProcessTests {
         file[0].name = "Renamed By Import"
         let added = SampleUsers.generate(count: 2, seed: 22)
         file += added
-        let token = try await Self.staged(store, file)
+        let token = try await StagedImportTests.staged(store, file)
         #expect(try await store.importStaging!.commitImport(token, by: Self.alice).written == 3)
         let entries = try await store.history(HistoryQuery(limit: 100)).entries.dropLast(before)
         #expect(entries.count == 3, "one entry per user added or changed")
@@ -137,7 +125,7 @@ struct PostgresStagedImportProcessTests {
     @Test func anAbortedImportLeavesNothingStagedOrStored() async throws {
         let (server, database, store) = try fresh()
         let users = SampleUsers.generate(count: 300, seed: 9)
-        let token = try await Self.staged(store, users)
+        let token = try await StagedImportTests.staged(store, users)
         #expect(try server.psql(database, "SELECT COUNT(*) FROM import_staged").trimmingCharacters(in: .whitespacesAndNewlines) == "300")
         await store.importStaging!.abortImport(token)
         #expect(try await Self.count(store) == 0)
@@ -149,8 +137,8 @@ struct PostgresStagedImportProcessTests {
     @Test func aCommittedImportIsFinishedByTheNextOpenAndAnotherDaemonsStagingIsKept() async throws {
         let (server, database, store) = try fresh()
         let users = SampleUsers.generate(count: 2_000, seed: 6)
-        let committed = try await Self.staged(store, Array(users[..<1_500]))
-        let staging = try await Self.staged(store, Array(users[1_500...]))
+        let committed = try await StagedImportTests.staged(store, Array(users[..<1_500]))
+        let staging = try await StagedImportTests.staged(store, Array(users[1_500...]))
         // What the commit writes before it merges, and a crash right after it.
         _ = try server.psql(database, "UPDATE imports SET state = 'committed' WHERE id = \(committed.rawValue)")
         let reopened = try PostgresUserRepository(connection: try PGConnectionString(server.conninfo(database)))
@@ -164,7 +152,7 @@ struct PostgresStagedImportProcessTests {
 
     @Test func aStagingImportAbandonedForAnHourIsDroppedAtOpen() async throws {
         let (server, database, store) = try fresh()
-        let token = try await Self.staged(store, SampleUsers.generate(count: 10, seed: 10))
+        let token = try await StagedImportTests.staged(store, SampleUsers.generate(count: 10, seed: 10))
         _ = try server.psql(database, "UPDATE imports SET touched_at = now() - interval '61 minutes'")
         _ = try PostgresUserRepository(connection: try PGConnectionString(server.conninfo(database)))
         await #expect(throws: UserError.self) { try await store.importStaging!.commitImport(token) }
@@ -176,7 +164,7 @@ struct PostgresStagedImportProcessTests {
         let elsewhere = try PostgresUserRepository(connection: try PGConnectionString(server.conninfo(database)))
         let feed = try PostgresChangeFeed(observing: store)
         let collector = ChangeCollector(feed.subscribe())
-        let token = try await Self.staged(elsewhere, SampleUsers.generate(count: 200, seed: 11))
+        let token = try await StagedImportTests.staged(elsewhere, SampleUsers.generate(count: 200, seed: 11))
         _ = try await elsewhere.importStaging!.commitImport(token)
         let marker = try await elsewhere.add(NewUser(name: "After", email: "after@example.org"))
         let changes = await collector.wait(for: 2, timeout: .seconds(30))

@@ -13,7 +13,9 @@ import UserListDomain
         users.enumerated().map { ImportEntry(position: first + $0.offset, user: $0.element, expectedVersion: versions ? $0.element.version : nil) }
     }
 
-    static func staged(_ store: SQLiteUserRepository, _ users: [User], chunk: Int = 100) async throws -> ImportToken {
+    /// Begins an import in `store`'s own staging and stages `users` in chunks, positions counted
+    /// over the whole file (either store).
+    static func staged(_ store: some UserRepository, _ users: [User], chunk: Int = 100) async throws -> ImportToken {
         let staging = try #require(store.importStaging)
         let token = try await staging.beginImport()
         var start = 0
