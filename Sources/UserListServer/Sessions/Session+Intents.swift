@@ -30,21 +30,38 @@ extension Session {
         }
         flush()
         switch outcome {
-        case .done(let result):
+        case .done(let result) where firstLoad == nil:
             client.send(.reply(.success(id: message.id, result: result)), droppable: false)
-        case .failed(let code, let text):
+        case .failed(let code, let text) where firstLoad == nil:
             client.send(.reply(.failure(id: message.id, code: code, message: text)), droppable: false)
+        case .done(let result):
+            Task { await self.replyAfterFirstLoad(.success(result), to: message.id, of: client) }
+        case .failed(let code, let text):
+            Task { await self.replyAfterFirstLoad(.failure(IntentError(code, text)), to: message.id, of: client) }
         case .pending(let work):
             Task {
                 let finished = await work(self)
                 self.flush()
-                switch finished {
-                case .success(let result):
-                    client.send(.reply(.success(id: message.id, result: result)), droppable: false)
-                case .failure(let error):
-                    client.send(.reply(.failure(id: message.id, code: error.code, message: error.message)), droppable: false)
-                }
+                await self.replyAfterFirstLoad(finished, to: message.id, of: client)
             }
+        }
+    }
+
+    /// Replies once the list the session started loading when it started is on its screens
+    /// (usually long since): an intent sent right after the welcome, whose own read can finish
+    /// first, would otherwise be answered while the list still shows "loading", and two runs of
+    /// the same client would see two different documents at the reply.
+    private func replyAfterFirstLoad(_ finished: Result<JSONValue?, IntentError>, to id: Int, of client: any SessionClient) async {
+        if let load = firstLoad {
+            _ = await load.value
+            firstLoad = nil
+            flush()
+        }
+        switch finished {
+        case .success(let result):
+            client.send(.reply(.success(id: id, result: result)), droppable: false)
+        case .failure(let error):
+            client.send(.reply(.failure(id: id, code: error.code, message: error.message)), droppable: false)
         }
     }
 
@@ -127,8 +144,7 @@ extension Session {
                 if case .success(let saved) = result, saved != before {
                     // The screens show it already; waiting for the feed's (silent) copy means
                     // that once the reply is read, no later frame is about this save.
-                    await session.awaitOwnChanges(of: receipt, orApply: nil)
-                    await session.navigator.topHistory?.settle()
+                    await session.settle(receipt, orApply: nil)
                 }
                 session.endWrite(receipt)
                 return result.map(StateDocument.user).mapError(IntentError.init)
@@ -171,21 +187,13 @@ extension Session {
         case .importUsers(let users):
             let useCases = useCases.via(.command)
             return .pending { session in
-                let receipt = session.beginWrite()
-                defer { session.endWrite(receipt) }
-                let result = await CommitReceipt.$current.withValue(receipt) { () async -> Result<Int, UserError> in
+                await session.write { _ in
                     do throws(UserError) {
-                        return .success(try await useCases.importUsers.execute(users))
+                        let count = try await useCases.importUsers.execute(users)
+                        return .success((["imported": .int(Int64(count))], nil))
                     } catch {
                         return .failure(error)
                     }
-                }
-                switch result {
-                case .success(let count):
-                    await session.awaitOwnChanges(of: receipt, orApply: nil)
-                    return .success(["imported": .int(Int64(count))])
-                case .failure(let error):
-                    return .failure(IntentError(error))
                 }
             }
         case .renameUser(let id, let name, let expectedVersion):

@@ -11,18 +11,26 @@ import UserListWire
 /// every `seq` in order (or `.resync` in place of ones it lost).
 extension Session {
     /// Runs one write and returns once its change is on this session's screens.
-    func write(_ body: (isolated Session) async -> Result<(JSONValue?, UserChange), UserError>) async -> Result<JSONValue?, IntentError> {
+    /// `body` returns the reply's result and the change it made, if it made one change (an
+    /// import makes many, and leaves them to the feed).
+    func write(_ body: (isolated Session) async -> Result<(JSONValue?, UserChange?), UserError>) async -> Result<JSONValue?, IntentError> {
         let receipt = beginWrite()
         defer { endWrite(receipt) }
         let outcome = await CommitReceipt.$current.withValue(receipt) { await body(self) }
         switch outcome {
         case .success(let (result, change)):
-            await awaitOwnChanges(of: receipt, orApply: change)
-            await navigator.topHistory?.settle()  // an open history shows the write's entry before the reply
+            await settle(receipt, orApply: change)
             return .success(result)
         case .failure(let error):
             return .failure(IntentError(error))
         }
+    }
+
+    /// Returns once what a committed write recorded in `receipt` is on this session's screens,
+    /// and on an open history screen (its entry shows before the reply).
+    func settle(_ receipt: CommitReceipt, orApply change: UserChange?) async {
+        await awaitOwnChanges(of: receipt, orApply: change)
+        await navigator.topHistory?.settle()
     }
 
     /// A write this session is about to make: changes logged under the returned receipt are its own.

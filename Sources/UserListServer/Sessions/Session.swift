@@ -70,6 +70,8 @@ package actor Session {
     private var sent: NavigationState?
     private var clients: [ObjectIdentifier: Attached] = [:]
     private var flushScheduled = false
+    /// The list's first load, until an intent's reply has waited for it (see `handle`).
+    var firstLoad: UserListViewModel.Load?
     /// Performing an intent's synchronous part: `handle` flushes right after it.
     var handlingIntent = false
     var applyingChange = false
@@ -137,8 +139,13 @@ package actor Session {
         flush()  // its presence, now that a client shows it
     }
 
+    /// Lets a client go. It first gets every change already made (a presence notification
+    /// whose flush is still scheduled, say), so that a client told goodbye next holds the state
+    /// the session had when it left, whichever loop the change came from.
     package func detach(_ client: any SessionClient) {
-        guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
+        guard clients[ObjectIdentifier(client)] != nil else { return }
+        flush()
+        clients[ObjectIdentifier(client)] = nil
         activity.withLock {
             $0.clients = clients.count
             if clients.isEmpty { $0.detachedAt = .now }
@@ -246,7 +253,12 @@ package actor Session {
         if let saved = restoring {
             navigator = Navigator(restoring: saved.state, listWindow: saved.listWindow, useCases: useCases)
         } else {
-            navigator.list.onAppear()
+            let load = navigator.list.onAppear()
+            firstLoad = load
+            Task {
+                _ = await load.value
+                self.firstLoad = nil
+            }
         }
         navigator.onStateChange = { [unowned self] in self.stateChanged() }
         navigator.onEvent = { [unowned self] event in self.forward(event) }
