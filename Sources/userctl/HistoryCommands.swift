@@ -47,12 +47,20 @@ enum HistoryCommands {
         let now = Date()
         let rows = entries.map { entry -> [String] in
             [Table.cell(entry["entry"]), ago(entry["at"]?.stringValue, now: now),
-             entry["user"]?.stringValue ?? entry["uid"].map { "uid \(Table.cell($0))" } ?? "-",
+             who(entry),
              Table.cell(entry["via"]), Table.cell(entry["kind"]),
              String((entry["user_id"]?.stringValue ?? "-").prefix(8)), change(entry)]
         }
         print(Table(headers: ["ENTRY", "WHEN", "WHO", "VIA", "KIND", "USER", "CHANGE"], rows: rows, numeric: [0])
             .render(style: context.style))
+    }
+
+    /// Who made an entry: the login name, else the uid (no name for it on the daemon's host),
+    /// else "unknown" (a write the daemon did not make, e.g. another program on the store).
+    static func who(_ entry: JSONValue) -> String {
+        if let name = entry["user"]?.stringValue { return DisplayWidth.sanitized(name) }
+        if let uid = entry["uid"]?.int64Value { return "uid \(uid)" }
+        return "unknown"
     }
 
     static func revert(_ context: CommandContext) async throws {
