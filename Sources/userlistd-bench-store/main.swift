@@ -12,7 +12,8 @@
 //
 // With `--postgres CONNINFO` (an empty scratch database), the same for the PostgreSQL store, at
 // `--postgres-users N` users (default: as many as the SQLite import). `--history-only`: the
-// history's import cost and first pages (HistorySection.swift).
+// history's import cost and first pages (HistorySection.swift); `--staged-history-only`: its
+// cost on staged imports (StagedImportHistoryCost.swift).
 import Foundation
 import UserListData
 import UserListDomain
@@ -93,6 +94,15 @@ if CommandLine.arguments.contains("--chunked-only") {
 if CommandLine.arguments.contains("--history-only") {
     say("userlistd-bench-store --history-only: \(ProcessInfo.processInfo.activeProcessorCount) cores")
     await runHistorySection(directory: directory, count: quick ? 100_000 : 1_000_000)
+    finish(0)
+}
+
+/// `--staged-history-only`: what recording history costs `userctl import`'s staged imports on
+/// each store (with `--postgres CONNINFO`, PostgreSQL too); see `runStagedImportHistoryCost`.
+if CommandLine.arguments.contains("--staged-history-only") {
+    say("userlistd-bench-store --staged-history-only: \(ProcessInfo.processInfo.activeProcessorCount) cores")
+    await runStagedImportHistoryCost(directory: directory, base: 100_000, added: quick ? 9_000 : 90_000,
+                                     updated: quick ? 1_000 : 10_000, rounds: 3)
     finish(0)
 }
 
