@@ -40,10 +40,18 @@ enum PostgresImportMerge {
     }
 
     private static func merge(_ id: Int, author: String?, read: Int, _ connection: PGConnection) throws(PGError) -> Outcome {
-        let parameters = [String(id)]
-        if let author, let decoded = try? JSONDecoder().decode(ChangeAuthor.self, from: Data(author.utf8)) {
-            try recordHistory(id, decoded, connection)
-        }
+        let author = author.flatMap { try? JSONDecoder().decode(ChangeAuthor.self, from: Data($0.utf8)) }
+        // History comes from the merge's own RETURNING: the rows it wrote, as written, in the
+        // same statement (no second pass over the staged entries, no join on `users`). An
+        // import keeps no before-image; without an author (a store-level import) none is kept.
+        let history = author == nil ? "" : """
+            , recorded AS (
+                \(PostgresHistory.insertColumns)
+                SELECT $2, $3::bigint, $4, $5, $6, $7::bigint, id, CASE WHEN inserted THEN 'added' ELSE 'saved' END,
+                       NULL, NULL, NULL, name, email, avatar_url, version
+                FROM up ORDER BY id
+            )
+            """
         let counts = try connection.query("""
             WITH latest AS (
                 SELECT DISTINCT ON (id) id, name, email, avatar_url, expected_version, name_key, email_key
@@ -56,10 +64,10 @@ enum PostgresImportMerge {
                     name_key = EXCLUDED.name_key,
                     email_key = CASE WHEN u.email = EXCLUDED.email THEN u.email_key ELSE EXCLUDED.email_key END
                 WHERE (u.name, u.email, u.avatar_url) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.email, EXCLUDED.avatar_url)
-                RETURNING (xmax = 0) AS inserted
-            )
+                RETURNING u.id, u.name, u.email, u.avatar_url, u.version, (xmax = 0) AS inserted
+            )\(history)
             SELECT COUNT(*), COUNT(*) FILTER (WHERE inserted) FROM up
-            """, parameters, operation).first
+            """, [String(id)] + (author.map { PostgresHistory.parameters($0.via(.import)) } ?? []), operation).first
         let written = Int(counts?[0] ?? "0") ?? 0, inserted = Int(counts?[1] ?? "0") ?? 0
         if inserted > 0 {
             try connection.query("UPDATE store_state SET user_count = user_count + $1", [String(inserted)], operation)
@@ -72,21 +80,5 @@ enum PostgresImportMerge {
             try connection.execute("ANALYZE users", operation)  // the planner's estimates now, not at autovacuum's leisure
         }
         return Outcome(read: read, written: written)
-    }
-
-    /// One entry per user the import adds or changes, set-based from the staged entries against
-    /// `users` before the merge writes (the last entry of an id is the one merged), with the
-    /// user after and the version the merge gives it. An import keeps no before-image.
-    private static func recordHistory(_ id: Int, _ author: ChangeAuthor, _ connection: PGConnection) throws(PGError) {
-        try connection.query(PostgresHistory.insertColumns + """
-             SELECT $1, $2::bigint, $3, $4, $5, $6::bigint, s.id, CASE WHEN u.id IS NULL THEN 'added' ELSE 'saved' END,
-                   NULL, NULL, NULL, s.name, s.email, s.avatar_url,
-                   CASE WHEN u.id IS NULL THEN COALESCE(s.expected_version, 1) ELSE GREATEST(u.version + 1, COALESCE(s.expected_version, 1)) END
-            FROM (SELECT DISTINCT ON (id) id, name, email, avatar_url, expected_version
-                  FROM import_staged WHERE import_id = $7 ORDER BY id, position DESC) s
-            LEFT JOIN users u ON u.id = s.id
-            WHERE u.id IS NULL OR (u.name, u.email, u.avatar_url) IS DISTINCT FROM (s.name, s.email, s.avatar_url)
-            ORDER BY s.id
-            """, PostgresHistory.parameters(author.via(.import)) + [String(id)], operation)
     }
 }

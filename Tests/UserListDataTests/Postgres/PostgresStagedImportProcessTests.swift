@@ -118,7 +118,8 @@ struct PostgresStagedImportProcessTests {
         let byUser = Dictionary(uniqueKeysWithValues: entries.map { ($0.userID, $0) })
         #expect(byUser[file[0].id]?.kind == .saved)
         #expect(byUser[file[0].id]?.after?.name == "Renamed By Import")
-        for user in added { #expect(byUser[user.id]?.kind == .added) }
+        #expect(byUser[file[0].id]?.versionAfter == 2, "the version the merge gave it")
+        for user in added { #expect(byUser[user.id]?.kind == .added && byUser[user.id]?.versionAfter == 1) }
         for entry in entries { #expect(entry.author.userName == "alice" && entry.author.via == .import) }
     }
 
