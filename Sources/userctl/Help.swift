@@ -80,7 +80,8 @@ enum Help {
                     User screen: every key that types goes into the name (pastes too, whole); Backspace, Ctrl-W
                     (word) and Ctrl-U (all) delete; Enter or Ctrl-S saves; Esc dismisses a message or goes back,
                     asking first when there are unsaved changes (s save, d discard, k keep editing); F1 help.
-                    The user screen says who changed the user last and when; Ctrl-O opens the user's history
+                    The user screen says who changed the user last and when; h opens the user's history while
+                    the name is unchanged (once changed, h types; Ctrl-O opens it either way)
                     (newest first: j/k move, u undoes the selected change, r reads it again, Esc goes back).
                     Who else has the user open in this daemon shows under its fields, by name ("bob is editing
                     this user", "alice also has this user open"), live; never their unsaved text. A ● after a

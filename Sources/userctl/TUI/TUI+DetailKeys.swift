@@ -32,7 +32,9 @@ extension TUI {
             }
         case .enter, .control("s"):
             save(then: nil)
-        case .control("o"):
+        case .character("h") where !hasUnsavedChanges, .control("o"):
+            // `h` opens the history while the name is as stored; once it is changed, `h` types
+            // (a name being edited gets every key that types). Ctrl-O opens it either way.
             historyCursor = 0
             flushDraft()  // the draft waits on the detail screen below the history
             send("detail", "open_history")

@@ -2,7 +2,7 @@ import Foundation
 import UserListClient
 import UserListWire
 
-/// The history screen (Ctrl-O on a user's screen): who changed the user, newest first, and undo
+/// The history screen (`h` or Ctrl-O on a user's screen): who changed the user, newest first, and undo
 /// of the selected entry. And the user screen's "changed by alice 3 min ago".
 extension TUI {
     static let historyKeys: [(keys: String, does: String)] = [

@@ -20,10 +20,10 @@ extension TUI {
     ]
 
     static let detailKeys: [(keys: String, does: String)] = [
-        ("any text", "edits the name (every key that types goes into the field, pastes too)"),
+        ("any text", "edits the name (every key that types goes into the field, pastes too; h first opens the history)"),
         ("Backspace", "delete a character"), ("Ctrl-W", "delete a word"), ("Ctrl-U", "clear the name"),
         ("Enter Ctrl-S", "save"), ("Esc", "dismiss a message, else back (asks first if there are unsaved changes)"),
-        ("Ctrl-O", "history: who changed this user, and undo (h types into the name here)"),
+        ("h Ctrl-O", "history: who changed this user, and undo (h while the name is unchanged; once changed, h types)"),
         ("F1", "this help"), ("Ctrl-C", "quit, keeping unsaved changes: userctl in this terminal comes back to them"),
     ]
 
