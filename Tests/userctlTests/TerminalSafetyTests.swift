@@ -34,6 +34,18 @@ import UserListWire
         #expect(back["name"]?.stringValue == Self.hostile, "a JSON reader gets the stored name back")
     }
 
+    @Test func exportLinesEscapeThemTooAndLeaveOtherLinesAsSerialized() throws {
+        let hostile = UserRow(id: "1", name: Self.hostile, email: "e\u{202E}@x.org").json
+        var line: [UInt8] = []
+        hostile.serialize(into: &line)
+        let safe = String(decoding: JSONLines.terminalSafe(line), as: UTF8.self)
+        #expect(!Self.hasControl(safe), "\(safe)")
+        #expect(try JSONValue(parsing: safe)["name"]?.stringValue == Self.hostile, "the export reads back the stored name")
+        var plain: [UInt8] = []
+        UserRow(id: "2", name: "Zoë Novák — 山田", email: "z@x.org").json.serialize(into: &plain)
+        #expect(JSONLines.terminalSafe(plain) == plain, "a line with nothing unsafe is written as serialized")
+    }
+
     @Test func listShowAndErrorsShowTheNameEscaped() {
         let user = UserRow(id: "7", name: Self.hostile, email: "a\u{1B}[31m@b.org")
         let style = Style(enabled: true)

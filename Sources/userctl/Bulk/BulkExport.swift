@@ -71,26 +71,15 @@ enum BulkExport {
     /// `export`: one JSON array, one user per line (the same bytes as before, now streamed).
     static func export(_ context: CommandContext) async throws {
         let progress = Progress(verb: "export", json: context.json, quiet: context.invocation.flags.contains("quiet"), streamsToStdout: true)
-        var held: String?  // the last line so far: whether it takes a comma depends on what follows
-        var opened = false
+        var lines = JSONLines()
         let (count, complete) = try await walk(context.client, search: nil, progress: progress) { users, _ in
-            var text = ""
-            for user in users {
-                if let line = held {
-                    text += line + ",\n"
-                } else if !opened {
-                    text += "[\n"
-                    opened = true
-                }
-                held = "  " + user.description
-            }
-            if !text.isEmpty { print(text, terminator: "") }
+            lines.append(users)
         }
         if !complete {
-            if let held { print(held + ",") }
+            lines.abandon()
             throw CommandFailure(.interrupted, "interrupted: \(Plural.users(count)) \(count == 1 ? "was" : "were") written, the rest of the export was not (the output is incomplete: no closing ']')")
         }
-        if let held { print(held + "\n]") } else { print("[]") }
+        lines.close()
     }
 
     /// `list --all`: every user, as a table (column widths from the first page) or, with
@@ -98,18 +87,12 @@ enum BulkExport {
     static func listAll(_ context: CommandContext, search: String?) async throws {
         if context.json {
             let progress = Progress(verb: "list", json: true, quiet: context.invocation.flags.contains("quiet"), streamsToStdout: true)
-            var first = true
-            var held: String?
+            var lines = JSONLines()
             let (count, complete) = try await walk(context.client, search: search, progress: progress) { users, _ in
-                var text = ""
-                for user in users {
-                    if let line = held { text += line + ",\n" } else if first { text += "[\n"; first = false }
-                    held = "  " + user.description
-                }
-                if !text.isEmpty { print(text, terminator: "") }
+                lines.append(users)
             }
             if !complete { throw CommandFailure(.interrupted, "interrupted after \(Plural.users(count)) (the output is incomplete)") }
-            if let held { print(held + "\n]") } else { print("[]") }
+            lines.close()
             return
         }
         let progress = Progress(verb: "list", json: false, quiet: context.invocation.flags.contains("quiet"), streamsToStdout: true)

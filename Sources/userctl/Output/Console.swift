@@ -47,8 +47,17 @@ enum Console {
         return out
     }
 
+    /// Bytes for stdout that the caller already made safe (`JSONLines`).
+    static func writeOut(_ bytes: [UInt8]) {
+        write(1, bytes)
+    }
+
     private static func write(_ fd: Int32, _ text: String) {
-        var bytes = Array(text.utf8)
+        write(fd, Array(text.utf8))
+    }
+
+    private static func write(_ fd: Int32, _ bytes: [UInt8]) {
+        var bytes = bytes
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
