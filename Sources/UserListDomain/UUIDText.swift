@@ -56,6 +56,12 @@ public enum UUIDText {
         return parsed ? UUID(uuid: bytes) : nil
     }
 
+    /// `parse` of a string's UTF-8 (a PostgreSQL row's text).
+    public static func parse(_ text: String) -> UUID? {
+        var text = text
+        return text.withUTF8 { parse(UnsafeRawBufferPointer($0)) }
+    }
+
     /// The value of one hex digit (either case), or nil: ids and JSON's `\u` escapes.
     public static func hexDigit(_ byte: UInt8) -> UInt8? {
         switch byte {

@@ -271,7 +271,7 @@ extension PostgresChangeFeed {
         private static func change(_ row: [String?]) -> UserChange? {
             // An import's merge (`PostgresImportMerge`): sessions read what they show again, once.
             if row[1] == "reloaded" { return .resync }
-            guard let id = UUID(uuidString: row[2] ?? "") else { return nil }
+            guard let id = UUIDText.parse(row[2] ?? "") else { return nil }
             if row[1] == "removed" { return .removed(id: id) }
             guard let version = Int(row[6] ?? "") else { return nil }
             let user = User(id: id, name: row[3] ?? "", email: row[4] ?? "", avatarURL: row[5], version: version)

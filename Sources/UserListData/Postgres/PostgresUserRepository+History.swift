@@ -18,7 +18,7 @@ extension PostgresUserRepository: UserHistoryRepository {
             via: ChangeVia(rawValue: row[4] ?? "") ?? .command, daemon: row[8], reverting: row[9].flatMap { Int64($0) })
         return HistoryEntry(
             id: Int64(row[0] ?? "") ?? 0, at: Date(timeIntervalSince1970: (Double(row[1] ?? "") ?? 0) / 1000),
-            userID: UUID(uuidString: row[2] ?? "") ?? UUID(), kind: HistoryKind(rawValue: row[3] ?? "") ?? .saved,
+            userID: UUIDText.parse(row[2] ?? "") ?? UUID(), kind: HistoryKind(rawValue: row[3] ?? "") ?? .saved,
             author: author, before: fields(10), after: fields(13), versionAfter: row[16].flatMap { Int($0) })
     }
 

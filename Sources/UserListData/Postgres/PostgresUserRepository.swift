@@ -42,7 +42,7 @@ public final class PostgresUserRepository: UserRepository {
     static let columns = "id, name, email, avatar_url, version"
 
     static func user(_ row: [String?], at first: Int = 0) -> User {
-        User(id: UUID(uuidString: row[first] ?? "") ?? UUID(), name: row[first + 1] ?? "", email: row[first + 2] ?? "",
+        User(id: UUIDText.parse(row[first] ?? "") ?? UUID(), name: row[first + 1] ?? "", email: row[first + 2] ?? "",
              avatarURL: row[first + 3], version: Int(row[first + 4] ?? "") ?? 0)
     }
 

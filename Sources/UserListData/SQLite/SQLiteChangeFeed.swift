@@ -225,7 +225,7 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
     private static func change(from row: SQLiteStatement) -> UserChange? {
         let kind = row.text(1)
         if kind == "reloaded" { return .resync }  // a bulk load into an empty store (schema v7)
-        guard let id = UUID(uuidString: row.text(2)) else { return nil }
+        guard let id = row.uuid(2) else { return nil }
         if kind == "removed" { return .removed(id: id) }
         guard !row.isNull(6) else { return nil }  // imported, then removed: the removal follows
         let user = User(id: id, name: row.text(3), email: row.text(4), avatarURL: row.optionalText(5), version: row.int(6))

@@ -19,7 +19,7 @@ extension SQLiteUserRepository: UserHistoryRepository {
         }
         return HistoryEntry(
             id: Int64(row.int(0)), at: Date(timeIntervalSince1970: Double(row.int(1)) / 1000),
-            userID: UUID(uuidString: row.text(2)) ?? UUID(), kind: kind, author: author,
+            userID: row.uuid(2) ?? UUID(), kind: kind, author: author,
             before: fields(10), after: fields(13), versionAfter: row.isNull(16) ? nil : row.int(16))
     }
 

@@ -140,7 +140,7 @@ public final class SQLiteUserRepository: UserRepository {
     static let columns = "id, name, email, avatar_url, version"
 
     static func user(from row: SQLiteStatement, at first: Int32 = 0) -> User {
-        User(id: UUID(uuidString: row.text(first)) ?? UUID(),
+        User(id: row.uuid(first) ?? UUID(),
              name: row.text(first + 1), email: row.text(first + 2),
              avatarURL: row.optionalText(first + 3), version: row.int(first + 4))
     }
