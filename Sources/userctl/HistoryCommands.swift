@@ -112,6 +112,12 @@ enum HistoryCommands {
 
     /// What changed, in a few words: the fields that differ, before → after.
     static func change(_ entry: JSONValue) -> String {
+        let what = fields(entry)
+        guard let undone = entry["reverts"]?.int64Value else { return what }
+        return what + " (undoes #\(undone))"
+    }
+
+    private static func fields(_ entry: JSONValue) -> String {
         let before = entry["before"]?.objectValue, after = entry["after"]?.objectValue
         func field(_ object: [String: JSONValue]?, _ key: String) -> String {
             object?[key]?.stringValue.map { "\"\(DisplayWidth.sanitized($0))\"" } ?? "-"

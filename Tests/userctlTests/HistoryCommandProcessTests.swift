@@ -45,6 +45,8 @@ struct HistoryCommandProcessTests {
 
         let mine = try userctl(daemon, ["history", "--by", String(getuid()), "--since", "1h", "--json"])
         #expect(try JSONValue(parsing: mine.stdout).arrayValue?.count == 2)  // the rename and its undo
+        let undone = try userctl(daemon, ["history", id])
+        #expect(undone.stdout.contains("(undoes #\(entry))"), "the undo says what it undid: \(undone.stdout)")
         let bad = try userctl(daemon, ["history", "--since", "yesterday"])
         #expect(bad.status == 64)
     }

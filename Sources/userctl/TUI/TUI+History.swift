@@ -43,10 +43,12 @@ extension TUI {
         let now = Date()
         let rows = max(1, size.rows - 4)
         let first = max(0, min(historyCursor - rows + 1, entries.count - rows))
+        let numberWidth = String(entries.first?["entry"]?.int64Value ?? 0).count  // newest first: the widest
         for (index, entry) in entries.enumerated().dropFirst(first).prefix(rows) {
-            let who = entry["user"]?.stringValue ?? entry["uid"]?.int64Value.map { "uid \($0)" } ?? "unknown"
-            let text = "  #\(entry["entry"]?.int64Value ?? 0)  \(HistoryCommands.ago(entry["at"]?.stringValue, now: now))  "
-                + "\(who) (\(entry["via"]?.stringValue ?? "?"))  \(HistoryCommands.change(entry))"
+            let number = String(entry["entry"]?.int64Value ?? 0)
+            let text = "  " + String(repeating: " ", count: max(0, numberWidth - number.count)) + "#\(number)  "
+                + "\(HistoryCommands.ago(entry["at"]?.stringValue, now: now))  "
+                + "\(HistoryCommands.who(entry)) (\(entry["via"]?.stringValue ?? "?"))  \(HistoryCommands.change(entry))"
                 + (history?.reverting == entry["entry"]?.int64Value ? "  undoing…" : "")
             lines.append(Line(text, index == historyCursor ? .reverse : .plain))
         }
