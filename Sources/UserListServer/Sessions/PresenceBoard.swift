@@ -11,8 +11,9 @@ import ThreadLocks
 /// - the others that have the same user open (their detail screen's `present`);
 /// - every session, but only when the user goes from open nowhere else to open somewhere (or
 ///   back), the one moment a list's `open_elsewhere` changes for a session not holding it.
-/// So typing a draft costs one job per other holder, and opening a user one per session only
-/// when nobody had it open; never a scan of every session per session.
+/// Each loop gets one job per publication, which tells its sessions in turn. So typing a draft
+/// tells each other holder, and opening a user tells every session only when nobody had it
+/// open; never a scan of every session per session.
 ///
 /// Per daemon: sessions of another daemon on the same PostgreSQL database are not seen.
 /// The lock is a leaf: nothing is called while it is held.
@@ -80,9 +81,17 @@ package final class PresenceBoard: Sendable {
             }
             return told
         }
+        // One job per loop, which tells each of its sessions in turn: a user opened where
+        // nobody had it costs a job per loop (at most four), not one per session.
+        var byLoop: [ObjectIdentifier: (loop: EventLoop, told: [(session: LoopChangeFeed.WeakSession, user: UUID)])] = [:]
         for (watcher, user) in told {
-            watcher.loop.execute { [weak session = watcher.session] in
-                session?.assumeIsolated { $0.presenceChanged(of: user) }
+            byLoop[ObjectIdentifier(watcher.loop), default: (watcher.loop, [])].told.append((LoopChangeFeed.WeakSession(session: watcher.session), user))
+        }
+        for (loop, told) in byLoop.values {
+            loop.execute {
+                for (weak, user) in told {
+                    weak.session?.assumeIsolated { $0.presenceChanged(of: user) }
+                }
             }
         }
     }
