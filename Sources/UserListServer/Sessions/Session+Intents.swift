@@ -30,39 +30,44 @@ extension Session {
         }
         flush()
         switch outcome {
-        case .done(let result) where firstLoad == nil:
-            client.send(.reply(.success(id: message.id, result: result)), droppable: false)
-        case .failed(let code, let text) where firstLoad == nil:
-            client.send(.reply(.failure(id: message.id, code: code, message: text)), droppable: false)
         case .done(let result):
-            Task { await self.replyAfterFirstLoad(.success(result), to: message.id, of: client) }
+            reply(.success(id: message.id, result: result), to: client)
         case .failed(let code, let text):
-            Task { await self.replyAfterFirstLoad(.failure(IntentError(code, text)), to: message.id, of: client) }
+            reply(.failure(id: message.id, code: code, message: text), to: client)
         case .pending(let work):
             Task {
                 let finished = await work(self)
                 self.flush()
-                await self.replyAfterFirstLoad(finished, to: message.id, of: client)
+                switch finished {
+                case .success(let result):
+                    self.reply(.success(id: message.id, result: result), to: client)
+                case .failure(let error):
+                    self.reply(.failure(id: message.id, code: error.code, message: error.message), to: client)
+                }
             }
         }
     }
 
-    /// Replies once the list the session started loading when it started is on its screens
-    /// (usually long since): an intent sent right after the welcome, whose own read can finish
-    /// first, would otherwise be answered while the list still shows "loading", and two runs of
-    /// the same client would see two different documents at the reply.
-    private func replyAfterFirstLoad(_ finished: Result<JSONValue?, IntentError>, to id: Int, of client: any SessionClient) async {
-        if let load = firstLoad {
-            _ = await load.value
-            firstLoad = nil
-            flush()
+    /// Sends `reply`, or holds it (and every reply after it, in order) until the list the
+    /// session started loading when it started is on its screens (usually long since): an
+    /// intent sent right after the welcome, whose own read can finish first, would otherwise be
+    /// answered while the list still shows "loading", and two runs of the same client would see
+    /// two different documents at the reply. See `firstLoadFinished`.
+    private func reply(_ reply: ServerMessage.Reply, to client: any SessionClient) {
+        guard firstLoad == nil && heldReplies.isEmpty else {
+            heldReplies.append((client, reply))
+            return
         }
-        switch finished {
-        case .success(let result):
-            client.send(.reply(.success(id: id, result: result)), droppable: false)
-        case .failure(let error):
-            client.send(.reply(.failure(id: id, code: error.code, message: error.message)), droppable: false)
-        }
+        client.send(.reply(reply), droppable: false)
+    }
+
+    /// The first load is on the screens: its patch, then the replies held for it, in order.
+    func firstLoadFinished() {
+        firstLoad = nil
+        flush()
+        let held = heldReplies
+        heldReplies.removeAll()
+        for (client, reply) in held { client.send(.reply(reply), droppable: false) }
     }
 
     enum Outcome {

@@ -70,8 +70,10 @@ package actor Session {
     private var sent: NavigationState?
     private var clients: [ObjectIdentifier: Attached] = [:]
     private var flushScheduled = false
-    /// The list's first load, until an intent's reply has waited for it (see `handle`).
+    /// The list's first load while it runs, and the replies held until it is on the screens
+    /// (see `Session.reply(_:to:)`).
     var firstLoad: UserListViewModel.Load?
+    var heldReplies: [(client: any SessionClient, reply: ServerMessage.Reply)] = []
     /// Performing an intent's synchronous part: `handle` flushes right after it.
     var handlingIntent = false
     var applyingChange = false
@@ -257,7 +259,7 @@ package actor Session {
             firstLoad = load
             Task {
                 _ = await load.value
-                self.firstLoad = nil
+                self.firstLoadFinished()
             }
         }
         navigator.onStateChange = { [unowned self] in self.stateChanged() }
