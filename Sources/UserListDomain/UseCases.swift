@@ -3,6 +3,8 @@ import Foundation
 /// Lists users a page at a time.
 public struct FetchUserPageUseCase: Sendable {
     public static let defaultPageSize = 50
+    /// The most users one forward page holds: an export's pages (a screen asks for 50).
+    public static let maximumPageSize = 10_000
     private let repository: any UserRepository
 
     public init(repository: any UserRepository) { self.repository = repository }
@@ -16,7 +18,7 @@ public struct FetchUserPageUseCase: Sendable {
                         limit: Int = defaultPageSize) async throws(UserError) -> UserPage {
         let trimmed = search?.trimmingCharacters(in: .whitespaces)
         let request = PageRequest(
-            after: cursor, limit: max(1, min(limit, 1_000)),
+            after: cursor, limit: max(1, min(limit, Self.maximumPageSize)),
             search: (trimmed?.isEmpty ?? true) ? nil : trimmed)
         return try await repository.fetchPage(request)
     }

@@ -4,11 +4,11 @@ import UserListPresentation
 import UserListWire
 
 /// The arguments of the session's `export_page`: where to continue (`after`, the `next` of the
-/// previous page, absent for the first), how many users (`limit`, 1 to `maximumLimit`,
+/// previous page, absent for the first), how many users at most (`limit`, 1 to `maximumLimit`,
 /// `defaultLimit` when absent) and an optional `search` (the list's substring rule).
 struct ExportPageRequest: Equatable {
     static let defaultLimit = 1_000
-    static let maximumLimit = 1_000
+    static let maximumLimit = FetchUserPageUseCase.maximumPageSize
 
     var after: String?
     var limit: Int
@@ -28,24 +28,56 @@ struct ExportPageRequest: Equatable {
 }
 
 extension Session {
+    /// The users of one export page, at most: about a megabyte of JSON (however long the
+    /// fields, with every character escaped), so that a page, and the next one asked for while
+    /// the client writes it, stay well inside a connection's 4 MiB of queued replies.
+    static let exportPageBytes = 1 << 20
+
     /// `export_page`: one page of the store in list order, read by keyset straight from the
     /// repository (no screen, no ViewModel, nothing kept between pages but the client's cursor),
     /// so walking a million users costs a million rows read once: linear time, constant memory
-    /// on the daemon. The session's screens are untouched.
+    /// on the daemon. The session's screens are untouched. A page ends at `limit` users or at
+    /// `exportPageBytes`, whichever comes first; `next` says where the following one starts.
     func exportPage(_ request: ExportPageRequest) -> Outcome {
         let useCases = useCases
         return .pending { _ in
             do throws(UserError) {
                 let page = try await useCases.fetchPage.execute(
                     after: request.after.map(PageCursor.init(token:)), search: request.search, limit: request.limit)
+                var (users, next) = (page.users[...], page.next)
+                let (fitting, cut) = Self.withinExportBudget(page.users)
+                // A store with no cursor to cut at sends the page whole.
+                if cut, let last = fitting.last, let cursor = useCases.fetchPage.cursor(after: last, totalCount: page.totalCount) {
+                    (users, next) = (fitting, cursor)
+                }
                 return .success(.object([
-                    "users": .array(page.users.map(StateDocument.user)),
-                    "next": page.next.map { .string($0.token) } ?? .null,
+                    "users": .array(users.map(StateDocument.user)),
+                    "next": next.map { .string($0.token) } ?? .null,
                     "total_count": page.totalCount.map { .int(Int64($0)) } ?? .null,
                 ]))
             } catch {
                 return .failure(IntentError(error))
             }
         }
+    }
+
+    /// The first of `users` that fit `exportPageBytes` (at least one), and whether any were
+    /// left out. A user's size is bounded from above: its fields as the serializer escapes them
+    /// (`"` and `\` take two bytes, other C0 controls six) plus 128 for the rest of the object.
+    static func withinExportBudget(_ users: [User]) -> (users: ArraySlice<User>, cut: Bool) {
+        var bytes = 0
+        for (index, user) in users.enumerated() {
+            bytes += 128 + escapedLength(user.name) + escapedLength(user.email) + (user.avatarURL.map(escapedLength) ?? 0)
+            if bytes > exportPageBytes && index > 0 { return (users[..<index], true) }
+        }
+        return (users[...], false)
+    }
+
+    private static func escapedLength(_ text: String) -> Int {
+        var length = 0
+        for byte in text.utf8 {
+            length += byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") ? 2 : byte < 0x20 ? 6 : 1
+        }
+        return length
     }
 }

@@ -9,6 +9,10 @@ import UserListWire
 /// Not a snapshot: users saved while an export runs may appear with their old or new data, and a
 /// user renamed across the cursor's position may be missed or seen twice.
 enum BulkExport {
+    /// Users an export page asks for; the daemon may send fewer (a page ends at about 1 MiB).
+    /// Big pages keep an export under the intent rate (150 pages a second as userctl paces).
+    static let exportPageSize = 10_000
+    /// What a daemon from before big pages accepts, and what `first` asks for.
     static let pageSize = 1_000
 
     /// Walks every page of `search` (nil: everyone), calling `body` with each page's users and
@@ -22,15 +26,23 @@ enum BulkExport {
         Interruption.install()
         var count = 0
         var total: Int?
+        var size = exportPageSize
         func request(after: String?) -> Task<JSONValue?, any Error> {
-            var args: [String: JSONValue] = ["limit": .int(Int64(pageSize))]
+            var args: [String: JSONValue] = ["limit": .int(Int64(size))]
             if let after { args["after"] = .string(after) }
             if let search { args["search"] = .string(search) }
             return Task { try await client.send(screen: "session", action: "export_page", args: args) }
         }
         var pending: Task<JSONValue?, any Error>? = request(after: nil)
         while let current = pending {
-            let page = try await current.value
+            let page: JSONValue?
+            do {
+                page = try await current.value
+            } catch let error as ClientError where error.serverCode == .invalidArgs && count == 0 && size > pageSize {
+                size = pageSize  // a daemon from before big pages
+                pending = request(after: nil)
+                continue
+            }
             let after = page?["next"]?.stringValue
             pending = after.map { request(after: $0) }
             let users = page?["users"]?.arrayValue ?? []
