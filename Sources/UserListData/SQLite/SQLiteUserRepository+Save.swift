@@ -10,8 +10,9 @@ import UserListDomain
 /// SQLite rewrites an index entry whenever the UPDATE names one of the index's columns, equal
 /// value or not. The save used to name `email_key` always (as `CASE WHEN email = ?2 THEN
 /// email_key ELSE ?5 END`), so a rename rewrote its entry in `users_by_email_key`: one more
-/// page in the WAL at every commit (10.4 frames a rename without history, 13.8 with it, 12.8
-/// once only the changed keys are named; BENCHMARKS.md, "A save's round trip, made cheaper").
+/// page in the WAL at every commit (a rename wrote 11.3 frames before history, 14.7 with it,
+/// 13.7 once only the changed keys are named: `scripts/save-transaction.py`; BENCHMARKS.md,
+/// "A save's round trip, made cheaper").
 /// The values written are the ones the old statement wrote.
 extension SQLiteUserRepository {
     struct SaveRead {
