@@ -52,27 +52,38 @@ enum SQLiteHistory {
 
     static func milliseconds(_ date: Date) -> Int { Int((date.timeIntervalSince1970 * 1000).rounded(.down)) }
 
-    /// Records the save of `user` (at `user.version`) before the UPDATE runs, from the stored
-    /// row: inserts nothing when the version no longer matches (the save will not happen).
-    static func recordSave(_ user: User, _ author: ChangeAuthor, _ connection: SQLiteConnection) throws(SQLiteError) {
-        let statement = try connection.statement(insertColumns + """
-             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, id, 'saved', name, email, avatar_url, ?8, ?9, ?10, version + 1
-            FROM users WHERE id = ?11 AND version = ?12
-            """)
+    /// A save's entry, every field bound: the save has read the stored row already (its
+    /// conflict check), so the entry needs no read of its own (an `INSERT ... SELECT` from
+    /// `users` would look the row up a second time). One text, built once: the connection's
+    /// statement cache is keyed by the text, and building it per save cost a concatenation
+    /// and a hash of it each time.
+    static let insertSave = insertColumns + """
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'saved', ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+        """
+
+    /// Records the save of `before` (the stored row, at the version the save was made from) as
+    /// `user`, in the save's transaction after its UPDATE.
+    static func recordSave(_ user: User, before: User, _ author: ChangeAuthor, _ connection: SQLiteConnection) throws(SQLiteError) {
+        let statement = try connection.statement(insertSave)
         bind(statement, author)
-        statement.bind(8, user.name)
-        statement.bind(9, user.email)
-        statement.bind(10, user.avatarURL)
-        statement.bind(11, user.id)
-        statement.bind(12, user.version)
+        statement.bind(8, user.id)
+        statement.bind(9, before.name)
+        statement.bind(10, before.email)
+        statement.bind(11, before.avatarURL)
+        statement.bind(12, user.name)
+        statement.bind(13, user.email)
+        statement.bind(14, user.avatarURL)
+        statement.bind(15, before.version + 1)
         try statement.run("recording the change in the history")
     }
 
+    static let insertAdd = insertColumns + """
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'added', NULL, NULL, NULL, ?9, ?10, ?11, ?12)
+        """
+
     /// Records an added user (after its INSERT).
     static func recordAdd(_ user: User, _ author: ChangeAuthor, _ connection: SQLiteConnection) throws(SQLiteError) {
-        let statement = try connection.statement(insertColumns + """
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'added', NULL, NULL, NULL, ?9, ?10, ?11, ?12)
-            """)
+        let statement = try connection.statement(insertAdd)
         bind(statement, author)
         statement.bind(8, user.id)
         statement.bind(9, user.name)
@@ -82,12 +93,14 @@ enum SQLiteHistory {
         try statement.run("recording the change in the history")
     }
 
+    static let insertRemove = insertColumns + """
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, id, 'removed', name, email, avatar_url, NULL, NULL, NULL, NULL
+        FROM users WHERE id = ?8
+        """
+
     /// Records the removal of `id` before the DELETE, from the stored row (nothing when absent).
     static func recordRemove(_ id: UUID, _ author: ChangeAuthor, _ connection: SQLiteConnection) throws(SQLiteError) {
-        let statement = try connection.statement(insertColumns + """
-             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, id, 'removed', name, email, avatar_url, NULL, NULL, NULL, NULL
-            FROM users WHERE id = ?8
-            """)
+        let statement = try connection.statement(insertRemove)
         bind(statement, author)
         statement.bind(8, id)
         try statement.run("recording the change in the history")

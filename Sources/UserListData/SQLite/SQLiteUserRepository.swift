@@ -306,29 +306,27 @@ public final class SQLiteUserRepository: UserRepository {
     public func remove(id: UUID) async throws(UserError) { try await remove(id: id, by: .unattributed) }
 
     /// Saves `user` and records `author`'s entry in the same transaction (`SQLiteHistory`).
+    /// The stored row is read once (`SaveRead`): it is the conflict check, the entry's before,
+    /// and it says which keys change, so the UPDATE names only those (`saveStatement`).
     public func update(_ user: User, by author: ChangeAuthor) async throws(UserError) -> User {
         let outcome = try await write { connection throws(SQLiteError) -> Outcome in
             try connection.writeTransaction("saving a user") { () throws(SQLiteError) -> Outcome in
-                // An unchanged email keeps its stored key (a duplicate from before v4 keeps its
-                // suffixed key, so renaming that user still works; see SQLiteSchema.v4).
-                let statement = try connection.statement("""
-                    UPDATE users SET name = ?1, email = ?2, avatar_url = ?3, name_key = ?4,
-                                     email_key = CASE WHEN email = ?2 THEN email_key ELSE ?5 END,
-                                     version = version + 1
-                    WHERE id = ?6 AND version = ?7
-                    """)
+                guard let stored = try Self.readForSave(user, connection) else { return .notFound }
+                guard stored.user.version == user.version else { return .conflict(stored.user) }
+                let statement = try connection.statement(Self.saveStatement(stored))
                 statement.bind(1, user.name)
                 statement.bind(2, user.email)
                 statement.bind(3, user.avatarURL)
-                statement.bind(4, UserKey.fold(user.name))
-                statement.bind(5, UserKey.fold(user.email))
+                statement.bind(4, stored.newNameKey)
+                // Folding costs (case, width, Unicode forms): only for a key the UPDATE writes.
+                if stored.emailChanged { statement.bind(5, UserKey.fold(user.email)) }
                 statement.bind(6, user.id)
                 statement.bind(7, user.version)
-                try SQLiteHistory.recordSave(user, author, connection)
                 try Self.refusingDuplicateEmail(user, connection, "saving a user") { () throws(SQLiteError) in
                     try statement.run("saving a user")
                 }
                 if connection.changes == 1 {
+                    try SQLiteHistory.recordSave(user, before: stored.user, author, connection)
                     var saved = user
                     saved.version += 1
                     return .done(saved, seq: try Self.loggedSeq(connection, "saving a user"))

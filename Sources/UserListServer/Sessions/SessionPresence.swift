@@ -77,6 +77,13 @@ struct SessionPresence: Equatable {
         .array(present.map { .object(["user": .string($0.user), "editing": .bool($0.editing)]) })
     }
 
+    /// Whether `patch` would add nothing, told without building its pointers: no marker changed
+    /// since the last patch and nobody is present, now or as last sent. The common case (no one
+    /// else has these users open), checked at every flush.
+    func patchIsEmpty(fromPresent sentPresent: [Person]) -> Bool {
+        markersChanged.isEmpty && markersSent == openElsewhere.count && present.isEmpty && sentPresent.isEmpty
+    }
+
     /// The operations that bring a client from `sentPresent` and the markers it was sent (shown
     /// with `old`'s screens) to this presence (with `new`'s), after the screens' own patch;
     /// resets the changed markers. A detail screen the screens' patch added or replaced has no
