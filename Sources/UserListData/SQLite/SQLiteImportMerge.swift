@@ -29,6 +29,12 @@ enum SQLiteImportMerge {
     /// Merges import `id`; a refused entry rolls the merge back, drops the import and comes back
     /// as `.failure(.rejectedEntry)`. A store failure throws and leaves the import committed.
     static func run(_ id: Int, _ connection: SQLiteConnection) throws(SQLiteError) -> Result<Outcome, UserError> {
+        // The merge's sorts (the entries by id, the indexes it builds) spill to temporary files
+        // past the page cache's size instead of growing the daemon: the writer keeps temporary
+        // data in memory otherwise, and sorting 330,000 entries took its peak from 95 to 157
+        // MiB. (The systemd unit's PrivateTmp gives it a writable /tmp.)
+        try connection.execute("PRAGMA temp_store = FILE", operation)
+        defer { _ = try? connection.execute("PRAGMA temp_store = MEMORY", operation) }
         let result: Result<Outcome, UserError>
         do throws(SQLiteError) {
             result = .success(try connection.writeTransaction(operation) { () throws(SQLiteError) -> Outcome in
