@@ -13,18 +13,22 @@ enum HistoryRetention {
                     logger: Logger, after delay: Duration = .seconds(10)) async {
         try? await Task.sleep(for: delay)
         while !Task.isCancelled {
-            let days = days()
-            let cutoff = Date().addingTimeInterval(-Double(days) * 86_400)
-            do throws(UserError) {
-                let pruned = try await history.pruneHistory(before: cutoff)
-                if pruned > 0 {
-                    logger.info("Pruned \(pruned) history entries older than \(days) days",
-                                ["USERLISTD_HISTORY_PRUNED": String(pruned)])
-                }
-            } catch {
-                logger.warning("Could not prune the history: \(error.message)")
-            }
+            await pruneOnce(history, days: days(), logger: logger)
             try? await Task.sleep(for: interval)
+        }
+    }
+
+    /// One round: deletes what is older than `days` days now, and logs how many.
+    static func pruneOnce(_ history: any UserHistoryRepository, days: Int, logger: Logger) async {
+        let cutoff = Date().addingTimeInterval(-Double(days) * 86_400)
+        do throws(UserError) {
+            let pruned = try await history.pruneHistory(before: cutoff)
+            if pruned > 0 {
+                logger.info("Pruned \(pruned) history entries older than \(days) days",
+                            ["USERLISTD_HISTORY_PRUNED": String(pruned)])
+            }
+        } catch {
+            logger.warning("Could not prune the history: \(error.message)")
         }
     }
 }
