@@ -113,5 +113,5 @@ func implausibleEmailsAreRejected(email: String) async {
     _ = try await useCase.execute(search: "   ")
     _ = try await useCase.execute(limit: 1_000_000)
     #expect(spy.seen.map(\.search) == ["ad", nil, nil])
-    #expect(spy.seen.last?.limit == 1_000)
+    #expect(spy.seen.last?.limit == FetchUserPageUseCase.maximumPageSize, "clamped to an export's largest page")
 }
