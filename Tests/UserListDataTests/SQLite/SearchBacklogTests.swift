@@ -50,12 +50,18 @@ import UserListDomain
          "xyzzy"]
     }
 
+    /// A store at `path` whose search index never catches up by itself: the backlog stays
+    /// until a test fills it.
+    static func storeLeavingTheBacklog(_ path: String) throws -> SQLiteUserRepository {
+        var options = SQLiteUserRepository.Options()
+        options.catchesUpSearchIndex = false
+        return try SQLiteUserRepository(path: path, options: options)
+    }
+
     @Test func aSearchDuringTheBacklogAnswersAsTheWholeIndexWould() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("backlog.sqlite")
-        var options = SQLiteUserRepository.Options()
-        options.catchesUpSearchIndex = false
-        let store = try SQLiteUserRepository(path: path, options: options)
+        let store = try Self.storeLeavingTheBacklog(path)
         var users = SampleUsers.generate(count: SQLiteUserRepository.rebuildIndexesFrom + 100, seed: 41)
         _ = try await store.importUsers(users)
         #expect(try Self.mark(path) == 0, "the bulk load left the index to the catch-up")

@@ -65,9 +65,7 @@ import UserListDomain
     @Test func anImportSmallerThanTheStoreLeavesNewUsersToTheCatchUpAndReindexesRenamedOnes() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("s.sqlite")
-        var options = SQLiteUserRepository.Options()
-        options.catchesUpSearchIndex = false
-        let store = try SQLiteUserRepository(path: path, options: options)
+        let store = try SearchBacklogTests.storeLeavingTheBacklog(path)
         var users = SampleUsers.generate(count: 2_000, seed: 53)
         _ = try await store.importUsers(users)
         #expect(try SearchBacklogTests.mark(path) == nil, "a small import into an empty store indexes as it goes")
