@@ -17,30 +17,9 @@ struct ImportKillNineProcessTests {
         try daemon.start()
         defer { daemon.killHard() }
         let total = 100_000
-        let file = directory.path + "/import.json"
-        let entries = (0..<total).map { i in
-            String(format: #"{"id":"%08x-0000-4000-8000-000000000029","name":"Kill Nine %d","email":"kill9.%d@example.org"}"#, i, i, i)
+        let caught = try await Self.killOnceCommitted(daemon, directory: directory.path, total: total) {
+            (try? StoreProbe.value(daemon.databasePath, "SELECT state FROM imports WHERE state = 'committed'")) == "committed"
         }
-        try Data(("[" + entries.joined(separator: ",\n") + "]").utf8).write(to: URL(fileURLWithPath: file))
-
-        let importer = Process()
-        importer.executableURL = URL(fileURLWithPath: Self.userctl)
-        importer.arguments = ["--socket", daemon.socketPath, "--no-spawn", "import", "--quiet", file]
-        importer.standardOutput = FileHandle.nullDevice
-        importer.standardError = FileHandle.nullDevice
-        try importer.run()
-        // The commit's mark is durable: kill the daemon before (or while) it merges.
-        var caught = false
-        let deadline = ContinuousClock.now + .seconds(Int(generousDeadline))
-        while ContinuousClock.now < deadline && importer.isRunning {
-            if (try? StoreProbe.value(daemon.databasePath, "SELECT state FROM imports WHERE state = 'committed'")) == "committed" {
-                daemon.killHard()
-                caught = true
-                break
-            }
-            try await Task.sleep(for: .milliseconds(2))
-        }
-        importer.waitUntilExit()
         try #require(caught, "the import finished before its commit could be seen; nothing was tested")
         #expect(try StoreProbe.users(daemon.databasePath).count == 100, "the merge had not committed when the daemon was killed")
 
@@ -48,5 +27,35 @@ struct ImportKillNineProcessTests {
         let stored = try StoreProbe.users(daemon.databasePath)
         #expect(stored.count == 100 + total, "every user of the file, after the restart: \(stored.count)")
         #expect(try StoreProbe.value(daemon.databasePath, "SELECT COUNT(*) FROM imports") == "0")
+    }
+
+    /// Writes `total` new users (ids ending in `-000000000029`) to a file in `directory`, runs
+    /// `userctl import` of it against `daemon`, and kills the daemon with SIGKILL as soon as
+    /// `committed` sees the import's commit mark. Whether it was seen before the import ended.
+    static func killOnceCommitted(_ daemon: ChildDaemon, directory: String, total: Int,
+                                  committed: () -> Bool) async throws -> Bool {
+        let file = directory + "/import.json"
+        let entries = (0..<total).map { i in
+            String(format: #"{"id":"%08x-0000-4000-8000-000000000029","name":"Kill Nine %d","email":"kill9.%d@example.org"}"#, i, i, i)
+        }
+        try Data(("[" + entries.joined(separator: ",\n") + "]").utf8).write(to: URL(fileURLWithPath: file))
+
+        let importer = Process()
+        importer.executableURL = URL(fileURLWithPath: userctl)
+        importer.arguments = ["--socket", daemon.socketPath, "--no-spawn", "import", "--quiet", file]
+        importer.standardOutput = FileHandle.nullDevice
+        importer.standardError = FileHandle.nullDevice
+        try importer.run()
+        defer { importer.waitUntilExit() }
+        // The commit's mark is durable: kill the daemon before (or while) it merges.
+        let deadline = ContinuousClock.now + .seconds(Int(generousDeadline))
+        while ContinuousClock.now < deadline && importer.isRunning {
+            if committed() {
+                daemon.killHard()
+                return true
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        return false
     }
 }

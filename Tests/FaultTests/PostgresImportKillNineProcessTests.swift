@@ -9,8 +9,6 @@ import UserListTestSupport
 @Suite(.serialized, .childProcesses, .timeLimit(.minutes(5)),
        .enabled(if: PostgresTestServer.isAvailable, "PostgreSQL 15 is missing: run scripts/setup.sh"))
 struct PostgresImportKillNineProcessTests {
-    static var userctl: String { Repo.root + "/.build/debug/userctl" }
-
     @Test func aCommittedImportSurvivesKillNineWhole() async throws {
         let server = try PostgresTestServer.shared()
         let database = try server.makeDatabase()
@@ -20,30 +18,9 @@ struct PostgresImportKillNineProcessTests {
         try daemon.start()
         defer { daemon.killHard() }
         let total = 100_000
-        let file = directory.path + "/import.json"
-        let entries = (0..<total).map { i in
-            String(format: #"{"id":"%08x-0000-4000-8000-000000000029","name":"Kill Nine %d","email":"kill9.%d@example.org"}"#, i, i, i)
+        let caught = try await ImportKillNineProcessTests.killOnceCommitted(daemon, directory: directory.path, total: total) {
+            (try? query("SELECT state FROM imports WHERE state = 'committed'")) == "committed"
         }
-        try Data(("[" + entries.joined(separator: ",\n") + "]").utf8).write(to: URL(fileURLWithPath: file))
-
-        let importer = Process()
-        importer.executableURL = URL(fileURLWithPath: Self.userctl)
-        importer.arguments = ["--socket", daemon.socketPath, "--no-spawn", "import", "--quiet", file]
-        importer.standardOutput = FileHandle.nullDevice
-        importer.standardError = FileHandle.nullDevice
-        try importer.run()
-        // The commit's mark is durable: kill the daemon before (or while) it merges.
-        var caught = false
-        let deadline = ContinuousClock.now + .seconds(Int(generousDeadline))
-        while ContinuousClock.now < deadline && importer.isRunning {
-            if (try? query("SELECT state FROM imports WHERE state = 'committed'")) == "committed" {
-                daemon.killHard()
-                caught = true
-                break
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        importer.waitUntilExit()
         try #require(caught, "the import finished before its commit could be seen; nothing was tested")
         // The killed daemon's connections go with it: the server rolls the merge back.
         #expect(try query("SELECT COUNT(*) FROM users") == "100", "the merge had not committed when the daemon was killed")
