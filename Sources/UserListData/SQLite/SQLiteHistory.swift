@@ -50,6 +50,13 @@ enum SQLiteHistory {
         statement.bind(7, author.reverting.map(Int.init))
     }
 
+    /// Binds `user`'s name, email and avatar URL from `first` on (an entry's before or after).
+    static func bindFields(_ statement: SQLiteStatement, _ user: User, from first: Int32) {
+        statement.bind(first, user.name)
+        statement.bind(first + 1, user.email)
+        statement.bind(first + 2, user.avatarURL)
+    }
+
     static func milliseconds(_ date: Date) -> Int { Int((date.timeIntervalSince1970 * 1000).rounded(.down)) }
 
     /// A save's entry, every field bound: the save has read the stored row already (its
@@ -67,12 +74,8 @@ enum SQLiteHistory {
         let statement = try connection.statement(insertSave)
         bind(statement, author)
         statement.bind(8, user.id)
-        statement.bind(9, before.name)
-        statement.bind(10, before.email)
-        statement.bind(11, before.avatarURL)
-        statement.bind(12, user.name)
-        statement.bind(13, user.email)
-        statement.bind(14, user.avatarURL)
+        bindFields(statement, before, from: 9)
+        bindFields(statement, user, from: 12)
         statement.bind(15, before.version + 1)
         try statement.run("recording the change in the history")
     }
@@ -86,9 +89,7 @@ enum SQLiteHistory {
         let statement = try connection.statement(insertAdd)
         bind(statement, author)
         statement.bind(8, user.id)
-        statement.bind(9, user.name)
-        statement.bind(10, user.email)
-        statement.bind(11, user.avatarURL)
+        bindFields(statement, user, from: 9)
         statement.bind(12, user.version)
         try statement.run("recording the change in the history")
     }
