@@ -114,12 +114,7 @@ import UserListWire
         await session.attach(client)
         func run(_ id: Int, _ action: String, _ args: [String: JSONValue]) async throws -> ServerMessage.Reply {
             await session.handle(.init(id: id, screen: "session", action: action, args: args), from: client)
-            let deadline = ContinuousClock.now + .seconds(120)
-            while ContinuousClock.now < deadline {
-                if let reply = client.reply(id) { return reply }
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            throw CancellationError()
+            return try await client.awaitReply(id)
         }
         let read = try await run(1, "history", ["user_id": .string(user.id.uuidString)])
         guard case .success(let result?) = read.outcome else { Issue.record("\(read.outcome)"); return }

@@ -22,6 +22,15 @@ import ThreadLocks
         func reply(_ id: Int) -> ServerMessage.Reply? {
             messages.withLock { $0.lazy.compactMap { if case .reply(let reply) = $0, reply.id == id { reply } else { nil } }.first }
         }
+        /// The reply to intent `id` once it has come; throws after two minutes without it.
+        func awaitReply(_ id: Int) async throws -> ServerMessage.Reply {
+            let deadline = ContinuousClock.now + .seconds(120)
+            while ContinuousClock.now < deadline {
+                if let reply = reply(id) { return reply }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            throw CancellationError()
+        }
     }
 
     @Test func revokingWriteAccessRefusesTheNextWriteWithoutReattaching() async throws {
@@ -42,12 +51,7 @@ import ThreadLocks
 
         func run(_ id: Int, _ action: String, _ args: [String: JSONValue]) async throws -> ServerMessage.Reply {
             await session.handle(.init(id: id, screen: "session", action: action, args: args), from: client)
-            let deadline = ContinuousClock.now + .seconds(120)
-            while ContinuousClock.now < deadline {
-                if let reply = client.reply(id) { return reply }
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            throw CancellationError()
+            return try await client.awaitReply(id)
         }
         let first = try await run(1, "add_user", ["name": "Allowed", "email": "allowed@example.com"])
         #expect(first.outcome.isSuccess, "\(first.outcome)")
