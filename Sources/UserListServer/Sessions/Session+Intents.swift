@@ -54,7 +54,7 @@ extension Session {
     /// answered while the list still shows "loading", and two runs of the same client would see
     /// two different documents at the reply. See `firstLoadFinished`.
     private func reply(_ reply: ServerMessage.Reply, to client: any SessionClient) {
-        guard firstLoad == nil && heldReplies.isEmpty else {
+        guard !loadingFirstPage && heldReplies.isEmpty else {
             heldReplies.append((client, reply))
             return
         }
@@ -63,7 +63,7 @@ extension Session {
 
     /// The first load is on the screens: its patch, then the replies held for it, in order.
     func firstLoadFinished() {
-        firstLoad = nil
+        loadingFirstPage = false
         flush()
         let held = heldReplies
         heldReplies.removeAll()

@@ -70,9 +70,9 @@ package actor Session {
     private var sent: NavigationState?
     private var clients: [ObjectIdentifier: Attached] = [:]
     private var flushScheduled = false
-    /// The list's first load while it runs, and the replies held until it is on the screens
-    /// (see `Session.reply(_:to:)`).
-    var firstLoad: UserListViewModel.Load?
+    /// Whether the list's first load still runs, and the replies held until it is on the
+    /// screens (see `Session.reply(_:to:)`).
+    var loadingFirstPage = false
     var heldReplies: [(client: any SessionClient, reply: ServerMessage.Reply)] = []
     /// Performing an intent's synchronous part: `handle` flushes right after it.
     var handlingIntent = false
@@ -256,7 +256,7 @@ package actor Session {
             navigator = Navigator(restoring: saved.state, listWindow: saved.listWindow, useCases: useCases)
         } else {
             let load = navigator.list.onAppear()
-            firstLoad = load
+            loadingFirstPage = true
             Task {
                 _ = await load.value
                 self.firstLoadFinished()
