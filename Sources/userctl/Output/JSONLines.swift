@@ -12,7 +12,6 @@ struct JSONLines {
     /// The last line so far: whether it takes a comma depends on what follows.
     private var held: [UInt8]?
     private var opened = false
-    private(set) var count = 0
 
     /// Adds `values`, one line each, and writes every line before the last.
     mutating func append(_ values: [JSONValue]) {
@@ -27,7 +26,6 @@ struct JSONLines {
             var line: [UInt8] = [0x20, 0x20]
             value.serialize(into: &line)
             held = Self.terminalSafe(line)
-            count += 1
         }
         flush()
     }
