@@ -5,6 +5,9 @@ public enum UserError: Error, Equatable, Sendable {
     public enum Field: String, Sendable, Codable { case name, email, avatarURL }
 
     case notFound(id: UUID)
+    /// A history entry asked for by number (to show or revert) that is not kept: never
+    /// recorded, or pruned by retention. Not a store failure: retrying cannot find it.
+    case noHistoryEntry(entry: Int64)
     /// Someone else saved first: `stored` is what is in the store now.
     case conflict(stored: User)
     /// Another user (`other`) already has this email address, compared case-insensitively
@@ -24,6 +27,8 @@ public enum UserError: Error, Equatable, Sendable {
         switch self {
         case .notFound:
             "That user no longer exists."
+        case .noHistoryEntry(let entry):
+            "There is no history entry \(entry) (never recorded, or older than the history kept)."
         case .conflict(let stored):
             "Someone else saved this user first; the stored name is now “\(stored.name)”."
         case .duplicateEmail(let email, let other):

@@ -42,6 +42,9 @@ struct HistoryCommandProcessTests {
         #expect(revert.stdout.contains("is \"\(name)\" again"))
         let again = try userctl(daemon, ["revert", String(entry)])
         #expect(again.status == 75, "\(again.stdout) \(again.stderr)")
+        let missing = try userctl(daemon, ["revert", "999999"])
+        #expect(missing.status == 65, "an entry that is not kept is the caller's error: \(missing.stderr)")
+        #expect(missing.stderr.contains("no history entry 999999"), "\(missing.stderr)")
 
         let mine = try userctl(daemon, ["history", "--by", String(getuid()), "--since", "1h", "--json"])
         #expect(try JSONValue(parsing: mine.stdout).arrayValue?.count == 2)  // the rename and its undo

@@ -53,7 +53,7 @@ extension PostgresUserRepository: UserHistoryRepository {
             try connection.query("SELECT \(Self.historyColumns) FROM history WHERE entry = $1::bigint", [String(id)],
                                  "reading a history entry").first
         }
-        guard let row else { throw .unavailable(reason: "there is no history entry \(id) (never recorded, or older than the history kept)") }
+        guard let row else { throw .noHistoryEntry(entry: id) }
         return Self.historyEntry(row)
     }
 

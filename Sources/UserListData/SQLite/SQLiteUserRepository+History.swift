@@ -65,7 +65,7 @@ extension SQLiteUserRepository: UserHistoryRepository {
             statement.reset()
             return try Self.completingImports([entry], connection).first
         }
-        guard let found else { throw .unavailable(reason: "there is no history entry \(id) (never recorded, or older than the history kept)") }
+        guard let found else { throw .noHistoryEntry(entry: id) }
         return found
     }
 

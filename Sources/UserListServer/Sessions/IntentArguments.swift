@@ -84,7 +84,7 @@ extension IntentError {
     /// A store or validation failure as the reply's error.
     init(_ error: UserError) {
         switch error {
-        case .notFound: self.init(.notFound, error.message)
+        case .notFound, .noHistoryEntry: self.init(.notFound, error.message)
         case .conflict: self.init(.conflict, error.message)
         // Taken by another user: retrying can never succeed, so it is not a `conflict`.
         case .duplicateEmail, .validation, .rejectedEntry: self.init(.validation, error.message)

@@ -123,8 +123,11 @@ import UserListTestSupport
         _ = try await store.importUsers(SampleUsers.generate(count: 10, seed: 9), by: alice)
         #expect(try await store.pruneHistory(before: Date().addingTimeInterval(-3_600)) == 0)
         #expect(try await store.history(HistoryQuery(limit: 100)).entries.count == 10)
+        let kept = try #require(try await store.history(HistoryQuery(limit: 1)).entries.first)
         #expect(try await store.pruneHistory(before: Date().addingTimeInterval(3_600)) == 10)
         #expect(try await store.history(HistoryQuery(limit: 100)).entries.isEmpty)
+        // A pruned entry is not found (a caller's mistake to report), not a store failure.
+        await #expect(throws: UserError.noHistoryEntry(entry: kept.id)) { try await store.historyEntry(kept.id) }
     }
 
     @Test(arguments: StoreKind.allCases)

@@ -69,7 +69,7 @@ final class InMemoryHistoryStore: UserRepository, UserHistoryRepository, @unchec
     }
     func historyEntry(_ id: Int64) async throws(UserError) -> HistoryEntry {
         guard let entry = lock.withLock({ entries.first { $0.id == id } }) else {
-            throw .unavailable(reason: "there is no history entry \(id)")
+            throw .noHistoryEntry(entry: id)
         }
         return entry
     }

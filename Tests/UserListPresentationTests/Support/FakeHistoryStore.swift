@@ -86,7 +86,7 @@ final class FakeHistoryStore: UserRepository, UserHistoryRepository {
     }
     func historyEntry(_ id: Int64) async throws(UserError) -> HistoryEntry {
         guard let entry = state.withLock({ s in s.entries.first { $0.id == id } }) else {
-            throw .unavailable(reason: "there is no history entry \(id)")
+            throw .noHistoryEntry(entry: id)
         }
         return entry
     }
