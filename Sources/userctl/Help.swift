@@ -68,7 +68,8 @@ enum Help {
                     Applies the inverse of history entry ENTRY as an ordinary save: a rename goes back to the
                     name before, an added user is removed, a removed user comes back. It is recorded as its own
                     entry. Exits 75 (conflict) when the user changed since the entry: revert the later changes
-                    first. Exits 77 on a read-only session (reading history needs no write access).
+                    first. Exits 65 when no entry ENTRY is kept (never recorded, or older than history-days).
+                    Exits 77 on a read-only session (reading history needs no write access).
                     """),
         CommandSpec(name: "status", positionals: [], options: [], summary: "show the daemon's status", details: "Asks the daemon about itself (session.status)."),
         CommandSpec(name: "sessions", positionals: [], options: [], summary: "list the daemon's sessions", details: "Asks the daemon for its sessions (session.sessions)."),
