@@ -3,8 +3,15 @@ import UserListDomain
 
 /// Applies a committed staged import (`PostgresImportStaging`) in one transaction: the checks
 /// (`PostgresImportValidation`), the history, one `INSERT ... SELECT ... ON CONFLICT (id) DO
-/// UPDATE` from the staging table in id order, and one `reloaded` change-log row, under the
-/// change-log lock as every write takes it (so `seq` order stays commit order).
+/// UPDATE` from the staging table in id order, and one `reloaded` change-log row.
+///
+/// Other clients' saves go on while it merges: it takes the change-log lock only once its rows
+/// are written (`PostgresSchema.lockChangeLog`), so only a save of a user the import writes
+/// waits for it. What the checks read stays true until the commit: the users whose entries name
+/// a version are locked first (`FOR UPDATE`), so none of them changes between the version check
+/// and the merge; a user saved meanwhile by an entry naming no version is written after that
+/// save (the import comes later); and an email another client takes meanwhile fails the merge's
+/// unique index, which refuses the whole import (`emailTakenMeanwhile`) rather than half of it.
 ///
 /// Versions are honest, as in SQLite's staged merge: a new user gets the version its entry
 /// names (or 1); a changed one the stored version + 1 (or the named one, if higher); an
@@ -22,14 +29,19 @@ enum PostgresImportMerge {
     /// back as `.failure(.rejectedEntry)`; a store failure throws and leaves it committed.
     /// An import already gone (merged by another daemon) is an empty success.
     static func run(_ id: Int, _ connection: PGConnection) throws(PGError) -> Result<Outcome, UserError> {
-        let result = try connection.transaction(operation) { () throws(PGError) -> Result<Outcome, UserError> in
-            try connection.query("SELECT pg_advisory_xact_lock($1)", [String(PostgresSchema.changeLogLock)], operation)
-            guard let row = try connection.query("SELECT entries, author FROM imports WHERE id = $1 AND state = 'committed' FOR UPDATE",
-                                                 [String(id)], operation).first else { return .success(Outcome()) }
-            if let refusal = try PostgresImportValidation.firstRejection(id, connection) { return .failure(refusal) }
-            let outcome = try merge(id, author: row[1] ?? nil, read: Int(row[0] ?? "0") ?? 0, connection)
-            try PostgresImportStaging.drop(id: id, onlyStaging: false, connection)
-            return .success(outcome)
+        let result: Result<Outcome, UserError>
+        do throws(PGError) {
+            result = try connection.transaction(operation) { () throws(PGError) -> Result<Outcome, UserError> in
+                guard let row = try connection.query("SELECT entries, author FROM imports WHERE id = $1 AND state = 'committed' FOR UPDATE",
+                                                     [String(id)], operation).first else { return .success(Outcome()) }
+                try connection.query(lockVersionedUsers, [String(id)], operation)
+                if let refusal = try PostgresImportValidation.firstRejection(id, connection) { return .failure(refusal) }
+                let outcome = try merge(id, author: row[1] ?? nil, read: Int(row[0] ?? "0") ?? 0, connection)
+                try PostgresImportStaging.drop(id: id, onlyStaging: false, connection)
+                return .success(outcome)
+            }
+        } catch where error.isUniqueViolation && error.constraint == "users_email_key_unique" {
+            result = .failure(emailTakenMeanwhile)
         }
         if case .failure = result {
             try connection.transaction(operation) { () throws(PGError) in
@@ -69,10 +81,11 @@ enum PostgresImportMerge {
             SELECT COUNT(*), COUNT(*) FILTER (WHERE inserted) FROM up
             """, [String(id)] + (author.map { PostgresHistory.parameters($0.via(.import)) } ?? []), operation).first
         let written = Int(counts?[0] ?? "0") ?? 0, inserted = Int(counts?[1] ?? "0") ?? 0
-        if inserted > 0 {
-            try connection.query("UPDATE store_state SET user_count = user_count + $1", [String(inserted)], operation)
-        }
         if written > 0 {
+            try PostgresSchema.lockChangeLog(connection, operation)  // the rows are written: now the log, in commit order
+            if inserted > 0 {
+                try connection.query("UPDATE store_state SET user_count = user_count + $1", [String(inserted)], operation)
+            }
             try connection.query("INSERT INTO changes (kind, user_id) VALUES ('reloaded', $1)", [PostgresImportSchema.everyone], operation)
             try connection.query("SELECT pg_notify($1, '')", [PostgresSchema.channel], operation)
         }
@@ -81,4 +94,16 @@ enum PostgresImportMerge {
         }
         return Outcome(read: read, written: written)
     }
+
+    /// Locks the stored users whose entries name a version, in id order, before the checks read
+    /// their versions: no save can change one of them until the import commits.
+    static let lockVersionedUsers = """
+        SELECT 1 FROM users WHERE id IN (SELECT id FROM import_staged WHERE import_id = $1 AND expected_version IS NOT NULL)
+        ORDER BY id FOR UPDATE
+        """
+
+    /// An email the checks found free was taken by another client's save while the merge ran:
+    /// the whole import is refused, as any duplicate email refuses it.
+    static let emailTakenMeanwhile = UserError.validation(field: .email, message:
+        "Another client gave one of the file's email addresses to a user while the import was being applied; nothing was imported. Run the import again to see which entry.")
 }

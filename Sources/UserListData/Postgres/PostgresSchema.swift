@@ -21,7 +21,7 @@ enum PostgresSchema {
     static let migrationLock = 0x756C_736D
     /// `pg_advisory_xact_lock` key every writing transaction takes before it logs its change,
     /// so `changes.seq` order is commit order ("ulcl"): a reader that has seen seq N can never
-    /// later find a committed N-1.
+    /// later find a committed N-1. Taken by `lockChangeLog`.
     static let changeLogLock = 0x756C_636C
     /// The `NOTIFY` channel.
     static let channel = "userlist_changes"
@@ -106,7 +106,7 @@ enum PostgresSchema {
                 let rows = try connection.query("SELECT id, name, email FROM users WHERE id > $1 ORDER BY id LIMIT 5000",
                                                 [after], operation).rows
                 guard let last = rows.last?[0] else { break }
-                after = last ?? after
+                after = last
                 struct Key: Encodable { let id: String, name_key: String, email_key: String }
                 let keys = rows.map { Key(id: $0[0] ?? "", name_key: UserKey.fold($0[1] ?? ""), email_key: UserKey.fold($0[2] ?? "")) }
                 let json = String(decoding: (try? JSONEncoder().encode(keys)) ?? Data("[]".utf8), as: UTF8.self)
@@ -127,5 +127,14 @@ enum PostgresSchema {
             throw PGError(sqlState: "XX000", detail: "the database encoding is \(encoding); create it with ENCODING 'UTF8'",
                           server: connection.server, operation: "checking the database")
         }
+    }
+
+    /// Takes the change-log lock until the transaction ends. A writing transaction takes it
+    /// after it has written its users' rows and before it logs its change or touches
+    /// `store_state`, never the other way round: so a transaction holding it never waits for a
+    /// row, and one that waits for a row (behind an import's merge) holds nothing the merge
+    /// needs to finish. Saves to other users go on while an import merges.
+    static func lockChangeLog(_ connection: PGConnection, _ operation: String) throws(PGError) {
+        try connection.query("SELECT pg_advisory_xact_lock($1)", [String(changeLogLock)], operation)
     }
 }

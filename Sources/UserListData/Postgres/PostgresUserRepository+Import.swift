@@ -26,6 +26,8 @@ extension PostgresUserRepository {
         let unique = users.enumerated().filter { lastIndex[$0.element.id] == $0.offset }.map(\.element)
         let outcome = try await write("importing users", { connection throws(PGError) -> Outcome in
             let operation = "importing users"
+            // Its statements log their changes as they write (store-level bulk path): the lock first.
+            try PostgresSchema.lockChangeLog(connection, operation)
             var written = 0, inserted = 0
             let historyFrom = try PostgresHistory.lastLoggedSeq(connection, operation)
             var start = 0

@@ -194,7 +194,8 @@ public final class PostgresUserRepository: UserRepository {
         case emailTaken(String)
     }
 
-    /// Runs `body` in a transaction that first takes the change-log lock, on a pool connection.
+    /// Runs `body` in a transaction on a pool connection; `body` logs its change last
+    /// (`logChange`, which takes the change-log lock: see `PostgresSchema.lockChangeLog`).
     /// A clash on the unique email index comes back as `.emailTaken` (the transaction is rolled
     /// back first), so the caller can look up who has it.
     func write(_ operation: String, _ body: @escaping @Sendable (PGConnection) throws(PGError) -> Outcome,
@@ -205,7 +206,6 @@ public final class PostgresUserRepository: UserRepository {
                 let outcome: Outcome
                 do throws(PGError) {
                     outcome = try connection.transaction(operation) { () throws(PGError) -> Outcome in
-                        try connection.query("SELECT pg_advisory_xact_lock($1)", [String(PostgresSchema.changeLogLock)], operation)
                         let outcome = try body(connection)
                         // Before COMMIT: the NOTIFY goes out with it, and the feed may read the
                         // row before this thread hears that the commit is done.
@@ -233,7 +233,9 @@ public final class PostgresUserRepository: UserRepository {
         return .unavailable(reason: "the email \(email) was taken by someone else while saving; try again")
     }
 
+    /// Logs a write's change (its `seq`) under the change-log lock, once its rows are written.
     static func logChange(_ kind: String, id: UUID, user: User?, _ connection: PGConnection, _ operation: String) throws(PGError) -> Int {
+        try PostgresSchema.lockChangeLog(connection, operation)
         let seq = try connection.query("""
             INSERT INTO changes (kind, user_id, name, email, avatar_url, version) VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq
             """, [kind, id.uuidString, user?.name, user?.email, user?.avatarURL, user.map { String($0.version) }], operation)
@@ -287,9 +289,9 @@ public final class PostgresUserRepository: UserRepository {
             guard inserted.affected == 1 else {
                 return try Self.stored(id: user.id, connection).map(Outcome.conflict) ?? .notFound
             }
-            try connection.query("UPDATE store_state SET user_count = user_count + 1", [], operation)
             try PostgresHistory.recordAdd(user, author, connection, operation)
             let seq = try Self.logChange("added", id: user.id, user: user, connection, operation)
+            try connection.query("UPDATE store_state SET user_count = user_count + 1", [], operation)  // under the lock
             return .done(user, seq: seq)
         }, email: user.email)
         switch outcome {
@@ -308,8 +310,8 @@ public final class PostgresUserRepository: UserRepository {
             try PostgresHistory.recordRemove(id, author, connection, operation)
             let deleted = try connection.query("DELETE FROM users WHERE id = $1", [id.uuidString], operation)
             guard deleted.affected == 1 else { return .notFound }
-            try connection.query("UPDATE store_state SET user_count = user_count - 1", [], operation)
             let seq = try Self.logChange("removed", id: id, user: nil, connection, operation)
+            try connection.query("UPDATE store_state SET user_count = user_count - 1", [], operation)  // under the lock
             return .done(User(id: id, name: "", email: ""), seq: seq)
         }, email: nil)
         switch outcome {
