@@ -16,6 +16,8 @@ enum BulkImportBench {
     static let section = "bulk"
     static let watchdogMicros = 2_000_000
 
+    /// The same import on each store: an SQLite file, then (PostgreSQL 15 installed) a database
+    /// on a scratch server of the bench's own, `fsync` on.
     static func run(_ context: BenchContext) {
         let count = context.quick ? 100_000 : 1_000_000
         print("== bulk import through userctl (\(count) users) and another client's round trips")
@@ -28,11 +30,27 @@ enum BulkImportBench {
             return context.report.note("bulk: cannot write the import file: \(error)")
         }
         defer { unlink(file) }
-        // A 2 s watchdog, as `WatchdogSec=2` would set it: the daemon should ping every second.
         // A store of its own: the million users it imports must not stay for the later sections.
         let store = context.temporaryPath("bulk.sqlite3")
-        defer { for suffix in ["", "-wal", "-shm"] { unlink(store + suffix) } }
-        context.withDaemon(section, watchdogMicros: watchdogMicros, database: store) { daemon throws(BenchError) in
+        if !context.postgresOnly {
+            measure(context, "SQLite", database: store, file: file, count: count, userctl: userctl)
+            for suffix in ["", "-wal", "-shm"] { unlink(store + suffix) }
+        }
+        if let reason = PostgresTestServer.skipReason {
+            return context.report.note("bulk: PostgreSQL skipped: \(reason)")
+        }
+        do {
+            let server = try PostgresTestServer.makePrivate(durable: true)
+            defer { server.tearDown() }
+            measure(context, "PostgreSQL", database: server.conninfo(try server.makeDatabase()), file: file, count: count, userctl: userctl)
+        } catch {
+            context.report.failed(section, "scratch PostgreSQL start", error)
+        }
+    }
+
+    private static func measure(_ context: BenchContext, _ storeName: String, database: String, file: String, count: Int, userctl: String) {
+        // A 2 s watchdog, as `WatchdogSec=2` would set it: the daemon should ping every second.
+        context.withDaemon(section, watchdogMicros: watchdogMicros, database: database) { daemon throws(BenchError) in
             let other = try OtherClient(daemon.socketPath)
             let before = try other.roundTrips(for: context.quick ? 3 : 10)
 
@@ -55,17 +73,17 @@ enum BulkImportBench {
             let pings = daemon.watchdog?.arrivals.filter { $0 >= started } ?? []
             let gaps = zip(pings.dropFirst(), pings).map { $0 - $1 }
             let longest = max(gaps.max() ?? 0, pings.first.map { $0 - started } ?? took, pings.last.map { started + took - $0 } ?? 0)
-            context.report.add(section, "longest wait for WATCHDOG=1 during the import (\(pings.count) pings; WATCHDOG_USEC 2 s, pinged every 1 s)",
+            context.report.add(section, "\(storeName): longest wait for WATCHDOG=1 during the import (\(pings.count) pings; WATCHDOG_USEC 2 s, pinged every 1 s)",
                                value: formatNanos(longest), target: "< 2 s", met: longest < UInt64(watchdogMicros) * 1_000)
             let rate = Double(count) / (Double(took) / 1e9)
-            context.report.add(section, "userctl import of \(grouped(count)) users (random order) into a running daemon",
+            context.report.add(section, "\(storeName): userctl import of \(grouped(count)) users (random order) into a running daemon",
                                value: "\(grouped(Int(rate))) users/s (\(formatNanos(took)))", target: "≥ 100,000/s", met: rate >= 100_000)
-            context.report.add(section, "daemon VmHWM after the import", value: daemon.peakKiB().map { "\($0 / 1024) MiB" } ?? "?")
+            context.report.add(section, "\(storeName): daemon VmHWM after the import", value: daemon.peakKiB().map { "\($0 / 1024) MiB" } ?? "?")
             for (label, alone, busy) in [("set_draft_name → reply", before.drafts, during.drafts), ("save → reply", before.saves, during.saves)] {
-                context.report.add(section, "another client's \(label) during the import p50 (n=\(grouped(busy.count)))",
+                context.report.add(section, "\(storeName): another client's \(label) during the import p50 (n=\(grouped(busy.count)))",
                                    value: formatNanos(busy.p50), baseline: "alone: \(formatNanos(alone.p50))",
                                    ratio: fixed(Double(busy.p50) / Double(max(1, alone.p50)), 1) + "x")
-                context.report.add(section, "another client's \(label) during the import p99 (n=\(grouped(busy.count)))",
+                context.report.add(section, "\(storeName): another client's \(label) during the import p99 (n=\(grouped(busy.count)))",
                                    value: formatNanos(busy.p99), baseline: "alone: \(formatNanos(alone.p99))",
                                    ratio: fixed(Double(busy.p99) / Double(max(1, alone.p99)), 1) + "x",
                                    target: "≤ 50 ms", met: busy.p99 <= 50_000_000)
