@@ -106,11 +106,7 @@ extension PostgresPresenceRelay {
                     }
                 }
                 do {
-                    for message in outgoing() {
-                        for payload in PresencePayload.encode(message) {
-                            try connection.query("SELECT pg_notify($1, $2)", [PostgresSchema.presenceChannel, payload], "announcing presence")
-                        }
-                    }
+                    try send(outgoing().flatMap(PresencePayload.encode))
                     if stop { break }
                     for notification in try connection.waitForNotifications(timeout: .seconds(1), wake: wakeRead) {
                         guard notification.channel == PostgresSchema.presenceChannel,
@@ -128,6 +124,18 @@ extension PostgresPresenceRelay {
                 return state.waiters
             }
             for waiter in waiters { waiter() }
+        }
+
+        /// Sends `payloads` in one round trip (a renewal is one per held user), in order: one
+        /// statement, so one transaction, whose notifications PostgreSQL delivers in order.
+        private func send(_ payloads: [String]) throws(PGError) {
+            guard !payloads.isEmpty else { return }
+            let array = (try? JSONEncoder().encode(payloads)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+            try connection.query("""
+                SELECT pg_notify($1, payload)
+                FROM json_array_elements_text($2::json) WITH ORDINALITY AS sent(payload, position)
+                ORDER BY position
+                """, [PostgresSchema.presenceChannel, array], "announcing presence")
         }
 
         /// Waits `duration`, or less when woken (to stop).
