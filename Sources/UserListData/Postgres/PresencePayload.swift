@@ -65,6 +65,9 @@ enum PresencePayload {
 
     /// Puts messages back together from payloads in the order they arrived.
     struct Decoder {
+        /// The longest name taken (Linux allows 32 bytes; NSS elsewhere may allow more).
+        static let longestName = 256
+
         /// Parts of a `holders` message still coming, by daemon and user.
         private var partial: [String: (next: Int, holders: [PresenceHolder])] = [:]
 
@@ -76,7 +79,9 @@ enum PresencePayload {
             case "a": return .ask(daemon: wire.d)
             case "h":
                 guard let text = wire.u, let user = UUIDText.parse(text) else { return nil }
-                let holders = (wire.h ?? []).map { PresenceHolder(name: $0.n, editing: $0.e) }
+                // Login names are short: anything else is not a daemon's word, and is not shown.
+                let holders = (wire.h ?? []).filter { $0.n.utf8.count <= Self.longestName }
+                    .map { PresenceHolder(name: $0.n, editing: $0.e) }
                 let part = wire.p ?? 0, count = wire.n ?? 1
                 let key = wire.d + "\n" + text
                 // A part out of turn (its start was lost while disconnected) starts nothing.

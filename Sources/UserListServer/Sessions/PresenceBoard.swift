@@ -176,7 +176,7 @@ package final class PresenceBoard: Sendable {
     package func share(through relay: any PresenceRelay, daemon: String) {
         state.withLock { state in
             var outbox = PresenceOutbox(daemon: daemon)
-            for user in state.holders.keys { _ = outbox.held(user, by: PresenceOutbox.people(state.holders[user]!.values)) }
+            for (user, holders) in state.holders { _ = outbox.held(user, by: PresenceOutbox.people(holders.values)) }
             state.outbox = outbox
             state.relay = relay
         }
@@ -187,11 +187,11 @@ package final class PresenceBoard: Sendable {
     /// stops once it has sent that. Sessions ending after this tell nobody outside.
     package func stopSharing() async {
         let relay = state.withLock { state -> (any PresenceRelay)? in
-            guard let outbox = state.outbox else { return nil }
+            guard let outbox = state.outbox, let relay = state.relay else { return nil }
             state.farewell = [.gone(daemon: outbox.daemon)]
             state.outbox = nil
-            defer { state.relay = nil }
-            return state.relay
+            state.relay = nil
+            return relay
         }
         await relay?.stop()
     }

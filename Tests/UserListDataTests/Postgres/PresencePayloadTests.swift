@@ -37,4 +37,12 @@ import UserListDomain
         #expect(payloads.dropFirst().compactMap { late.decode($0) } == [])
         #expect(late.decode("not json") == nil)
     }
+
+    @Test func aNameNoLoginCouldHaveIsNotShown() {
+        let long = String(repeating: "x", count: PresencePayload.Decoder.longestName + 1)
+        let sent = PresenceMessage.holders(daemon: "b", user: user, [PresenceHolder(name: long, editing: true), PresenceHolder(name: "bob", editing: false)])
+        var decoder = PresencePayload.Decoder()
+        #expect(PresencePayload.encode(sent).compactMap { decoder.decode($0) }
+                == [.holders(daemon: "b", user: user, [PresenceHolder(name: "bob", editing: false)])])
+    }
 }
