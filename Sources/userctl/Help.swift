@@ -84,9 +84,10 @@ enum Help {
                     The user screen says who changed the user last and when; h opens the user's history while
                     the name is unchanged (once changed, h types; Ctrl-O opens it either way)
                     (newest first: j/k move, u undoes the selected change, r reads it again, Esc goes back).
-                    Who else has the user open in this daemon shows under its fields, by name ("bob is editing
-                    this user", "alice also has this user open"), live; never their unsaved text. A ● after a
-                    name in the list marks a user someone else has open.
+                    Who else has the user open (on this daemon, or any daemon sharing its PostgreSQL database)
+                    shows under its fields, by name ("bob is editing this user", "alice also has this user
+                    open"), live; never their unsaved text. A ● after a name in the list marks a user someone
+                    else has open.
                     The mouse wheel scrolls and a click selects, unless --no-mouse.
                     [stale] in the list's title: users changed elsewhere since the list was read; rows not
                     loaded yet may have moved. r, g, or coming back from a user's screen reads it again.

@@ -116,7 +116,9 @@ func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -
             }
         }
         return Daemon.Store(repository: repository, feed: PageInvalidatingFeed(base: feed, pages: repository),
-                            description: "postgresql:\(connection.redacted)", health: health, history: database, close: {
+                            description: "postgresql:\(connection.redacted)", health: health, history: database,
+                            // Who has which user open, shared with the other daemons on the database.
+                            presence: PostgresPresenceRelay(connection: connection), close: {
             _ = feed
             _ = database
         })

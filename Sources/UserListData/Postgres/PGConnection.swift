@@ -125,9 +125,9 @@ final class PGConnection {
     // MARK: notifications
 
     /// Waits up to `timeout` for the socket (or `wake`, a pipe's read end, drained here) to be
-    /// readable, then returns the channels notified since the last call. Throws when the
-    /// connection broke.
-    func waitForNotifications(timeout: Duration, wake: Int32) throws(PGError) -> [String] {
+    /// readable, then returns the notifications received since the last call, in order. Throws
+    /// when the connection broke.
+    func waitForNotifications(timeout: Duration, wake: Int32) throws(PGError) -> [PGNotification] {
         guard let conn else { throw PGError(sqlState: nil, detail: "not connected", server: server, operation: "listening") }
         var channels = drainNotifications(conn)
         if !channels.isEmpty { return channels }
@@ -148,13 +148,14 @@ final class PGConnection {
         return channels
     }
 
-    private func drainNotifications(_ conn: OpaquePointer) -> [String] {
-        var channels: [String] = []
+    private func drainNotifications(_ conn: OpaquePointer) -> [PGNotification] {
+        var notifications: [PGNotification] = []
         while let notify = PQnotifies(conn) {
-            channels.append(String(cString: notify.pointee.relname))
+            notifications.append(PGNotification(channel: String(cString: notify.pointee.relname),
+                                                 payload: notify.pointee.extra.map { String(cString: $0) } ?? ""))
             PQfreemem(notify)
         }
-        return channels
+        return notifications
     }
 
     // MARK: results
@@ -199,6 +200,12 @@ final class PGConnection {
         return String(cString: text).trimmingCharacters(in: .whitespacesAndNewlines)
             .replacingOccurrences(of: "\n", with: "; ")
     }
+}
+
+/// One `NOTIFY` heard: its channel and payload (empty when none was given).
+struct PGNotification {
+    let channel: String
+    let payload: String
 }
 
 /// Rows of one result as text (`nil`: NULL), and how many rows the command touched.

@@ -23,8 +23,11 @@ enum PostgresSchema {
     /// so `changes.seq` order is commit order ("ulcl"): a reader that has seen seq N can never
     /// later find a committed N-1. Taken by `lockChangeLog`.
     static let changeLogLock = 0x756C_636C
-    /// The `NOTIFY` channel.
+    /// The `NOTIFY` channel of committed changes.
     static let channel = "userlist_changes"
+    /// The `NOTIFY` channel of presence between daemons (`PostgresPresenceRelay`): nothing is
+    /// stored, a message reaches whoever listens at the time.
+    static let presenceChannel = "userlist_presence"
 
     static let steps: [String] = [v1, PostgresHistory.v2, PostgresImportSchema.v3]
 

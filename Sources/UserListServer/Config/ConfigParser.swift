@@ -29,6 +29,7 @@ public enum ConfigParser {
         ("retention", "SECONDS", "how long a detached session is kept (SIGHUP reloads)"),
         ("history-days", "DAYS", "days of history (who changed what) kept, default 365 (SIGHUP reloads)"),
         ("session-journal-interval", "MS", "write changed sessions to the state directory this often, to survive a crash (0: only at shutdown)"),
+        ("presence-interval", "SECONDS", "with PostgreSQL, tell the other daemons who has which user open this often, default 10"),
         ("admin-group", "GROUP", "members may write; others get read-only sessions"),
         ("max-connections-per-uid", "N", "connections one uid may hold (SIGHUP reloads)"),
         ("max-sessions-per-uid", "N", "sessions one uid may hold (SIGHUP reloads)"),
@@ -169,6 +170,10 @@ public enum ConfigParser {
                 throw ConfigError("'session-journal-interval' needs milliseconds from 0 (off) to 10000, not '\(value)'")
             }
             config.sessionJournalMilliseconds = ms
+        case "presence-interval":
+            let interval = try seconds()
+            guard interval >= 0.05 else { throw ConfigError("'presence-interval' must be at least 0.05 seconds") }
+            config.presenceIntervalSeconds = interval
         case "admin-group": config.adminGroup = value
         case "max-connections-per-uid": config.maxConnectionsPerUID = try number(1)
         case "max-sessions-per-uid": config.maxSessionsPerUID = try number(1)

@@ -37,6 +37,10 @@ public struct DaemonConfig: Equatable, Sendable {
     /// crash loses at most this much typing. 0 turns the journal off (sessions are then saved
     /// only by a clean shutdown).
     public var sessionJournalMilliseconds: Double = 75
+    /// Seconds between re-announcements of who has which user open here, to the other daemons
+    /// on a shared PostgreSQL database; another daemon's people not re-announced for three
+    /// intervals are dropped (their daemon died). Read at start.
+    public var presenceIntervalSeconds: Double = 10
     public var adminGroup: String = "userlistd"
     public var maxConnectionsPerUID = 256
     public var maxSessionsPerUID = 64

@@ -22,11 +22,15 @@ public final class Daemon: Sendable {
         public let health: StoreHealth
         /// Who changed what (nil: a store that keeps no history).
         public let history: (any UserHistoryRepository)?
+        /// Presence shared with the other daemons on the store (nil: a store one daemon has to
+        /// itself, whose presence stays in the daemon).
+        public let presence: (any PresenceRelay)?
 
         public init(repository: any UserRepository, feed: any UserChangeFeed, description: String,
                     health: StoreHealth = StoreHealth(), history: (any UserHistoryRepository)? = nil,
-                    close: @escaping @Sendable () -> Void) {
+                    presence: (any PresenceRelay)? = nil, close: @escaping @Sendable () -> Void) {
             self.history = history
+            self.presence = presence
             self.repository = repository
             self.feed = feed
             self.description = description
@@ -153,6 +157,7 @@ public final class Daemon: Sendable {
             let finished = await shutdown.run(route: stopRoute.withLock { $0 })
             outcome.withLock { $0 = finished }
         }
+        sharePresence(registry.presence, config: config, services: services)
         services.started("the listener") { acceptor.stop() }
         if !handedConnections.isEmpty || handover != nil {
             let adopted = Handover.adopt(handover, descriptors: handedConnections, context: context, loops: loops, notifier: notifier)

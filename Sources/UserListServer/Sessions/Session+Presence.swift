@@ -3,8 +3,9 @@ import UserListDomain
 import UserListPresentation
 import UserListWire
 
-/// Presence (PROTOCOL.md §3.5): who else in this daemon has the detail screen's user open, and
-/// the list's markers of users open elsewhere. Runs on the session's own executor only: the
+/// Presence (PROTOCOL.md §5.1): who else (in this daemon, or on another daemon sharing its
+/// PostgreSQL database) has the detail screen's user open, and the list's markers of users
+/// open elsewhere. Runs on the session's own executor only: the
 /// session publishes its own presence on the `PresenceBoard` and reads the others' from it when
 /// the board tells it (a job on its loop), and never touches another session.
 extension Session {

@@ -88,7 +88,8 @@ package actor Session {
     private let frameEncoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
     /// Where each new state goes to survive a crash (nil: saved only at a clean shutdown).
     private let journal: SessionJournal?
-    /// Where sessions of this daemon publish who has which user open (nil: no presence shown).
+    /// Where sessions of this daemon publish who has which user open, and read who else has
+    /// (also on other daemons sharing the store) (nil: no presence shown).
     nonisolated let presenceBoard: PresenceBoard?
     /// What this session shows of the others, and the `present` its clients were last sent.
     var presence = SessionPresence()

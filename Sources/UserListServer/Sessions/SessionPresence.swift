@@ -3,8 +3,9 @@ import UserListDomain
 import UserListPresentation
 import UserListWire
 
-/// What a session shows of the other sessions in this daemon (PROTOCOL.md §3.5): server-side
-/// state, not a ViewModel's, added to the state document next to the screens' own fields.
+/// What a session shows of the other sessions, here and on daemons sharing the store
+/// (PROTOCOL.md §5.1): server-side state, not a ViewModel's, added to the state document next
+/// to the screens' own fields.
 ///
 /// The list's markers change one user at a time (`markers`), so a session's patch for them
 /// costs what changed, not the size of the set: with a thousand sessions each holding a user,

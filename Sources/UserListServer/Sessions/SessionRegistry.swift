@@ -66,7 +66,8 @@ package final class SessionRegistry: Sendable {
     private let journal: SessionJournal?
     /// This daemon in the history its sessions' writes record.
     private let daemonName: String
-    /// Who has which user open in this daemon's sessions (their documents' presence).
+    /// Who has which user open, in this daemon's sessions and (shared by the daemon, with
+    /// PostgreSQL) on the others' (their documents' presence).
     package let presence = PresenceBoard()
 
     package init(useCases: UserUseCases, feed: any UserChangeFeed, loops: EventLoopGroup, logger: Logger, config: DaemonConfig,

@@ -194,8 +194,8 @@ extension TUI {
         return Array(out.prefix(size.rows))
     }
 
-    /// "  bob is editing this user", "  alice also has this user open": who else has it open in
-    /// this daemon, by name, those editing first (their save may come first).
+    /// "  bob is editing this user", "  alice also has this user open": who else has it open (the
+    /// daemon's `present`: its sessions and those of daemons sharing its PostgreSQL database), by name, those editing first (their save may come first).
     func presenceLines(_ present: [(user: String, editing: Bool)]) -> [String] {
         let editing = present.filter(\.editing).map { DisplayWidth.sanitized($0.user) }
         let open = present.filter { !$0.editing }.map { DisplayWidth.sanitized($0.user) }
