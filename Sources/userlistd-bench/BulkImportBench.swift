@@ -94,7 +94,7 @@ enum BulkImportBench {
     /// `count` users as a JSON array, one per line, in a random (seeded) order.
     static func writeImportFile(_ path: String, count: Int) throws {
         guard let out = FileHandle(forWritingAtPath: path) ?? {
-            FileManager.default.createFile(atPath: path, contents: nil)
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
             return FileHandle(forWritingAtPath: path)
         }() else { throw BenchError("cannot create \(path)") }
         defer { try? out.close() }

@@ -35,7 +35,7 @@ final class DaemonProcess {
 
         let stateDirectory = "\(directory)/\(name).state"
         try? FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["--socket", socketPath, "--database", database, "--state-directory", stateDirectory,
