@@ -126,7 +126,7 @@ import UserListWire
         let daemon = try await DaemonHarness()
         let viewer = try await attached(daemon, "viewer")
         let importer = try await attached(daemon, "importer")
-        var user = try #require(viewer.rows[3].self)
+        var user = viewer.rows[3]
         try await viewer.intent("session", "open_user", ["id": user["id"]!])
         user["name"] = "Imported Over"
         let reply = try await importer.intent("session", "import_users", ["users": [.object(user)]])
@@ -143,7 +143,7 @@ import UserListWire
         user["name"] = "Imported Again"
         user["version"] = 1
         #expect(try await importer.intent("session", "import_users", ["users": [.object(user)]]).outcome.isSuccess)
-        try await stale.next(where: "the import") { message -> Bool? in
+        _ = try await stale.next(where: "the import") { message -> Bool? in
             if case .event(let event) = message, event.name == "changed" { true } else { nil }
         }
         #expect(code(try await stale.intent("detail", "save")) == .conflict)

@@ -54,7 +54,7 @@ func run(_ executable: String, _ arguments: [String]) -> Int32 {
     static let chattrWorks: Bool = {
         guard let directory = try? TemporaryDirectory() else { return false }
         let file = directory.file("probe")
-        FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+        _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
         let works = run("/usr/bin/chattr", ["+i", file]) == 0
         _ = run("/usr/bin/chattr", ["-i", file])
         return works
