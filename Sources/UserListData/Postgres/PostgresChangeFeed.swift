@@ -80,7 +80,7 @@ extension PostgresChangeFeed {
         private let stopped = Atomic<Bool>(false)
         private let nudged = Atomic<Bool>(false)
         /// A pipe that wakes the feed thread from `poll` (a nudge, or stop).
-        private let wakeRead: Int32, wakeWrite: Int32
+        private let wakePipe = WakePipe()
 
         struct State {
             var lastSeq: Int
@@ -111,19 +111,6 @@ extension PostgresChangeFeed {
                     for observer in observers { observer.handler(change) }
                 }
             }
-            var fds: [Int32] = [0, 0]
-            _ = pipe(&fds)
-            for fd in fds {
-                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            }
-            wakeRead = fds[0]
-            wakeWrite = fds[1]
-        }
-
-        deinit {
-            close(wakeRead)
-            close(wakeWrite)
         }
 
         func stop() {
@@ -136,8 +123,7 @@ extension PostgresChangeFeed {
         }
 
         private func wake() {
-            var byte: UInt8 = 1
-            _ = write(wakeWrite, &byte, 1)
+            wakePipe.wake()
         }
 
         func observe(_ handler: @escaping @Sendable (CommittedChange) -> Void, finish: (@Sendable () -> Void)?) -> Int {
@@ -203,13 +189,13 @@ extension PostgresChangeFeed {
                         if connected { emit(.disconnected(reason: error.description)) }
                         listener.disconnect()
                         connected = false
-                        sleepInterruptibly(backoff)
+                        wakePipe.sleep(backoff)  // or less, when woken to stop
                         backoff = min(backoff * 2, .seconds(5))
                         continue
                     }
                 }
                 do {
-                    let channels = try listener.waitForNotifications(timeout: .seconds(1), wake: wakeRead)
+                    let channels = try listener.waitForNotifications(timeout: .seconds(1), wake: wakePipe.readEnd)
                     if nudged.exchange(false, ordering: .sequentiallyConsistent) || !channels.isEmpty {
                         try catchUp()
                     }
@@ -220,14 +206,6 @@ extension PostgresChangeFeed {
                 }
             }
             listener.disconnect()
-        }
-
-        private func sleepInterruptibly(_ duration: Duration) {
-            var descriptor = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
-            _ = poll(&descriptor, 1, milliseconds)
-            var buffer = [UInt8](repeating: 0, count: 64)
-            while read(wakeRead, &buffer, buffer.count) > 0 {}
         }
 
         /// Reads and delivers every logged change after the last delivered one; when the log

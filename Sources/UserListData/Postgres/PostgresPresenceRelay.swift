@@ -44,29 +44,14 @@ extension PostgresPresenceRelay {
         /// Called once the thread has ended (or at once if it never started).
         private let finished = Lock<(ended: Bool, waiters: [@Sendable () -> Void])>((false, []))
         private let started = Atomic<Bool>(false)
-        /// A pipe that wakes the thread from `poll` (something to send, or stop).
-        private let wakeRead: Int32, wakeWrite: Int32
+        private let wakePipe = WakePipe()
 
         init(connection: PGConnectionString) {
             self.connection = PGConnection(conninfo: connection.value, server: connection.redacted)
-            var fds: [Int32] = [-1, -1]
-            _ = pipe(&fds)
-            for fd in fds {
-                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            }
-            wakeRead = fds[0]
-            wakeWrite = fds[1]
-        }
-
-        deinit {
-            close(wakeRead)
-            close(wakeWrite)
         }
 
         func wake() {
-            var byte: UInt8 = 1
-            _ = write(wakeWrite, &byte, 1)
+            wakePipe.wake()
         }
 
         func willStart() { started.store(true, ordering: .sequentiallyConsistent) }
@@ -100,7 +85,7 @@ extension PostgresPresenceRelay {
                         receive(.ask(daemon: daemon))
                     } catch {
                         connection.disconnect()
-                        sleep(backoff)
+                        wakePipe.sleep(backoff)  // or less, when woken to stop
                         backoff = min(backoff * 2, .seconds(5))
                         continue
                     }
@@ -108,7 +93,7 @@ extension PostgresPresenceRelay {
                 do {
                     try send(outgoing().flatMap(PresencePayload.encode))
                     if stop { break }
-                    for notification in try connection.waitForNotifications(timeout: .seconds(1), wake: wakeRead) {
+                    for notification in try connection.waitForNotifications(timeout: .seconds(1), wake: wakePipe.readEnd) {
                         guard notification.channel == PostgresSchema.presenceChannel,
                               let message = decoder.decode(notification.payload), message.daemon != daemon else { continue }
                         receive(message)
@@ -136,15 +121,6 @@ extension PostgresPresenceRelay {
                 FROM json_array_elements_text($2::json) WITH ORDINALITY AS sent(payload, position)
                 ORDER BY position
                 """, [PostgresSchema.presenceChannel, array], "announcing presence")
-        }
-
-        /// Waits `duration`, or less when woken (to stop).
-        private func sleep(_ duration: Duration) {
-            var descriptor = pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
-            _ = poll(&descriptor, 1, milliseconds)
-            var buffer = [UInt8](repeating: 0, count: 64)
-            while read(wakeRead, &buffer, buffer.count) > 0 {}
         }
     }
 }
