@@ -10,6 +10,13 @@ public protocol UserRepository: Sendable {
     /// with `previous` set while users come before them. Lets a list jump to its end in one
     /// read. The default declines with `.unavailable` (a store that can only read forward).
     func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage
+    /// One page of an export (`export_page`): the users after `request.after` in list order, at
+    /// most `request.limit`, with `next` when more follow, like `fetchPage`; but the store may
+    /// end the page early, after the first user whose running size passes `byteBudget` (each
+    /// user counted as `UserExportSize.lowerBound`, never more than its JSON), since the caller
+    /// cuts the page there anyway. Not a page a screen shows: wrappers that share or cache
+    /// screens' pages pass it through. The default is `fetchPage(request)`.
+    func exportPage(_ request: PageRequest, byteBudget: Int) async throws(UserError) -> UserPage
     func fetchUser(id: UUID) async throws(UserError) -> User
     /// Commits `user` if the stored version is still `user.version`; returns the stored result
     /// (with the next version). Otherwise throws `.conflict` carrying the stored user.
@@ -49,6 +56,10 @@ extension UserRepository {
     public func importUsers(_ users: [User], by author: ChangeAuthor) async throws(UserError) -> Int { try await importUsers(users) }
 
     public func cursor(after user: User, totalCount: Int?) -> PageCursor? { nil }
+
+    public func exportPage(_ request: PageRequest, byteBudget: Int) async throws(UserError) -> UserPage {
+        try await fetchPage(request)
+    }
 
     public var importStaging: (any ImportStaging)? { nil }
 

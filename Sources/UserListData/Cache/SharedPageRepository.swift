@@ -45,6 +45,12 @@ public final class SharedPageRepository: UserRepository {
         return page
     }
 
+    /// Not kept: an export's pages (up to 10,000 users each, read once) would push out the
+    /// screens' pages this cache is for, and hold tens of megabytes nobody asks for again.
+    public func exportPage(_ request: PageRequest, byteBudget: Int) async throws(UserError) -> UserPage {
+        try await base.exportPage(request, byteBudget: byteBudget)
+    }
+
     /// Not shared: a list's end is asked for by one person pressing a key, not by every session.
     public func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage {
         try await base.fetchPage(request)

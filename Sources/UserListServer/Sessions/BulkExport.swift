@@ -42,8 +42,9 @@ extension Session {
         let useCases = useCases
         return .pending { _ in
             do throws(UserError) {
-                let page = try await useCases.fetchPage.execute(
-                    after: request.after.map(PageCursor.init(token:)), search: request.search, limit: request.limit)
+                let page = try await useCases.fetchPage.exportPage(
+                    after: request.after.map(PageCursor.init(token:)), search: request.search, limit: request.limit,
+                    byteBudget: Self.exportPageBytes)
                 var (users, next) = (page.users[...], page.next)
                 let (fitting, cut) = Self.withinExportBudget(page.users)
                 // A store with no cursor to cut at sends the page whole.
@@ -63,11 +64,12 @@ extension Session {
 
     /// The first of `users` that fit `exportPageBytes` (at least one), and whether any were
     /// left out. A user's size is bounded from above: its fields as the serializer escapes them
-    /// (`"` and `\` take two bytes, other C0 controls six) plus 128 for the rest of the object.
+    /// (`"` and `\` take two bytes, other C0 controls six) plus `UserExportSize.perUser` for the
+    /// rest of the object: never less than the store's `UserExportSize.lowerBound`.
     static func withinExportBudget(_ users: [User]) -> (users: ArraySlice<User>, cut: Bool) {
         var bytes = 0
         for (index, user) in users.enumerated() {
-            bytes += 128 + escapedLength(user.name) + escapedLength(user.email) + (user.avatarURL.map(escapedLength) ?? 0)
+            bytes += UserExportSize.perUser + escapedLength(user.name) + escapedLength(user.email) + (user.avatarURL.map(escapedLength) ?? 0)
             if bytes > exportPageBytes && index > 0 { return (users[..<index], true) }
         }
         return (users[...], false)
