@@ -12,9 +12,9 @@ public protocol UserRepository: Sendable {
     func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage
     /// One page of an export (`export_page`): the users after `request.after` in list order, at
     /// most `request.limit`, with `next` when more follow, like `fetchPage`; but the store may
-    /// end the page early, after the first user whose running size passes `byteBudget` (each
-    /// user counted as `UserExportSize.lowerBound`, never more than its JSON), since the caller
-    /// cuts the page there anyway. Not a page a screen shows: wrappers that share or cache
+    /// end the page early, before the first user that would take it past `byteBudget` (each
+    /// user counted as `UserExportSize.lowerBound`, never more than its JSON; at least one
+    /// user), since the caller cuts the page there anyway. Not a page a screen shows: wrappers that share or cache
     /// screens' pages pass it through. The default is `fetchPage(request)`.
     func exportPage(_ request: PageRequest, byteBudget: Int) async throws(UserError) -> UserPage
     func fetchUser(id: UUID) async throws(UserError) -> User

@@ -7,9 +7,10 @@ import UserListDomain
 /// (`PGCopyRow`), instead of a result set held whole by libpq and copied into an array of
 /// strings a row.
 ///
-/// A page ends at `limit` users or after the first user whose running size passes the byte
-/// budget (`UserExportSize.lowerBound`; the session then cuts exactly), so it holds ~5,000
-/// sample users, not the 10,000 asked for. Reading 10,000 to keep 5,000 was half the server's
+/// A page ends at `limit` users or before the first user that would take it past the byte
+/// budget (counted by `UserExportSize.lowerBound`; the session then cuts exactly, which keeps
+/// the same users unless escapes make them longer), so it holds ~5,000 sample users, not the
+/// 10,000 asked for, and its `next` is the one the session sends (the read ahead waits there). Reading 10,000 to keep 5,000 was half the server's
 /// work (each row is a random heap page: the table is not in name order), so the COPY asks for
 /// about as many rows as the budget holds at the last page's mean size (`exportRowBytes`), an
 /// eighth more, and reads on from where it stopped in the rare page that needs more.
@@ -18,7 +19,31 @@ import UserListDomain
 /// folded name (each quoted by libpq's `PQescapeLiteral`), the cursor's id (parsed as a UUID and
 /// written back as hex digits) and integers.
 extension PostgresUserRepository {
+    /// The page (read ahead while the previous one was sent, if it was), and the read of the
+    /// page after it started (`ExportReadAhead`).
     public func exportPage(_ request: PageRequest, byteBudget: Int) async throws(UserError) -> UserPage {
+        var ready: UserPage?
+        if let after = request.after,
+           let read = exportReadAhead.take(.init(after: after, limit: request.limit, search: request.search, byteBudget: byteBudget)),
+           case .success(let page) = await read.value {
+            ready = page  // a failed read ahead is read again, now
+        }
+        let current: UserPage
+        if let ready { current = ready } else { current = try await readExportPage(request, byteBudget: byteBudget) }
+        if let next = current.next {
+            let following = PageRequest(after: next, limit: request.limit, search: request.search)
+            exportReadAhead.start(.init(after: next, limit: request.limit, search: request.search, byteBudget: byteBudget)) {
+                do throws(UserError) {
+                    return .success(try await self.readExportPage(following, byteBudget: byteBudget))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        return current
+    }
+
+    private func readExportPage(_ request: PageRequest, byteBudget: Int) async throws(UserError) -> UserPage {
         let limit = max(1, request.limit), budget = max(0, byteBudget)
         let search = request.search.map(UserKey.fold).flatMap { $0.isEmpty ? nil : Self.likePattern($0) }
         var keyset: KeysetCursor?
@@ -54,10 +79,15 @@ extension PostgresUserRepository {
                     guard row.count == 6, let id = row.uuid(0) else { return }
                     let user = User(id: id, name: row.string(1) ?? "", email: row.string(2) ?? "",
                                     avatarURL: row.string(3), version: row.int(4) ?? 0)
+                    let size = UserExportSize.lowerBound(user)
+                    if !users.isEmpty && bytes + size > budget {
+                        (full, past) = (true, true)  // the first user that does not fit: the next page's
+                        return
+                    }
                     users.append(user)
                     last = (row.string(5) ?? "", id)
-                    bytes += UserExportSize.lowerBound(user)
-                    full = users.count == limit || bytes > budget
+                    bytes += size
+                    full = users.count == limit
                 }
                 let exhausted = received <= asked  // the list ended inside this read
                 if full {

@@ -62,10 +62,11 @@ struct PostgresExportPageProcessTests {
             let walked = try await Self.walk(store, limit: limit, byteBudget: budget)
             #expect(walked.users == expected, "limit \(limit), budget \(budget): \(walked.users.count) users")
             #expect(walked.pages.allSatisfy { $0.count <= limit })
-            // A page ends at the first user past the budget: all before it fit.
-            for page in walked.pages.dropLast() where page.count < limit {
-                let sizes = page.map(UserExportSize.lowerBound)
-                #expect(sizes.dropLast().reduce(0, +) <= budget && sizes.reduce(0, +) > budget)
+            // A page short of the limit ends before the first user that does not fit the budget.
+            for (page, following) in zip(walked.pages, walked.pages.dropFirst()) where page.count < limit {
+                let bytes = page.map(UserExportSize.lowerBound).reduce(0, +)
+                #expect(page.count == 1 || bytes <= budget, "\(bytes) bytes in \(page.count) users")
+                #expect(bytes + UserExportSize.lowerBound(following[0]) > budget)
             }
         }
         let byID = Dictionary(uniqueKeysWithValues: expected.map { ($0.id, $0) })
