@@ -75,11 +75,16 @@ extension Session {
         return (users[...], false)
     }
 
+    /// Read from the string's contiguous UTF-8 when it has it (a store's strings do): through
+    /// `String.UTF8View`'s iterator this was 8 % of the daemon's CPU in a PostgreSQL export.
     private static func escapedLength(_ text: String) -> Int {
-        var length = 0
-        for byte in text.utf8 {
-            length += byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") ? 2 : byte < 0x20 ? 6 : 1
+        func count(_ bytes: some Sequence<UInt8>) -> Int {
+            var length = 0
+            for byte in bytes {
+                length += byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") ? 2 : byte < 0x20 ? 6 : 1
+            }
+            return length
         }
-        return length
+        return text.utf8.withContiguousStorageIfAvailable { count($0) } ?? count(text.utf8)
     }
 }
