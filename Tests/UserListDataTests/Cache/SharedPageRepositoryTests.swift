@@ -31,6 +31,20 @@ private final class CountingRepository: UserRepository {
     #expect(base.queries.load(ordering: .relaxed) == 2, "another request is another page")
 }
 
+/// An export's pages are read once and are big: they go to the store each time and are not kept
+/// (nor do they push out the screens' pages).
+@Test func exportPagesAreReadThroughAndNotKept() async throws {
+    let base = CountingRepository()
+    let shared = SharedPageRepository(base: base)
+    let screen = try await shared.fetchPage(PageRequest(limit: 50))
+    _ = try await shared.exportPage(PageRequest(limit: 10_000), byteBudget: 1 << 20)
+    _ = try await shared.exportPage(PageRequest(limit: 10_000), byteBudget: 1 << 20)
+    #expect(base.queries.load(ordering: .relaxed) == 3)
+    _ = try await shared.fetchPage(PageRequest(limit: 10_000))
+    #expect(base.queries.load(ordering: .relaxed) == 4, "an export's page is not one a screen's read finds")
+    #expect(try await shared.fetchPage(PageRequest(limit: 50)) == screen)
+}
+
 @Test func anyWriteOrInvalidationForgetsThePages() async throws {
     let base = CountingRepository()
     let shared = SharedPageRepository(base: base)
