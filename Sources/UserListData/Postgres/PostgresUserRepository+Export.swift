@@ -19,6 +19,8 @@ import UserListDomain
 /// folded name (each quoted by libpq's `PQescapeLiteral`), the cursor's id (parsed as a UUID and
 /// written back as hex digits) and integers.
 extension PostgresUserRepository {
+    public var readsExportPages: Bool { true }
+
     /// The page (read ahead while the previous one was sent, if it was), and the read of the
     /// page after it started (`ExportReadAhead`).
     public func exportPage(_ request: PageRequest, byteBudget: Int) async throws(UserError) -> UserPage {
