@@ -23,6 +23,17 @@ public struct FetchUserPageUseCase: Sendable {
         return try await repository.fetchPage(request)
     }
 
+    /// One page of an export (see `UserRepository.exportPage`): the same trimming and bounds as
+    /// `execute(after:)`, read past any cache of screens' pages.
+    public func exportPage(after cursor: PageCursor?, search: String?, limit: Int,
+                           byteBudget: Int) async throws(UserError) -> UserPage {
+        let trimmed = search?.trimmingCharacters(in: .whitespaces)
+        let request = PageRequest(
+            after: cursor, limit: max(1, min(limit, Self.maximumPageSize)),
+            search: (trimmed?.isEmpty ?? true) ? nil : trimmed)
+        return try await repository.exportPage(request, byteBudget: byteBudget)
+    }
+
     /// The page right before `cursor` (a page's `previous`), or the last page when it is nil.
     public func execute(before cursor: PageCursor?, search: String? = nil,
                         limit: Int = defaultPageSize) async throws(UserError) -> UserPage {

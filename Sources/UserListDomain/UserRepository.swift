@@ -10,6 +10,17 @@ public protocol UserRepository: Sendable {
     /// with `previous` set while users come before them. Lets a list jump to its end in one
     /// read. The default declines with `.unavailable` (a store that can only read forward).
     func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage
+    /// One page of an export (`export_page`): the users after `request.after` in list order, at
+    /// most `request.limit`, with `next` when more follow, like `fetchPage`; but the store may
+    /// end the page early, before the first user that would take it past `byteBudget` (each
+    /// user counted as `UserExportSize.lowerBound`, never more than its JSON; at least one
+    /// user), since the caller cuts the page there anyway. Not a page a screen shows: wrappers that share or cache
+    /// screens' pages pass it through. The default is `fetchPage(request)`.
+    func exportPage(_ request: PageRequest, byteBudget: Int) async throws(UserError) -> UserPage
+    /// Whether `exportPage` is the store's own read (PostgreSQL: a COPY a page, read ahead), which
+    /// wrappers pass through uncached; false (the default) for a store whose export pages are its
+    /// `fetchPage`, which a page cache then keeps like a screen's, as before there was a choice.
+    var readsExportPages: Bool { get }
     func fetchUser(id: UUID) async throws(UserError) -> User
     /// Commits `user` if the stored version is still `user.version`; returns the stored result
     /// (with the next version). Otherwise throws `.conflict` carrying the stored user.
@@ -49,6 +60,12 @@ extension UserRepository {
     public func importUsers(_ users: [User], by author: ChangeAuthor) async throws(UserError) -> Int { try await importUsers(users) }
 
     public func cursor(after user: User, totalCount: Int?) -> PageCursor? { nil }
+
+    public func exportPage(_ request: PageRequest, byteBudget: Int) async throws(UserError) -> UserPage {
+        try await fetchPage(request)
+    }
+
+    public var readsExportPages: Bool { false }
 
     public var importStaging: (any ImportStaging)? { nil }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import UserListData
+@testable import UserListServer
 import UserListDomain
 import UserListWire
 
@@ -48,6 +49,23 @@ import UserListWire
         #expect(big.pageBytes.count >= 2, "the long users did not fit one page: \(big.pageBytes)")
         #expect(big.pageBytes.allSatisfy { $0 <= 1 << 20 }, "each page's users at most 1 MiB: \(big.pageBytes)")
         await daemon.stop()
+    }
+
+    /// The page's result is written straight into bytes: the same bytes as the `JSONValue` a
+    /// reply used to carry, whatever the users' fields hold.
+    @Test func aPagesResultIsTheJSONOfItsUsers() throws {
+        var users = Self.longUsers(3)
+        users[0].avatarURL = nil
+        users[1].name = "tab\tnew\nline \u{1} \\ \" Zoë 山田 🐙"
+        for (next, total) in [(PageCursor?.some(PageCursor(token: "abc_-")), Int?.some(900)), (nil, nil)] {
+            let bytes = Session.exportResult(users[...], next: next, totalCount: total)
+            let expected: JSONValue = .object([
+                "users": .array(users.map(StateDocument.user)),
+                "next": next.map { .string($0.token) } ?? .null,
+                "total_count": total.map { .int(Int64($0)) } ?? .null,
+            ])
+            #expect(bytes == expected.serialized())
+        }
     }
 
     @Test func aLimitOverTenThousandIsRefused() async throws {

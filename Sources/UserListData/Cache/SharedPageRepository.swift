@@ -45,6 +45,18 @@ public final class SharedPageRepository: UserRepository {
         return page
     }
 
+    /// A store that reads export pages itself (`readsExportPages`) gets them uncached: an
+    /// export's pages (up to 10,000 users each, read once) would push out the screens' pages this
+    /// cache is for, and hold the whole store in memory until the next write. Any other store's
+    /// export pages are its `fetchPage`, shared here as they always were (SQLite's repeated
+    /// exports are served from here: BENCHMARKS.md, "COPY a page").
+    public func exportPage(_ request: PageRequest, byteBudget: Int) async throws(UserError) -> UserPage {
+        guard base.readsExportPages else { return try await fetchPage(request) }
+        return try await base.exportPage(request, byteBudget: byteBudget)
+    }
+
+    public var readsExportPages: Bool { base.readsExportPages }
+
     /// Not shared: a list's end is asked for by one person pressing a key, not by every session.
     public func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage {
         try await base.fetchPage(request)

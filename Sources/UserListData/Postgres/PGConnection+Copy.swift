@@ -47,6 +47,13 @@ extension PGConnection {
     /// Runs `sql` (a `COPY ... TO STDOUT`, text format) and hands each row to `body`, decoded
     /// (`PGCopyText.fields`), as it arrives; rows are never all held at once.
     func copyOut(_ sql: String, _ operation: String, _ body: ([String?]) -> Void) throws(PGError) {
+        try copyOutRows(sql, operation) { body(PGCopyText.fields($0)) }
+    }
+
+    /// `copyOut` without the decoding: `body` gets each row's bytes as COPY sent them (fields
+    /// separated by tabs, escaped, a newline at the end), valid only during the call. For
+    /// readers that split and decode in place (`PGCopyRow`) instead of an array of strings a row.
+    func copyOutRows(_ sql: String, _ operation: String, _ body: (UnsafeRawBufferPointer) -> Void) throws(PGError) {
         try connect()
         guard let conn else { throw PGError(sqlState: nil, detail: "not connected", server: server, operation: operation) }
         let start = PQexec(conn, sql)
@@ -60,8 +67,7 @@ extension PGConnection {
             let length = PQgetCopyData(conn, &line, 0)
             if length < 0 { break }  // -1: done; -2: failed (the result below says why)
             if let line {
-                let bytes = UnsafeRawBufferPointer(start: line, count: Int(length))
-                body(PGCopyText.fields(bytes))
+                body(UnsafeRawBufferPointer(start: line, count: Int(length)))
                 PQfreemem(line)
             }
         }
@@ -70,6 +76,19 @@ extension PGConnection {
             do throws(PGError) { try check(result, operation) } catch { first = first ?? error }
         }
         if let first { throw first }
+    }
+
+    /// `text` as a SQL string literal, quoted and escaped by libpq for this connection's
+    /// encoding and settings (`PQescapeLiteral`). Only for statements that take no parameters
+    /// (`COPY`) and must inline a value; everything else binds parameters.
+    func literal(_ text: String, _ operation: String) throws(PGError) -> String {
+        try connect()
+        guard let conn else { throw PGError(sqlState: nil, detail: "not connected", server: server, operation: operation) }
+        guard let escaped = PQescapeLiteral(conn, text, text.utf8.count) else {
+            throw PGError(sqlState: nil, detail: Self.message(PQerrorMessage(conn)), server: server, operation: operation)
+        }
+        defer { PQfreemem(escaped) }
+        return String(cString: escaped)
     }
 }
 

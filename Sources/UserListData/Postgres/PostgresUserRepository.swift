@@ -20,6 +20,10 @@ public final class PostgresUserRepository: UserRepository {
     let pool: PGPool
     private let commitObservers = Lock<[@Sendable (PostgresCommit) -> Void]>([])
     private let writesSincePrune = Atomic<Int>(0)
+    /// The mean `UserExportSize.lowerBound` of the last export page read: how many rows the next
+    /// page's COPY asks for (`PostgresUserRepository+Export`). Only a hint.
+    let exportRowBytes = Atomic<Int>(256)
+    let exportReadAhead = ExportReadAhead()
 
     /// Connects (failing with `.unavailable` when the server cannot be reached) and migrates the
     /// schema under the migration advisory lock.

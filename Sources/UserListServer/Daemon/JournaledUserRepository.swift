@@ -69,6 +69,10 @@ final class JournaledUserRepository: UserRepository {
 
     func fetchPage(_ request: PageRequest) async throws(UserError) -> UserPage { try await base.fetchPage(request) }
     func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage { try await base.fetchPage(request) }
+    func exportPage(_ request: PageRequest, byteBudget: Int) async throws(UserError) -> UserPage {
+        try await base.exportPage(request, byteBudget: byteBudget)
+    }
+    var readsExportPages: Bool { base.readsExportPages }
     func fetchUser(id: UUID) async throws(UserError) -> User { try await base.fetchUser(id: id) }
     func update(_ user: User) async throws(UserError) -> User { try await base.update(user) }
     func add(_ user: NewUser) async throws(UserError) -> User { try await base.add(user) }

@@ -104,6 +104,19 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         connection.send(frames)
     }
 
+    package func sendReply(id: Int, serializedResult: [UInt8]) {
+        do throws(FrameError) {
+            let frame = try encoder.replyFrame(id: id, serializedResult: serializedResult)
+            unanswered.subtract(1, ordering: .relaxed)
+            connection.send([(frame, false)])
+        } catch {
+            // As `send`: the failure is logged and the intent answered with it.
+            send(.reply(.failure(id: id, code: .internal, message: "userlistd could not send a reply message (\(error)); it is logged.")),
+                 droppable: false)
+            context.logger.error("A server message could not be sent: \(error)", ["USERLISTD_TYPE": "reply"])
+        }
+    }
+
     func sendError(_ code: ErrorCode, _ message: String, id: Int? = nil) {
         send(.error(.init(code: code, message: message, id: id)), droppable: false)
         if code.isFatal { connection.closeAfterFlush() }

@@ -45,7 +45,22 @@ extension Session {
                     self.reply(.failure(id: message.id, code: error.code, message: error.message), to: client)
                 }
             }
+        case .pendingEncoded(let work):
+            Task {
+                let finished = await work(self)
+                self.flush()
+                switch finished {
+                case .success(let result):
+                    self.reply(.encoded(id: message.id, result: result), to: client)
+                case .failure(let error):
+                    self.reply(.failure(id: message.id, code: error.code, message: error.message), to: client)
+                }
+            }
         }
+    }
+
+    private func reply(_ reply: ServerMessage.Reply, to client: any SessionClient) {
+        self.reply(.message(reply), to: client)
     }
 
     /// Sends `reply`, or holds it (and every reply after it, in order) until the list the
@@ -53,12 +68,12 @@ extension Session {
     /// intent sent right after the welcome, whose own read can finish first, would otherwise be
     /// answered while the list still shows "loading", and two runs of the same client would see
     /// two different documents at the reply. See `firstLoadFinished`.
-    private func reply(_ reply: ServerMessage.Reply, to client: any SessionClient) {
+    private func reply(_ reply: SessionReply, to client: any SessionClient) {
         guard !loadingFirstPage && heldReplies.isEmpty else {
             heldReplies.append((client, reply))
             return
         }
-        client.send(.reply(reply), droppable: false)
+        reply.send(to: client)
     }
 
     /// The first load is on the screens: its patch, then the replies held for it, in order.
@@ -67,7 +82,7 @@ extension Session {
         flush()
         let held = heldReplies
         heldReplies.removeAll()
-        for (client, reply) in held { client.send(.reply(reply), droppable: false) }
+        for (client, reply) in held { reply.send(to: client) }
     }
 
     enum Outcome {
@@ -75,6 +90,8 @@ extension Session {
         case failed(ErrorCode, String)
         /// Runs on this actor after the intent's synchronous part.
         case pending((isolated Session) async -> Result<JSONValue?, IntentError>)
+        /// As `pending`, with a result already serialized as JSON (`export_page`).
+        case pendingEncoded((isolated Session) async -> Result<[UInt8], IntentError>)
     }
 
     func perform(_ intent: Intent) throws(IntentError) -> Outcome {

@@ -73,7 +73,7 @@ package actor Session {
     /// Whether the list's first load still runs, and the replies held until it is on the
     /// screens (see `Session.reply(_:to:)`).
     var loadingFirstPage = false
-    var heldReplies: [(client: any SessionClient, reply: ServerMessage.Reply)] = []
+    var heldReplies: [(client: any SessionClient, reply: SessionReply)] = []
     /// Performing an intent's synchronous part: `handle` flushes right after it.
     var handlingIntent = false
     var applyingChange = false
