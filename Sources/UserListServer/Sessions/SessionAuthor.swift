@@ -27,6 +27,6 @@ enum SessionAuthor {
     static func daemonName(socketPath: String) -> String {
         var host = [CChar](repeating: 0, count: 256)
         gethostname(&host, host.count)
-        return String(cString: host) + ":" + socketPath
+        return String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + ":" + socketPath
     }
 }
