@@ -28,7 +28,14 @@ extension FrameEncoder {
         own.append(contentsOf: #","seq":"#.utf8)
         JSONWriter.writeInt(Int64(seq), into: &own)
         own.append(contentsOf: #","type":"patch"}"#.utf8)
-        let length = own.count + operations.count - FrameLimits.headerSize
+        return try sharing(operations, at: sharedAt, in: own)
+    }
+
+    /// A frame of its own envelope `own` (a 4-byte length to fill in, then the JSON around the
+    /// hole at `sharedAt`) and the `shared` bytes that go in the hole, not copied.
+    func sharing(_ shared: [UInt8], at sharedAt: Int, in own: [UInt8]) throws(FrameError) -> OutgoingFrame {
+        var own = own
+        let length = own.count + shared.count - FrameLimits.headerSize
         guard length <= maximumFrameSize else {
             throw FrameError.frameTooLarge(length: UInt32(clamping: length), limit: maximumFrameSize)
         }
@@ -36,7 +43,7 @@ extension FrameEncoder {
         own[1] = UInt8(truncatingIfNeeded: length >> 16)
         own[2] = UInt8(truncatingIfNeeded: length >> 8)
         own[3] = UInt8(truncatingIfNeeded: length)
-        return OutgoingFrame(own: own, sharedAt: sharedAt, shared: operations)
+        return OutgoingFrame(own: own, sharedAt: sharedAt, shared: shared)
     }
 }
 

@@ -12,14 +12,6 @@ extension FrameEncoder {
         own.append(contentsOf: #","ok":true,"result":"#.utf8)
         let sharedAt = own.count
         own.append(contentsOf: #","type":"reply"}"#.utf8)
-        let length = own.count + result.count - FrameLimits.headerSize
-        guard length <= maximumFrameSize else {
-            throw FrameError.frameTooLarge(length: UInt32(clamping: length), limit: maximumFrameSize)
-        }
-        own[0] = UInt8(truncatingIfNeeded: length >> 24)
-        own[1] = UInt8(truncatingIfNeeded: length >> 16)
-        own[2] = UInt8(truncatingIfNeeded: length >> 8)
-        own[3] = UInt8(truncatingIfNeeded: length)
-        return OutgoingFrame(own: own, sharedAt: sharedAt, shared: result)
+        return try sharing(result, at: sharedAt, in: own)
     }
 }
