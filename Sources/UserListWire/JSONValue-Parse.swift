@@ -36,7 +36,8 @@ extension JSONValue {
     }
 }
 
-private struct JSONParser {
+/// The reader behind `JSONValue(parsing:)` and `JSONSpans` (which validates without building).
+struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
     var scratch: [UInt8] = []
@@ -87,58 +88,15 @@ private struct JSONParser {
     }
 
     mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
-        if depth > JSONValue.maximumDepth { throw JSONParseError(.tooDeep, at: index) }
-        index += 1  // {
-        skipWhitespace()
-        if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
-            index += 1
-            return .object([:])
-        }
-        // Members are gathered first so the dictionary is built once at its final size instead of
-        // rehashing as it grows.
-        var members: [(String, JSONValue)] = []
-        members.reserveCapacity(8)
-        while true {
-            skipWhitespace()
-            guard index < bytes.count else { throw JSONParseError(.unexpectedEnd, at: index) }
-            guard bytes[index] == UInt8(ascii: "\"") else {
-                throw JSONParseError(.unexpectedByte, at: index, byte: bytes[index])
-            }
-            let key = try parseString()
-            skipWhitespace()
-            try expect(UInt8(ascii: ":"))
-            members.append((key, try parseValue(depth: depth)))
-            skipWhitespace()
-            guard index < bytes.count else { throw JSONParseError(.unexpectedEnd, at: index) }
-            switch bytes[index] {
-            case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"):
-                index += 1
-                return .object(Dictionary(members, uniquingKeysWith: { _, last in last }))
-            default: throw JSONParseError(.unexpectedByte, at: index, byte: bytes[index])
-            }
-        }
+        var builder = ObjectBuilder()
+        try walkObject(depth: depth, &builder)
+        return .object(Dictionary(builder.members, uniquingKeysWith: { _, last in last }))
     }
 
     mutating func parseArray(depth: Int) throws(JSONParseError) -> JSONValue {
-        if depth > JSONValue.maximumDepth { throw JSONParseError(.tooDeep, at: index) }
-        index += 1  // [
-        var array: [JSONValue] = []
-        skipWhitespace()
-        if index < bytes.count && bytes[index] == UInt8(ascii: "]") {
-            index += 1
-            return .array(array)
-        }
-        while true {
-            array.append(try parseValue(depth: depth))
-            skipWhitespace()
-            guard index < bytes.count else { throw JSONParseError(.unexpectedEnd, at: index) }
-            switch bytes[index] {
-            case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "]"): index += 1; return .array(array)
-            default: throw JSONParseError(.unexpectedByte, at: index, byte: bytes[index])
-            }
-        }
+        var builder = ArrayBuilder()
+        try walkArray(depth: depth, &builder)
+        return .array(builder.elements)
     }
 
     @inline(__always)
@@ -192,37 +150,7 @@ private struct JSONParser {
                     try makeString(run, validate: true, offset: start)
                 }
             case UInt8(ascii: "\\"):
-                index += 1
-                guard index < bytes.count else { throw JSONParseError(.unexpectedEnd, at: index) }
-                let escape = bytes[index]
-                index += 1
-                switch escape {
-                case UInt8(ascii: "\""): scratch.append(UInt8(ascii: "\""))
-                case UInt8(ascii: "\\"): scratch.append(UInt8(ascii: "\\"))
-                case UInt8(ascii: "/"): scratch.append(UInt8(ascii: "/"))
-                case UInt8(ascii: "b"): scratch.append(0x08)
-                case UInt8(ascii: "f"): scratch.append(0x0C)
-                case UInt8(ascii: "n"): scratch.append(0x0A)
-                case UInt8(ascii: "r"): scratch.append(0x0D)
-                case UInt8(ascii: "t"): scratch.append(0x09)
-                case UInt8(ascii: "u"):
-                    var scalar = UInt32(try readHex4())
-                    if scalar >= 0xD800 && scalar < 0xDC00 {
-                        // A high surrogate must be followed by an escaped low surrogate.
-                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
-                              bytes[index + 1] == UInt8(ascii: "u")
-                        else { throw JSONParseError(.invalidEscape, at: index) }
-                        index += 2
-                        let low = UInt32(try readHex4())
-                        guard low >= 0xDC00 && low < 0xE000 else { throw JSONParseError(.invalidEscape, at: index) }
-                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                    } else if scalar >= 0xDC00 && scalar < 0xE000 {
-                        throw JSONParseError(.invalidEscape, at: index)
-                    }
-                    appendUTF8(scalar)
-                default:
-                    throw JSONParseError(.invalidEscape, at: index - 1)
-                }
+                appendUTF8(try readEscape())
             default:
                 if byte < 0x20 { throw JSONParseError(.controlCharacterInString, at: index) }
                 scratch.append(byte)
@@ -230,6 +158,41 @@ private struct JSONParser {
             }
         }
         throw JSONParseError(.unexpectedEnd, at: index)
+    }
+
+    /// Reads one escape after its backslash (`index` at the backslash) and returns the scalar it
+    /// stands for; a high surrogate must be followed by an escaped low one. Shared by the decoding
+    /// and the skipping readers, so both accept exactly the same escapes.
+    mutating func readEscape() throws(JSONParseError) -> UInt32 {
+        index += 1
+        guard index < bytes.count else { throw JSONParseError(.unexpectedEnd, at: index) }
+        let escape = bytes[index]
+        index += 1
+        switch escape {
+        case UInt8(ascii: "\""): return 0x22
+        case UInt8(ascii: "\\"): return 0x5C
+        case UInt8(ascii: "/"): return 0x2F
+        case UInt8(ascii: "b"): return 0x08
+        case UInt8(ascii: "f"): return 0x0C
+        case UInt8(ascii: "n"): return 0x0A
+        case UInt8(ascii: "r"): return 0x0D
+        case UInt8(ascii: "t"): return 0x09
+        case UInt8(ascii: "u"):
+            let scalar = UInt32(try readHex4())
+            if scalar >= 0xD800 && scalar < 0xDC00 {
+                guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                      bytes[index + 1] == UInt8(ascii: "u")
+                else { throw JSONParseError(.invalidEscape, at: index) }
+                index += 2
+                let low = UInt32(try readHex4())
+                guard low >= 0xDC00 && low < 0xE000 else { throw JSONParseError(.invalidEscape, at: index) }
+                return 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+            }
+            if scalar >= 0xDC00 && scalar < 0xE000 { throw JSONParseError(.invalidEscape, at: index) }
+            return scalar
+        default:
+            throw JSONParseError(.invalidEscape, at: index - 1)
+        }
     }
 
     mutating func readHex4() throws(JSONParseError) -> UInt16 {
@@ -328,5 +291,24 @@ private struct JSONParser {
             if index == bytes.count { throw JSONParseError(.unexpectedEnd, at: index) }
             throw JSONParseError(.invalidNumber, at: index)
         }
+    }
+}
+
+/// Gathers an object's members so that its dictionary is built once at its final size instead
+/// of rehashing as it grows.
+private struct ObjectBuilder: JSONObjectVisitor {
+    var members: [(String, JSONValue)] = []
+    var key = ""
+    init() { members.reserveCapacity(8) }
+    mutating func key(_ parser: inout JSONParser) throws(JSONParseError) { key = try parser.parseString() }
+    mutating func value(_ parser: inout JSONParser, depth: Int) throws(JSONParseError) {
+        members.append((key, try parser.parseValue(depth: depth)))
+    }
+}
+
+private struct ArrayBuilder: JSONArrayVisitor {
+    var elements: [JSONValue] = []
+    mutating func element(_ parser: inout JSONParser, depth: Int) throws(JSONParseError) {
+        elements.append(try parser.parseValue(depth: depth))
     }
 }
