@@ -41,6 +41,24 @@ extension UserListClient {
         write(screen: screen, action: action, args: args, timeout: timeout, completion: completion)
     }
 
+    /// As `send`, with the result kept as the bytes it came in (validated, never built into
+    /// values): for a bulk read that passes what it gets through, as `userctl export` does.
+    public func sendForSlice(screen: String, action: String, args: [String: JSONValue]? = nil,
+                             timeout: Duration? = nil) async throws -> JSONSlice? {
+        await waitForIntentSlot()
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSONSlice?, any Error>) in
+            write(screen: screen, action: action, args: args, timeout: timeout, awaiting: .slice { result in
+                continuation.resume(with: result.mapError { $0 as any Error })
+            })
+        }
+    }
+
+    /// Writes the intent's frame and registers `completion` for its reply or failure.
+    func write(screen: String, action: String, args: [String: JSONValue]?, timeout: Duration?,
+               completion: @escaping @Sendable (Result<JSONValue?, ClientError>) -> Void) {
+        write(screen: screen, action: action, args: args, timeout: timeout, awaiting: .value(completion))
+    }
+
     /// Books the pacer's next slot and sleeps until it comes.
     private func waitForIntentSlot() async {
         let wait = pacer.withLock { $0.reserve(now: .now) }

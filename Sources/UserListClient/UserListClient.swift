@@ -31,7 +31,7 @@ public final class UserListClient: Sendable {
         var mirror = SessionMirror()
         var connection: ConnectionState = .connecting
         var nextIntentID = 1
-        var pending: [Int: @Sendable (Result<JSONValue?, ClientError>) -> Void] = [:]
+        var pending: [Int: PendingReply] = [:]
         var closed = false
         var started = false
         /// The document as the last connection left it (see `documentAtLastDrop`).
@@ -75,9 +75,9 @@ public final class UserListClient: Sendable {
     /// replaced it: what a view compares the restored session with (`DraftOffer`).
     public var documentAtLastDrop: JSONValue? { core.withLock { $0.documentAtDrop } }
 
-    /// Writes the intent's frame and registers `completion` for its reply or failure.
+    /// Writes the intent's frame and registers `reply` for its reply or failure.
     func write(screen: String, action: String, args: [String: JSONValue]?, timeout: Duration?,
-                       completion: @escaping @Sendable (Result<JSONValue?, ClientError>) -> Void) {
+               awaiting reply: PendingReply) {
         let frame: [UInt8]
         let id = core.withLock { core in
             defer { core.nextIntentID += 1 }
@@ -86,7 +86,7 @@ public final class UserListClient: Sendable {
         do {
             frame = try encoder.encode(ClientMessage.intent(.init(id: id, screen: screen, action: action, args: args)))
         } catch {
-            return completion(.failure(ClientError(.protocolViolation, "the intent is too large to send: \(error)")))
+            return reply.fail(ClientError(.protocolViolation, "the intent is too large to send: \(error)"))
         }
         let timeout = timeout ?? configuration.replyTimeout
         let refusal: ClientError? = core.withLock { core in
@@ -94,10 +94,10 @@ public final class UserListClient: Sendable {
             guard core.connection.isConnected else {
                 return ClientError(.disconnected, "not connected to userlistd (reconnecting)")
             }
-            core.pending[id] = completion
+            core.pending[id] = reply
             return nil
         }
-        if let refusal { return completion(.failure(refusal)) }
+        if let refusal { return reply.fail(refusal) }
         let written = writer.withLock { $0?.writeAll(frame) ?? false }
         if !written {
             fail(id, ClientError(.disconnected, "the connection to userlistd dropped"))
@@ -207,6 +207,7 @@ public final class UserListClient: Sendable {
                 if error.isFatal { throw ClientError(.protocolViolation, "the server's byte stream is unusable: \(error)") }
                 continue
             }
+            if deliverAsSlice(frame) { continue }
             do throws(MessageError) {
                 return try ServerMessage(frame: frame)
             } catch {
@@ -345,14 +346,9 @@ public final class UserListClient: Sendable {
         let deadline = ContinuousClock.now + duration
         while ContinuousClock.now < deadline {
             if core.withLock({ $0.closed }) { return false }
-            Thread.sleep(forTimeInterval: min(0.05, Self.seconds(deadline - ContinuousClock.now)))
+            Thread.sleep(forTimeInterval: min(0.05, max(0, Double((deadline - ContinuousClock.now) / .seconds(1)))))
         }
         return !core.withLock { $0.closed }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        let (s, atto) = duration.components
-        return max(0, Double(s) + Double(atto) / 1e18)
     }
 
     private func finish(reason: String) {
@@ -374,11 +370,24 @@ public final class UserListClient: Sendable {
     }
 
     private func succeed(_ id: Int, _ result: JSONValue?) {
-        core.withLock { $0.pending.removeValue(forKey: id) }?(.success(result))
+        core.withLock { $0.pending.removeValue(forKey: id) }?.succeed(result)
     }
 
     private func fail(_ id: Int, _ error: ClientError) {
-        core.withLock { $0.pending.removeValue(forKey: id) }?(.failure(error))
+        core.withLock { $0.pending.removeValue(forKey: id) }?.fail(error)
+    }
+
+    /// A successful reply to an intent waiting for a slice (`sendForSlice`) goes to it unbuilt;
+    /// every other frame (and a reply this cannot read) goes on to `ServerMessage`.
+    private func deliverAsSlice(_ frame: [UInt8]) -> Bool {
+        guard core.withLock({ $0.pending.values.contains(where: \.wantsSlice) }),
+              let reply = SliceReply(frame: frame) else { return false }
+        let waiting: PendingReply? = core.withLock { core in
+            core.pending[reply.id]?.wantsSlice == true ? core.pending.removeValue(forKey: reply.id) : nil
+        }
+        guard case .slice(let completion) = waiting else { return false }
+        completion(.success(reply.result))
+        return true
     }
 
     private func failAll(_ error: ClientError) {
@@ -386,6 +395,6 @@ public final class UserListClient: Sendable {
             defer { core.pending = [:] }
             return core.pending
         }
-        for completion in pending.values { completion(.failure(error)) }
+        for reply in pending.values { reply.fail(error) }
     }
 }

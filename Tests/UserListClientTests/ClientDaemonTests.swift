@@ -67,6 +67,28 @@ struct ClientDaemonTests {
         }
     }
 
+    /// `sendForSlice` hands over the reply's result as the bytes it came in: the same result
+    /// `send` parses, a refusal thrown as one, and the session's patches still applied meanwhile.
+    @Test func aSliceReplyIsTheParsedReplyUnbuilt() async throws {
+        let daemon = try RealDaemon()
+        defer { daemon.tearDown() }
+        let client = try connect(daemon)
+        defer { client.close() }
+        let args: [String: JSONValue] = ["limit": 120]
+        let parsed = try await client.send(screen: "session", action: "export_page", args: args)
+        let slice = try #require(try await client.sendForSlice(screen: "session", action: "export_page", args: args))
+        #expect(try slice.parsed() == parsed)
+        #expect(try slice.member("users")?.elements()?.count == 120)
+        do {
+            _ = try await client.sendForSlice(screen: "session", action: "export_page", args: ["limit": -1])
+            Issue.record("a negative limit was accepted")
+        } catch let error as ClientError {
+            #expect(error.serverCode == .invalidArgs)
+        }
+        #expect(try await client.sendForSlice(screen: "list", action: "on_appear") == nil, "a reply without a result")
+        #expect(await eventually { SessionDocument(client.document).list?.users.isEmpty == false })
+    }
+
     @Test func gapLeadsToResyncAndTheDocumentCatchesUp() async throws {
         let daemon = try RealDaemon()
         defer { daemon.tearDown() }
