@@ -46,6 +46,38 @@ import UserListWire
         #expect(JSONLines.terminalSafe(plain) == plain, "a line with nothing unsafe is written as serialized")
     }
 
+    /// An export passes the daemon's users through as they came: the file must be what
+    /// parsing and serializing each gave (one user a line, hostile text escaped the same way),
+    /// and a user spread over lines (not this daemon's JSON) still one line.
+    @Test func exportLinesFromBytesAreTheLinesFromValues() throws {
+        let users = [UserRow(id: "1", name: Self.hostile, email: "e\u{202E}@x.org").json,
+                     UserRow(id: "2", name: "Zoë Novák — 山田 \"q\"", email: "z@x.org").json, ["id": "3", "avatar_url": nil]]
+        let expected = "[\n" + (users + [users[0]]).map { value in
+            var line: [UInt8] = [0x20, 0x20]
+            value.serialize(into: &line)
+            return String(decoding: JSONLines.terminalSafe(line), as: UTF8.self)
+        }.joined(separator: ",\n") + "\n]\n"
+        var page: [UInt8] = []
+        JSONValue.array(users).serialize(into: &page)
+        var compact: [UInt8] = []
+        users[0].serialize(into: &compact)
+        let spread = Array("{\n  ".utf8) + compact.dropFirst().dropLast() + Array("\n}".utf8)
+        final class Sink { var bytes: [UInt8] = [] }
+        let sink = Sink()
+        var lines = JSONLines { sink.bytes += $0 }
+        lines.append(try #require(try JSONSlice(validating: page).elements()))
+        lines.append([try JSONSlice(validating: spread)])
+        lines.close()
+        #expect(String(decoding: sink.bytes, as: UTF8.self) == expected)
+        #expect(!Self.hasControl(expected))
+
+        let empty = Sink()
+        var none = JSONLines { empty.bytes += $0 }
+        none.append([])
+        none.close()
+        #expect(empty.bytes == Array("[]\n".utf8))
+    }
+
     @Test func listShowAndErrorsShowTheNameEscaped() {
         let user = UserRow(id: "7", name: Self.hostile, email: "a\u{1B}[31m@b.org")
         let style = Style(enabled: true)

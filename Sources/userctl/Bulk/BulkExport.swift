@@ -15,42 +15,41 @@ enum BulkExport {
     /// What a daemon from before big pages accepts, and what `first` asks for.
     static let pageSize = 1_000
 
-    /// Walks every page of `search` (nil: everyone), calling `body` with each page's users and
-    /// the total when the daemon knows it. Stops early (returns false) on Ctrl-C.
+    /// Walks every page of `search` (nil: everyone), calling `body` with each page's users (as
+    /// the bytes they came in: see `JSONSlice`) and the total when the daemon knows it. Stops
+    /// early (returns false) on Ctrl-C.
     ///
     /// The next page is asked for as soon as a page arrives, before `body` formats and writes
     /// this one, so the daemon reads and encodes while the client writes (one page ahead: memory
     /// stays at two pages).
     static func walk(_ client: UserListClient, search: String?, progress: Progress,
-                     _ body: ([JSONValue], Int?) throws -> Void) async throws -> (count: Int, complete: Bool) {
+                     _ body: ([JSONSlice], Int?) throws -> Void) async throws -> (count: Int, complete: Bool) {
         Interruption.install()
         var count = 0
         var total: Int?
         var size = exportPageSize
-        func request(after: String?) -> Task<JSONValue?, any Error> {
+        func request(after: String?) -> Task<JSONSlice?, any Error> {
             var args: [String: JSONValue] = ["limit": .int(Int64(size))]
             if let after { args["after"] = .string(after) }
             if let search { args["search"] = .string(search) }
-            return Task { try await client.send(screen: "session", action: "export_page", args: args) }
+            return Task { try await client.sendForSlice(screen: "session", action: "export_page", args: args) }
         }
-        var pending: Task<JSONValue?, any Error>? = request(after: nil)
+        var pending: Task<JSONSlice?, any Error>? = request(after: nil)
         while let current = pending {
-            let page: JSONValue?
+            let page: ExportPage
             do {
-                page = try await current.value
+                page = try ExportPage(try await current.value)
             } catch let error as ClientError where error.serverCode == .invalidArgs && count == 0 && size > pageSize {
                 size = pageSize  // a daemon from before big pages
                 pending = request(after: nil)
                 continue
             }
-            let after = page?["next"]?.stringValue
-            pending = after.map { request(after: $0) }
-            let users = page?["users"]?.arrayValue ?? []
-            if let known = page?["total_count"]?.int64Value { total = Int(known) }
-            try body(users, total)
-            count += users.count
+            pending = page.next.map { request(after: $0) }
+            if let known = page.totalCount { total = known }
+            try body(page.users, total)
+            count += page.users.count
             progress.update(done: count, fraction: total.map { Double(count) / Double(max(1, $0)) })
-            if Interruption.requested && after != nil {
+            if Interruption.requested && page.next != nil {
                 pending?.cancel()
                 progress.finish()
                 return (count, false)
@@ -110,7 +109,7 @@ enum BulkExport {
         let progress = Progress(verb: "list", json: false, quiet: context.invocation.flags.contains("quiet"), streamsToStdout: true)
         var widths: (name: Int, email: Int)?
         let (count, complete) = try await walk(context.client, search: search, progress: progress) { users, _ in
-            let rows = users.compactMap(UserRow.init)
+            let rows = users.compactMap { try? $0.parsed() }.compactMap(UserRow.init)
             let w = widths ?? (
                 min(32, max(4, rows.map { DisplayWidth.of(DisplayWidth.sanitized($0.name)) }.max() ?? 4)),
                 min(36, max(5, rows.map { DisplayWidth.of(DisplayWidth.sanitized($0.email)) }.max() ?? 5)))
