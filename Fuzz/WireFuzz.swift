@@ -3,6 +3,8 @@
 //
 // Whatever the bytes, nothing here may crash, and these must hold:
 // - a parsed JSON value re-serializes to bytes that parse back to an equal value;
+// - `JSONSlice` accepts exactly what the parser accepts, and its members and elements parse to
+//   the parser's own;
 // - a parsed message re-encodes to JSON that parses back to an equal message;
 // - for two parsed values a and b, apply(diff(a, b), a) == b, also after the ops round-trip
 //   through their wire form.
@@ -12,6 +14,7 @@ public func wireFuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
     guard let data else { return 0 }
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     fuzzJSON(bytes)
+    fuzzSlice(bytes)
     fuzzFrames(bytes)
     fuzzDiff(bytes)
     return 0
@@ -41,6 +44,26 @@ private func fuzzJSON(_ bytes: [UInt8]) {
         if let pointer = JSONPointer(parsing: text) {
             precondition(JSONPointer(parsing: pointer.description) == pointer, "pointer round trip")
         }
+    }
+}
+
+private func fuzzSlice(_ bytes: [UInt8]) {
+    let value = try? JSONValue(parsing: bytes)
+    let slice = try? JSONSlice(validating: bytes)
+    precondition((value == nil) == (slice == nil), "the slice and the parser disagree on whether this is JSON")
+    guard let value, let slice else { return }
+    precondition((try? slice.parsed()) == value, "a slice parses to another value")
+    if case .object(let object) = value, let members = try? slice.members() {
+        for (key, member) in members where members.last(where: { $0.key == key })?.value.range == member.range {
+            precondition((try? member.parsed()) == object[key], "a member's bytes are not its value")
+        }
+    } else if case .array(let array) = value, let elements = try? slice.elements() {
+        precondition(elements.count == array.count, "elements miscounted")
+        for (element, expected) in zip(elements, array) {
+            precondition((try? element.parsed()) == expected, "an element's bytes are not its value")
+        }
+    } else {
+        precondition((try? slice.members()) == nil && (try? slice.elements()) == nil, "a scalar has parts")
     }
 }
 
