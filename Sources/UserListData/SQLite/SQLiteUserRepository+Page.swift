@@ -2,8 +2,12 @@ import Foundation
 import UserListDomain
 
 extension SQLiteUserRepository {
-    /// One keyset page after `cursor` (forward) or before it (backward), in list order.
-    func readPage(cursor: PageCursor?, backward: Bool, limit requested: Int, search text: String?) throws(UserError) -> UserPage {
+    /// One keyset page after `cursor` (forward) or before it (backward), in list order. With a
+    /// `byteBudget` (an export's page) the page also ends before the first user that would take
+    /// it past the budget (`UserExportSize.lowerBound`, at least one user): rows are stepped one
+    /// at a time, so the rows after it are never read.
+    func readPage(cursor: PageCursor?, backward: Bool, limit requested: Int, search text: String?,
+                  byteBudget: Int? = nil) throws(UserError) -> UserPage {
         let limit = max(1, requested)
         var search = text.flatMap(SQLiteSearch.init)
         let after: KeysetCursor?
@@ -42,9 +46,15 @@ extension SQLiteUserRepository {
                 users.reserveCapacity(limit)
                 var lastKey = ""
                 var more = false
+                var bytes = 0
                 while try page.step("reading a page of users") {
                     if users.count == limit { more = true; break }
-                    users.append(Self.user(from: page))
+                    let user = Self.user(from: page)
+                    if let byteBudget {
+                        bytes += UserExportSize.lowerBound(user)
+                        if bytes > byteBudget && !users.isEmpty { more = true; break }
+                    }
+                    users.append(user)
                     lastKey = page.text(5)
                 }
                 // Unfiltered: the trigger-kept row count, O(1). Narrow search: counted exactly on
