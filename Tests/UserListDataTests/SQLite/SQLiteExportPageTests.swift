@@ -103,4 +103,12 @@ import UserListDomain
         _ = try await other.update(renamed)
         #expect(try await shared.exportPage(PageRequest(limit: 10_000), byteBudget: 40_000).users[0].name == "Aaaa First")
     }
+
+    /// The reader maps the file (its page walks read rows in place, not by `pread`).
+    @Test func theReaderMapsTheFile() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await Self.store(Array(Self.users().prefix(10)), directory)
+        #expect(try store.read { connection throws(SQLiteError) in try connection.integer("PRAGMA mmap_size", "test") }
+                == SQLiteUserRepository.readerMapBytes)
+    }
 }
