@@ -104,6 +104,20 @@ import UserListDomain
         #expect(try await shared.exportPage(PageRequest(limit: 10_000), byteBudget: 40_000).users[0].name == "Aaaa First")
     }
 
+    /// A page's query as `readPage` writes it (unfiltered, after a cursor).
+    static let pageQuery = "SELECT \(SQLiteUserRepository.columns), name_key FROM users WHERE (name_key, id) > ('m', '') "
+        + "ORDER BY name_key, id LIMIT 10001"
+
+    /// A page in list order is read from the name index alone (schema v9), not by a lookup in
+    /// the table a user.
+    @Test func pagesReadTheNameIndexAlone() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await Self.store(Array(Self.users().prefix(10)), directory)
+        let plan = try store.queryPlan(Self.pageQuery)
+        #expect(plan.joined().contains("COVERING INDEX users_by_name_key"), "\(plan)")
+        #expect(!plan.joined().contains("TEMP B-TREE"), "\(plan)")
+    }
+
     /// The reader maps the file (its page walks read rows in place, not by `pread`).
     @Test func theReaderMapsTheFile() async throws {
         let directory = try TemporaryDirectory()
