@@ -46,15 +46,6 @@ extension SQLiteUserRepository {
     }
 
     static let normalCacheKiB = 16 * 1024
-    /// How much of the file the reader maps (`PRAGMA mmap_size`; the writer reads through its
-    /// cache as before). A page walk in name order reads its rows from the table in random order
-    /// (the table is in rowid order), and past the 16 MiB cache each row was a `pread` copying a
-    /// 4 KiB page: 40 % of the daemon's CPU in a fresh daemon's export. Mapped, a row is read in
-    /// place from the kernel's page cache. The mapped pages count in the daemon's RSS as file
-    /// pages (shared, dropped under memory pressure). The price (SQLite's mmap.html): a disk
-    /// error under a mapped read is a SIGBUS, not an error reply; and a file cut short under a
-    /// reader would be one too, which this store never does (no VACUUM, `auto_vacuum` off).
-    static let readerMapBytes = 1 << 30
     static let importCacheKiB = 256 * 1024
     static let rebuildIndexesFrom = 50_000
 

@@ -93,7 +93,7 @@ public final class SQLiteUserRepository: UserRepository {
                 writer = SQLiteWriter(connection: connection, label: "userlistd.sqlite.writer")
             }
             let readConnection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: timeout)
-            try readConnection.execute("PRAGMA cache_size = -\(Self.normalCacheKiB); PRAGMA temp_store = MEMORY; PRAGMA mmap_size = \(Self.readerMapBytes)", "configuring the reader")
+            try readConnection.execute("PRAGMA cache_size = -\(Self.normalCacheKiB); PRAGMA temp_store = MEMORY", "configuring the reader")
             try SQLiteSchema.check(readConnection)
             reader = Lock(readConnection)
         } catch {

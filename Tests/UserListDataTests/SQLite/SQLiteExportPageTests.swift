@@ -117,12 +117,4 @@ import UserListDomain
         #expect(plan.joined().contains("COVERING INDEX users_by_name_key"), "\(plan)")
         #expect(!plan.joined().contains("TEMP B-TREE"), "\(plan)")
     }
-
-    /// The reader maps the file (its page walks read rows in place, not by `pread`).
-    @Test func theReaderMapsTheFile() async throws {
-        let directory = try TemporaryDirectory()
-        let store = try await Self.store(Array(Self.users().prefix(10)), directory)
-        #expect(try store.read { connection throws(SQLiteError) in try connection.integer("PRAGMA mmap_size", "test") }
-                == SQLiteUserRepository.readerMapBytes)
-    }
 }
