@@ -63,7 +63,7 @@ for round in $(seq 1 "$ROUNDS"); do
         cp "$DIR/base.sqlite3" "$DIR/q.sqlite3"; rm -f "$DIR/q.sqlite3-wal" "$DIR/q.sqlite3-shm"
         if [ $mode = kept ]; then pre=""; post=""; else
             pre="DROP INDEX users_by_name_key; DROP INDEX users_by_email_key;"
-            post="CREATE INDEX users_by_name_key ON users (name_key, id, email_key); CREATE UNIQUE INDEX users_by_email_key ON users (email_key);"
+            post="CREATE INDEX users_by_name_key ON users (name_key, id, email_key, name, email, avatar_url, version); CREATE UNIQUE INDEX users_by_email_key ON users (email_key);"
         fi
         t0=$(now)
         sqlite3 "$DIR/q.sqlite3" <<SQL

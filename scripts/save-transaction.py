@@ -4,7 +4,7 @@
 the daemon around it.
 
   scripts/save-transaction.py STORE VARIANT [SAVES] [SYNCHRONOUS]
-    STORE        any userlistd SQLite store of schema v8 (e.g. one `userlistd --sample-data 1000` made);
+    STORE        any userlistd SQLite store of schema v8 or later (e.g. one `userlistd --sample-data 1000` made);
                  only its schema is read, the users are this script's own 1,000
     VARIANT      base: 44e2b65's statements, no history (the UPDATE naming both keys);
                  head: cf213de's (the entry by INSERT ... SELECT from users, then that UPDATE);

@@ -17,9 +17,10 @@ public protocol UserRepository: Sendable {
     /// user), since the caller cuts the page there anyway. Not a page a screen shows: wrappers that share or cache
     /// screens' pages pass it through. The default is `fetchPage(request)`.
     func exportPage(_ request: PageRequest, byteBudget: Int) async throws(UserError) -> UserPage
-    /// Whether `exportPage` is the store's own read (PostgreSQL: a COPY a page, read ahead), which
-    /// wrappers pass through uncached; false (the default) for a store whose export pages are its
-    /// `fetchPage`, which a page cache then keeps like a screen's, as before there was a choice.
+    /// Whether `exportPage` is the store's own read (PostgreSQL: a COPY a page, read ahead;
+    /// SQLite: a keyset page ended at the byte budget), which wrappers pass through uncached;
+    /// false (the default) for a store whose export pages are its `fetchPage`, which a page
+    /// cache then keeps like a screen's, as before there was a choice.
     var readsExportPages: Bool { get }
     func fetchUser(id: UUID) async throws(UserError) -> User
     /// Commits `user` if the stored version is still `user.version`; returns the stored result

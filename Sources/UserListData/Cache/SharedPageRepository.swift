@@ -45,11 +45,10 @@ public final class SharedPageRepository: UserRepository {
         return page
     }
 
-    /// A store that reads export pages itself (`readsExportPages`) gets them uncached: an
-    /// export's pages (up to 10,000 users each, read once) would push out the screens' pages this
-    /// cache is for, and hold the whole store in memory until the next write. Any other store's
-    /// export pages are its `fetchPage`, shared here as they always were (SQLite's repeated
-    /// exports are served from here: BENCHMARKS.md, "COPY a page").
+    /// A store that reads export pages itself (`readsExportPages`: PostgreSQL and SQLite) gets
+    /// them uncached: an export's pages (up to 10,000 users each, read once) would push out the
+    /// screens' pages this cache is for, and hold the whole store in memory until the next write.
+    /// Any other store's export pages are its `fetchPage`, shared here as they always were.
     public func exportPage(_ request: PageRequest, byteBudget: Int) async throws(UserError) -> UserPage {
         guard base.readsExportPages else { return try await fetchPage(request) }
         return try await base.exportPage(request, byteBudget: byteBudget)

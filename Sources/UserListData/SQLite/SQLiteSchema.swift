@@ -44,8 +44,14 @@ import CSQLite
 ///   allows the kind (SQLite cannot alter a CHECK), keeping every row and the `seq` counter.
 /// - v8: `history`, who changed which user and how (`SQLiteHistory`), kept apart from the
 ///   change log: the log is pruned for the feeds' sake, the history by its own retention.
+/// - v9: `users_by_name_key` holds the rest of the row too (name, email, avatar URL, version),
+///   so a page in list order is read from the index alone, in order. Before, each user of a page
+///   was a lookup in the table, which is in rowid order, not name order: a random page a user,
+///   most of a fresh daemon's CPU in a 300,000-user export (BENCHMARKS.md, "SQLite export: the
+///   first export after a start"). The price: the index is as big as the table (the file +14 %
+///   at 300,000 sample users), and a save rewrites the user's entry (its version is in it).
 enum SQLiteSchema {
-    static let currentVersion = 8
+    static let currentVersion = 9
 
     /// The v1 schema exactly as the first release wrote it (kept for `migrate` and for tests
     /// that build an old file by hand).
@@ -72,7 +78,7 @@ enum SQLiteSchema {
     /// The indexes that keyset pages and search use. A big import drops and recreates them
     /// (building an index sorts once; inserting a million random keys one by one does not).
     static let secondaryIndexes: [(name: String, create: String)] = [
-        ("users_by_name_key", v6NameIndex),
+        ("users_by_name_key", v9NameIndex),
         ("users_by_email_key", "CREATE UNIQUE INDEX users_by_email_key ON users (email_key)"),
     ]
 
@@ -152,6 +158,10 @@ enum SQLiteSchema {
     static let v6NameIndex = "CREATE INDEX users_by_name_key ON users (name_key, id, email_key)"
     static let v6 = "DROP INDEX IF EXISTS users_by_name_key; " + v6NameIndex
 
+    /// The list order's keys, then every column a page reads (`SQLiteUserRepository.columns`).
+    static let v9NameIndex = "CREATE INDEX users_by_name_key ON users (name_key, id, email_key, name, email, avatar_url, version)"
+    static let v9 = "DROP INDEX IF EXISTS users_by_name_key; " + v9NameIndex
+
     static let v7ChangeLog = """
         DROP TRIGGER IF EXISTS users_added;
         DROP TRIGGER IF EXISTS users_saved;
@@ -166,7 +176,7 @@ enum SQLiteSchema {
 
     static let steps: [(version: Int, sql: String)] = [
         (1, v1), (2, v2), (3, v3), (4, v4), (5, v5), (6, v6), (7, v7ChangeLog + SQLiteSearchIndex.v7),
-        (8, SQLiteHistory.v8),
+        (8, SQLiteHistory.v8), (9, v9),
     ]
 
     /// Users whose email another user had before v4 made emails unique: they keep a suffixed key
