@@ -5,12 +5,17 @@ import UserListDomain
 
 /// The SQLite store's all-or-nothing import (`ImportStaging`): entries are written as they come
 /// into `import_staged`, a table with no index (appending costs a few microseconds a row and
-/// never touches `users`), and applied by one merge (`SQLiteImportMerge`) at the commit.
+/// never touches `users`), and applied by a merge in slices (`SQLiteImportMerge`) at the commit.
 ///
-/// The commit first marks the import `committed`, durably (synchronous=FULL), then merges. From
-/// that mark on the import belongs to the store: a crash before the merge's own commit is
-/// finished when the store is next opened (`recover`). An import still `staging` when the store
-/// is opened lost its client with the process, and is dropped: nothing of it was written.
+/// Each chunk also keeps each id's last entry in `import_merge` (keyed by id, what the merge's
+/// slices read in id order, and what the import's guard looks up), so the commit has no sort
+/// left to do on the writer.
+///
+/// The commit first marks the import `committed`, durably (synchronous=FULL), with its guard
+/// (`SQLiteImportGuard`), then merges in slices. From that mark on the import belongs to the
+/// store: a crash before the last slice is finished when the store is next opened (`recover`).
+/// An import still `staging` when the store is opened lost its client with the process, and is
+/// dropped: nothing of it was written.
 ///
 /// The tables are created when the store opens (`CREATE ... IF NOT EXISTS`), outside the
 /// versioned schema: they hold nothing that outlives an import, and older releases ignore them.
@@ -37,6 +42,25 @@ struct SQLiteImportStaging: ImportStaging {
             expected_version INTEGER,
             name_key         TEXT NOT NULL,
             email_key        TEXT NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS import_merge (
+            import_id        INTEGER NOT NULL,
+            id               TEXT NOT NULL,
+            position         INTEGER NOT NULL,
+            name             TEXT NOT NULL,
+            email            TEXT NOT NULL,
+            avatar_url       TEXT,
+            expected_version INTEGER,
+            name_key         TEXT NOT NULL,
+            email_key        TEXT NOT NULL,
+            PRIMARY KEY (import_id, id)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS import_merge_by_email ON import_merge (import_id, email_key);
+        CREATE TABLE IF NOT EXISTS import_progress (
+            import_id      INTEGER PRIMARY KEY,
+            phase          TEXT NOT NULL,  -- checking, merging, merged, refused
+            merged_through TEXT NOT NULL DEFAULT '',  -- the last id merged
+            written        INTEGER NOT NULL DEFAULT 0
         );
         """
 
@@ -81,17 +105,20 @@ struct SQLiteImportStaging: ImportStaging {
                     INSERT INTO import_staged (import_id, position, id, name, email, avatar_url, expected_version, name_key, email_key)
                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                     """)
+                let latest = try connection.statement(Self.keepLatest)
                 for (entry, keys) in keyed {
-                    insert.bind(1, id)
-                    insert.bind(2, entry.position)
-                    insert.bind(3, entry.user.id)
-                    insert.bind(4, entry.user.name)
-                    insert.bind(5, entry.user.email)
-                    insert.bind(6, entry.user.avatarURL)
-                    if let version = entry.expectedVersion { insert.bind(7, version) } else { sqlite3_bind_null(insert.handle, 7) }
-                    insert.bind(8, keys.0)
-                    insert.bind(9, keys.1)
-                    try insert.run(Self.operation)
+                    for insert in [insert, latest] {
+                        insert.bind(1, id)
+                        insert.bind(2, entry.position)
+                        insert.bind(3, entry.user.id)
+                        insert.bind(4, entry.user.name)
+                        insert.bind(5, entry.user.email)
+                        insert.bind(6, entry.user.avatarURL)
+                        if let version = entry.expectedVersion { insert.bind(7, version) } else { sqlite3_bind_null(insert.handle, 7) }
+                        insert.bind(8, keys.0)
+                        insert.bind(9, keys.1)
+                        try insert.run(Self.operation)
+                    }
                 }
                 return count
             }
@@ -99,6 +126,16 @@ struct SQLiteImportStaging: ImportStaging {
         guard let count else { throw ImportStagingError.unknown(token) }
         return count
     }
+
+    /// An id's last entry (by position) into `import_merge`: the one the merge applies.
+    static let keepLatest = """
+        INSERT INTO import_merge (import_id, position, id, name, email, avatar_url, expected_version, name_key, email_key)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+        ON CONFLICT (import_id, id) DO UPDATE SET
+            position = excluded.position, name = excluded.name, email = excluded.email, avatar_url = excluded.avatar_url,
+            expected_version = excluded.expected_version, name_key = excluded.name_key, email_key = excluded.email_key
+        WHERE excluded.position > import_merge.position
+        """
 
     func commitImport(_ token: ImportToken, by author: ChangeAuthor?) async throws(UserError) -> ImportSummary {
         let id = try Self.id(token)
@@ -111,7 +148,9 @@ struct SQLiteImportStaging: ImportStaging {
                 mark.bind(1, id)
                 mark.bind(2, authorJSON)
                 try mark.run(Self.operation)
-                return connection.changes == 1
+                guard connection.changes == 1 else { return false }
+                try SQLiteImportMerge.begin(id, connection)
+                return true
             }
         }, committed: { _ in nil })
         guard marked else { throw ImportStagingError.unknown(token) }
@@ -141,7 +180,7 @@ struct SQLiteImportStaging: ImportStaging {
         committed.reset()
         for id in ids {
             // A refused entry: the import is dropped (its client is gone; nothing was written).
-            if case .success(let outcome) = try SQLiteImportMerge.run(id, connection) { backlog = backlog || outcome.leftSearchBacklog }
+            if case .success(let outcome) = try SQLiteImportMerge.finish(id, connection) { backlog = backlog || outcome.leftSearchBacklog }
         }
         return backlog
     }
@@ -150,6 +189,7 @@ struct SQLiteImportStaging: ImportStaging {
     static func drop(where condition: String, _ connection: SQLiteConnection) throws(SQLiteError) {
         try connection.execute("""
             DELETE FROM import_staged WHERE import_id IN (SELECT id FROM imports WHERE \(condition));
+            DELETE FROM import_merge WHERE import_id IN (SELECT id FROM imports WHERE \(condition));
             DELETE FROM imports WHERE \(condition);
             """, operation)
     }
@@ -162,26 +202,4 @@ struct SQLiteImportStaging: ImportStaging {
 
 extension SQLiteUserRepository {
     public var importStaging: (any ImportStaging)? { writer == nil ? nil : SQLiteImportStaging(repository: self) }
-
-    /// Merges committed import `id` (`SQLiteImportMerge`) in turn with other bulk writes. A
-    /// store failure (not a refused entry) leaves the import committed: the next open finishes it.
-    func mergeStagedImport(_ id: Int) async throws(UserError) -> ImportSummary {
-        await bulkGate.enter()
-        await checkpointer?.makeRoom()
-        let result: Result<SQLiteImportMerge.Outcome, UserError>
-        do throws(UserError) {
-            result = try await write({ connection throws(SQLiteError) -> Result<SQLiteImportMerge.Outcome, UserError> in
-                try SQLiteImportMerge.run(id, connection)
-            }, committed: { result in
-                guard case .success(let outcome) = result, outcome.written > 0 else { return nil }
-                return .readTheLog
-            })
-        } catch {
-            result = .failure(.unavailable(reason: error.message + " The import was accepted whole: the daemon finishes it when it next opens the store."))
-        }
-        await bulkGate.leave()
-        let outcome = try result.get()
-        if outcome.leftSearchBacklog { catchUpSearchIndex() }
-        return ImportSummary(read: outcome.read, written: outcome.written)
-    }
 }
