@@ -18,10 +18,11 @@ enum SQLiteImportGuard {
         ["import_guard_\(id)_added", "import_guard_\(id)_saved", "import_guard_\(id)_removed"]
     }
 
-    /// Whether import `id` has an entry not merged yet that meets `condition`.
-    private static func pending(_ id: Int, where condition: String) -> String {
+    /// Whether import `id` has an entry not merged yet that meets `condition`: looked up by id
+    /// in `import_merge`, by address in `import_emails` (`SQLiteImportSort` fills both).
+    private static func pending(_ id: Int, in table: String = "import_merge", where condition: String) -> String {
         """
-        EXISTS (SELECT 1 FROM import_merge WHERE import_id = \(id) AND \(condition)
+        EXISTS (SELECT 1 FROM \(table) WHERE import_id = \(id) AND \(condition)
                 AND id > (SELECT merged_through FROM import_progress WHERE import_id = \(id)))
         """
     }
@@ -31,11 +32,12 @@ enum SQLiteImportGuard {
         let names = names(id)
         return """
             CREATE TRIGGER IF NOT EXISTS \(names[0]) BEFORE INSERT ON users
-            WHEN \(pending(id, where: "id = NEW.id")) OR \(pending(id, where: "email_key = NEW.email_key AND id != NEW.id"))
+            WHEN \(pending(id, where: "id = NEW.id")) OR \(pending(id, in: "import_emails", where: "email_key = NEW.email_key AND id != NEW.id"))
             \(raise)
             CREATE TRIGGER IF NOT EXISTS \(names[1]) BEFORE UPDATE ON users
             WHEN \(pending(id, where: "id = OLD.id"))
-                OR (NEW.email_key IS NOT OLD.email_key AND \(pending(id, where: "email_key = NEW.email_key AND id != NEW.id")))
+                OR (NEW.email_key IS NOT OLD.email_key
+                    AND \(pending(id, in: "import_emails", where: "email_key = NEW.email_key AND id != NEW.id")))
             \(raise)
             CREATE TRIGGER IF NOT EXISTS \(names[2]) BEFORE DELETE ON users
             WHEN \(pending(id, where: "id = OLD.id"))

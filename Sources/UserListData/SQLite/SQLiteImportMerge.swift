@@ -40,9 +40,10 @@ enum SQLiteImportMerge {
     /// Past every id (UTF-8 orders U+10FFFF after any ASCII text): the last slice's bound.
     static let beyondEveryID = "\u{10FFFF}"
 
-    /// The commit's part, inside its transaction: the progress row and the guard.
+    /// The commit's part, inside its transaction: the progress row and the guard (which holds
+    /// what `SQLiteImportSort` copies in next).
     static func begin(_ id: Int, _ connection: SQLiteConnection) throws(SQLiteError) {
-        try connection.execute("INSERT OR REPLACE INTO import_progress (import_id, phase) VALUES (\(id), 'checking')", operation)
+        try connection.execute("INSERT OR REPLACE INTO import_progress (import_id, phase) VALUES (\(id), 'sorting')", operation)
         try connection.execute(SQLiteImportGuard.create(id), operation)
     }
 
@@ -62,7 +63,10 @@ enum SQLiteImportMerge {
         }
     }
 
-    /// Merges the next `rows` entries after the mark, in one transaction.
+    /// Merges the next `rows` entries after the mark, in one transaction. No DDL: the change
+    /// log's triggers are switched off by `log_changes` for the slice, the guard is lifted off
+    /// its entries by moving the mark first (each trigger and statement stays prepared), and the
+    /// search triggers leave the users it adds alone (they lie past the index's mark).
     static func slice(_ id: Int, rows: Int, _ connection: SQLiteConnection) throws(SQLiteError) -> Slice {
         try connection.writeTransaction(operation) { () throws(SQLiteError) -> Slice in
             let mark = try text("SELECT merged_through FROM import_progress WHERE import_id = ?1", id, connection) ?? ""
@@ -70,11 +74,7 @@ enum SQLiteImportMerge {
                                  id, connection, mark, max(0, rows - 1))
             let last = bound == nil
             let upper = bound ?? beyondEveryID
-            // The guard goes for the slice's own writes (and for good after the last one); the
-            // saves' search trigger stays, to re-index stored users whose keys change.
-            let dropped = SQLiteSchema.changeLogTriggerNames + SQLiteSearchIndex.triggerNames.filter { $0 != "users_search_saved" }
-            for name in dropped { try connection.execute("DROP TRIGGER IF EXISTS \(name)", operation) }
-            try SQLiteImportGuard.drop(id, connection, operation)
+            try connection.execute("UPDATE store_state SET log_changes = 0 WHERE only = 1", operation)
             let lastRowid = try connection.integer("SELECT ifnull(max(rowid), 0) FROM users", operation)
             // The users this slice adds lie past the mark (SQLite gives a new row the largest
             // rowid + 1), for the catch-up; a catch-up between slices may have cleared it.
@@ -82,26 +82,25 @@ enum SQLiteImportMerge {
                 try SQLiteSearchIndex.setIndexedThrough(lastRowid, connection, operation)
             }
             try recordHistory(of: id, after: mark, through: upper, connection)
-            let written = try run(upsert, id, mark, upper, connection)
-            let added = try users(after: lastRowid, connection)
-            try connection.execute("DROP TRIGGER IF EXISTS users_search_saved", operation)
-            try connection.execute(SQLiteSchema.changeLogTriggers + SQLiteSearchIndex.createTriggers, operation)
-            try connection.execute("UPDATE store_state SET user_count = user_count + \(added) WHERE only = 1", operation)
             let progress = try connection.statement("""
-                UPDATE import_progress SET merged_through = ?2, written = written + ?3, phase = ?4 WHERE import_id = ?1
-                RETURNING written
+                UPDATE import_progress SET merged_through = ?2, phase = ?3 WHERE import_id = ?1
                 """)
-            defer { progress.reset() }
             progress.bind(1, id)
             progress.bind(2, upper)
-            progress.bind(3, written)
-            progress.bind(4, last ? "merged" : "merging")
-            let total = try progress.step(operation) ? progress.int(0) : written
-            progress.reset()
+            progress.bind(3, last ? "merged" : "merging")
+            try progress.run(operation)
+            let written = try run(upsert, id, mark, upper, connection)
+            let added = try users(after: lastRowid, connection)
+            try connection.execute("UPDATE store_state SET log_changes = 1, user_count = user_count + \(added) WHERE only = 1", operation)
+            let count = try connection.statement("UPDATE import_progress SET written = written + ?2 WHERE import_id = ?1 RETURNING written")
+            defer { count.reset() }
+            count.bind(1, id)
+            count.bind(2, written)
+            let total = try count.step(operation) ? count.int(0) : written
+            count.reset()
             if last {
+                try SQLiteImportGuard.drop(id, connection, operation)
                 if total > 0 { try logReload(connection) }
-            } else {
-                try connection.execute(SQLiteImportGuard.create(id), operation)
             }
             return Slice(last: last, written: total, added: added)
         }
@@ -138,6 +137,11 @@ enum SQLiteImportMerge {
                     AND id IN (SELECT id FROM import_merge WHERE import_id = \(id) ORDER BY id LIMIT \(rows))
                 """, operation)
             left = left || connection.changes == rows
+            try connection.execute("""
+                DELETE FROM import_emails WHERE import_id = \(id)
+                    AND (email_key, id) IN (SELECT email_key, id FROM import_emails WHERE import_id = \(id) ORDER BY email_key, id LIMIT \(rows))
+                """, operation)
+            left = left || connection.changes == rows
             if !left {
                 try SQLiteImportGuard.drop(id, connection, operation)
                 try connection.execute("DELETE FROM import_progress WHERE import_id = \(id); DELETE FROM imports WHERE id = \(id)", operation)
@@ -148,21 +152,15 @@ enum SQLiteImportMerge {
 
     /// Finishes import `id` on `connection` alone: when the store opens, before anything is
     /// served, from wherever a crash left it. An import committed by an older release has no
-    /// progress row (nor merge rows): they are made from its staged entries first.
+    /// progress row: it gets one first.
     static func finish(_ id: Int, _ connection: SQLiteConnection) throws(SQLiteError) -> Result<Outcome, UserError> {
         var outcome = Outcome(read: try entries(of: id, connection))
         var refusal: UserError?
         if try phase(id, connection) == nil {
-            try connection.writeTransaction(operation) { () throws(SQLiteError) in
-                try connection.execute("DELETE FROM import_merge WHERE import_id = \(id)", operation)
-                try connection.execute("""
-                    INSERT INTO import_merge (import_id, id, position, name, email, avatar_url, expected_version, name_key, email_key)
-                    SELECT import_id, id, max(position), name, email, avatar_url, expected_version, name_key, email_key
-                    FROM import_staged WHERE import_id = \(id) GROUP BY id
-                    """, operation)
-                try begin(id, connection)
-            }
+            try connection.writeTransaction(operation) { () throws(SQLiteError) in try begin(id, connection) }
         }
+        SQLiteImportSort.discard(id, store: connection.path, nil)
+        if try phase(id, connection) == "sorting" { try SQLiteImportSort.fillAtOnce(id, connection) }
         if try phase(id, connection) == "checking" {
             refusal = try connection.readTransaction(operation) { () throws(SQLiteError) -> UserError? in
                 try SQLiteImportValidation.refusal(id, connection)

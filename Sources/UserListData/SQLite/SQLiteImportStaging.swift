@@ -7,10 +7,6 @@ import UserListDomain
 /// into `import_staged`, a table with no index (appending costs a few microseconds a row and
 /// never touches `users`), and applied by a merge in slices (`SQLiteImportMerge`) at the commit.
 ///
-/// Each chunk also keeps each id's last entry in `import_merge` (keyed by id, what the merge's
-/// slices read in id order, and what the import's guard looks up), so the commit has no sort
-/// left to do on the writer.
-///
 /// The commit first marks the import `committed`, durably (synchronous=FULL), with its guard
 /// (`SQLiteImportGuard`), then merges in slices. From that mark on the import belongs to the
 /// store: a crash before the last slice is finished when the store is next opened (`recover`).
@@ -55,10 +51,15 @@ struct SQLiteImportStaging: ImportStaging {
             email_key        TEXT NOT NULL,
             PRIMARY KEY (import_id, id)
         ) WITHOUT ROWID;
-        CREATE INDEX IF NOT EXISTS import_merge_by_email ON import_merge (import_id, email_key);
+        CREATE TABLE IF NOT EXISTS import_emails (
+            import_id INTEGER NOT NULL,
+            email_key TEXT NOT NULL,
+            id        TEXT NOT NULL,
+            PRIMARY KEY (import_id, email_key, id)
+        ) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS import_progress (
             import_id      INTEGER PRIMARY KEY,
-            phase          TEXT NOT NULL,  -- checking, merging, merged, refused
+            phase          TEXT NOT NULL,  -- sorting, checking, merging, merged, refused
             merged_through TEXT NOT NULL DEFAULT '',  -- the last id merged
             written        INTEGER NOT NULL DEFAULT 0
         );
@@ -84,7 +85,22 @@ struct SQLiteImportStaging: ImportStaging {
         let id = try Self.id(token)
         let keyed = entries.map { (entry: $0, keys: (UserKey.fold($0.user.name), UserKey.fold($0.user.email))) }
         let normal = repository.options.synchronous.rawValue
-        let count = try await repository.write({ connection throws(SQLiteError) -> Int? in
+        // One chunk at a time in the writer's queue (`BulkWriteGate`): a client keeps several in
+        // flight, and a save queued behind four of them waited for all four.
+        await repository.bulkGate.enter()
+        let staged: Result<Int?, UserError>
+        do throws(UserError) {
+            staged = .success(try await stageNow(keyed, id, normal))
+        } catch {
+            staged = .failure(error)
+        }
+        await repository.bulkGate.leave()
+        guard let count = try staged.get() else { throw ImportStagingError.unknown(token) }
+        return count
+    }
+
+    private func stageNow(_ keyed: [(entry: ImportEntry, keys: (String, String))], _ id: Int, _ normal: String) async throws(UserError) -> Int? {
+        try await repository.write({ connection throws(SQLiteError) -> Int? in
             // Not synced one by one: the commit's mark is (FULL), and the WAL keeps commits in
             // order, so every chunk before it is on disk with it. Until then a lost chunk only
             // loses an import that could not have been committed.
@@ -96,7 +112,7 @@ struct SQLiteImportStaging: ImportStaging {
                     "UPDATE imports SET entries = entries + ?2, touched_at = ?3 WHERE id = ?1 AND state = 'staging' RETURNING entries")
                 defer { touched.reset() }
                 touched.bind(1, id)
-                touched.bind(2, entries.count)
+                touched.bind(2, keyed.count)
                 touched.bind(3, now)
                 guard try touched.step(Self.operation) else { return nil }
                 let count = touched.int(0)
@@ -105,37 +121,22 @@ struct SQLiteImportStaging: ImportStaging {
                     INSERT INTO import_staged (import_id, position, id, name, email, avatar_url, expected_version, name_key, email_key)
                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                     """)
-                let latest = try connection.statement(Self.keepLatest)
                 for (entry, keys) in keyed {
-                    for insert in [insert, latest] {
-                        insert.bind(1, id)
-                        insert.bind(2, entry.position)
-                        insert.bind(3, entry.user.id)
-                        insert.bind(4, entry.user.name)
-                        insert.bind(5, entry.user.email)
-                        insert.bind(6, entry.user.avatarURL)
-                        if let version = entry.expectedVersion { insert.bind(7, version) } else { sqlite3_bind_null(insert.handle, 7) }
-                        insert.bind(8, keys.0)
-                        insert.bind(9, keys.1)
-                        try insert.run(Self.operation)
-                    }
+                    insert.bind(1, id)
+                    insert.bind(2, entry.position)
+                    insert.bind(3, entry.user.id)
+                    insert.bind(4, entry.user.name)
+                    insert.bind(5, entry.user.email)
+                    insert.bind(6, entry.user.avatarURL)
+                    if let version = entry.expectedVersion { insert.bind(7, version) } else { sqlite3_bind_null(insert.handle, 7) }
+                    insert.bind(8, keys.0)
+                    insert.bind(9, keys.1)
+                    try insert.run(Self.operation)
                 }
                 return count
             }
         }, committed: { _ in nil })
-        guard let count else { throw ImportStagingError.unknown(token) }
-        return count
     }
-
-    /// An id's last entry (by position) into `import_merge`: the one the merge applies.
-    static let keepLatest = """
-        INSERT INTO import_merge (import_id, position, id, name, email, avatar_url, expected_version, name_key, email_key)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-        ON CONFLICT (import_id, id) DO UPDATE SET
-            position = excluded.position, name = excluded.name, email = excluded.email, avatar_url = excluded.avatar_url,
-            expected_version = excluded.expected_version, name_key = excluded.name_key, email_key = excluded.email_key
-        WHERE excluded.position > import_merge.position
-        """
 
     func commitImport(_ token: ImportToken, by author: ChangeAuthor?) async throws(UserError) -> ImportSummary {
         let id = try Self.id(token)
@@ -190,6 +191,7 @@ struct SQLiteImportStaging: ImportStaging {
         try connection.execute("""
             DELETE FROM import_staged WHERE import_id IN (SELECT id FROM imports WHERE \(condition));
             DELETE FROM import_merge WHERE import_id IN (SELECT id FROM imports WHERE \(condition));
+            DELETE FROM import_emails WHERE import_id IN (SELECT id FROM imports WHERE \(condition));
             DELETE FROM imports WHERE \(condition);
             """, operation)
     }

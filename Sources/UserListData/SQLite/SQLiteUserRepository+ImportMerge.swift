@@ -38,6 +38,7 @@ extension SQLiteUserRepository {
     }
 
     private func mergeSlices(_ id: Int) async throws(UserError) -> Result<SQLiteImportMerge.Outcome, UserError> {
+        try await sortAndFill(id)
         let refusal = try await checkApart(id)
         try await write({ connection throws(SQLiteError) in
             try SQLiteImportMerge.decide(id, accepted: refusal == nil, connection)
@@ -77,15 +78,58 @@ extension SQLiteUserRepository {
         return refusal.map { .failure($0) } ?? .success(outcome)
     }
 
+    /// Sorts the entries off the writer (`SQLiteImportSort`), then copies them in, slice by slice.
+    private func sortAndFill(_ id: Int) async throws(UserError) {
+        let path = self.path
+        try await apart { () throws(SQLiteError) in try SQLiteImportSort.sort(id, store: path) }
+        let result: Result<Void, UserError>
+        do throws(UserError) {
+            try await write({ connection throws(SQLiteError) in try SQLiteImportSort.attach(id, store: path, connection) },
+                            committed: { _ in nil })
+            var rows = Self.clearSliceRows
+            while true {
+                let fillRows = rows
+                let (done, seconds) = try await sliceTurn { connection throws(SQLiteError) in
+                    try SQLiteImportSort.fill(id, rows: fillRows, connection)
+                } committed: { _ in nil }
+                if done { break }
+                rows = Self.nextSliceRows(rows, took: seconds, range: 1_000...100_000)
+            }
+            result = .success(())
+        } catch {
+            result = .failure(error)
+        }
+        _ = try? await write({ connection throws(SQLiteError) in SQLiteImportSort.discard(id, store: path, connection) },
+                            committed: { _ in nil })
+        try result.get()
+    }
+
+    /// Runs `body` on a thread of its own (not the writer, not the cooperative pool): the
+    /// sort and the checks read for seconds on a big import.
+    private func apart<T: Sendable>(_ body: @escaping @Sendable () throws(SQLiteError) -> T) async throws(UserError) -> T {
+        let result: Result<T, SQLiteError> = await withCheckedContinuation { continuation in
+            DispatchQueue.global(qos: .utility).async {
+                continuation.resume(returning: Result { () throws(SQLiteError) -> T in try body() })
+            }
+        }
+        do { return try result.get() } catch { throw error.userError }
+    }
+
     /// Runs one slice on the writer in its turn at the bulk gate; its result and its seconds.
     private func sliceTurn<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(SQLiteError) -> T,
                                         committed: @escaping @Sendable (T) -> CommitNotice?) async throws(UserError) -> (T, Double) {
         await bulkGate.enter()
         await checkpointer?.makeRoom()
         let result: Result<(T, Double), UserError>
+        let normal = options.synchronous.rawValue
         do throws(UserError) {
             result = .success(try await write({ connection throws(SQLiteError) -> (T, Double) in
                 let start = DispatchTime.now().uptimeNanoseconds
+                // Not synced one by one, as staged chunks are not: each slice commits with its
+                // mark, the WAL keeps commits in order, and the next FULL commit (any save) syncs
+                // them; a slice lost to a power cut takes its mark with it and is merged again.
+                try connection.execute("PRAGMA synchronous = NORMAL", SQLiteImportMerge.operation)
+                defer { _ = try? connection.execute("PRAGMA synchronous = \(normal)", SQLiteImportMerge.operation) }
                 let value = try body(connection)
                 return (value, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
             }, committed: { committed($0.0) }))
@@ -96,29 +140,25 @@ extension SQLiteUserRepository {
         return try result.get()
     }
 
-    /// The next slice's rows: scaled towards `mergeSliceTarget` from the last one's time.
+    /// The next slice's rows: scaled towards `mergeSliceTarget` from the last one's time, and
+    /// grown by a quarter at most (doubling overshot: slices of 50-95 ms).
     static func nextSliceRows(_ rows: Int, took seconds: Double, range: ClosedRange<Int>) -> Int {
         let scaled = Double(rows) * mergeSliceTarget / max(seconds, 0.000_1)
-        return min(max(Int(scaled.rounded()), range.lowerBound, rows / 2), range.upperBound, rows * 2)
+        return min(max(Int(scaled.rounded()), range.lowerBound, rows / 2), range.upperBound, rows + rows / 4)
     }
 
     /// The checks (`SQLiteImportValidation`) on a read connection of their own, off the writer
     /// and off the reader the sessions share: at 330,000 entries they take a second or two.
     private func checkApart(_ id: Int) async throws(UserError) -> UserError? {
         let path = self.path
-        let result: Result<UserError?, SQLiteError> = await withCheckedContinuation { continuation in
-            DispatchQueue.global(qos: .utility).async {
-                continuation.resume(returning: Result { () throws(SQLiteError) -> UserError? in
-                    let connection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: 5_000)
-                    // Sorts past the page cache go to files rather than into the daemon's memory.
-                    try connection.execute("PRAGMA temp_store = FILE", SQLiteImportMerge.operation)
-                    return try connection.readTransaction(SQLiteImportMerge.operation) { () throws(SQLiteError) -> UserError? in
-                        try SQLiteImportValidation.refusal(id, connection)
-                    }
-                })
+        return try await apart { () throws(SQLiteError) -> UserError? in
+            let connection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: 5_000)
+            // Sorts past the page cache go to files rather than into the daemon's memory.
+            try connection.execute("PRAGMA temp_store = FILE", SQLiteImportMerge.operation)
+            return try connection.readTransaction(SQLiteImportMerge.operation) { () throws(SQLiteError) -> UserError? in
+                try SQLiteImportValidation.refusal(id, connection)
             }
         }
-        do { return try result.get() } catch { throw error.userError }
     }
 
     /// `write` for a single user's save, add or removal: one that meets an import's guard

@@ -166,7 +166,8 @@ import UserListTestSupport
             _ = try await store.importUsers(stored)
             file += stored.map { var user = $0; user.name += " Changed"; return user }
             let token = try await StagedImportTests.staged(store, file.shuffled(), chunk: 9)
-            // What the daemon's commit does, then two slices of 10, then the process is gone.
+            // What the daemon's commit does (its sort, all at once here), then two slices of 10,
+            // then the process is gone.
             let connection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: 5_000)
             let id = try #require(Int(token.rawValue))
             let author = String(decoding: try JSONEncoder().encode(StagedImportHistoryTests.alice.via(.import)), as: UTF8.self)
@@ -174,6 +175,7 @@ import UserListTestSupport
                 try connection.execute("UPDATE imports SET state = 'committed', author = '\(author)' WHERE id = \(id)", "test")
                 try SQLiteImportMerge.begin(id, connection)
             }
+            try SQLiteImportSort.fillAtOnce(id, connection)
             try SQLiteImportMerge.decide(id, accepted: true, connection)
             for _ in 0..<2 { #expect(try !SQLiteImportMerge.slice(id, rows: 10, connection).last) }
         }
