@@ -14,7 +14,7 @@ extension SQLiteUserRepository {
     /// Users the first catch-up slice indexes in one transaction; the next ones take as many
     /// as fit in `mergeSliceTarget` of the writer, as the last one ran (4,000 a slice, fixed,
     /// took 48-84 ms at 400,000 users, and a save that arrived meanwhile waited that long).
-    static let catchUpSliceRows = 4_000
+    static let catchUpSliceRows = 1_000
 
     /// Fills the search index's backlog (see `SQLiteSearchIndex`), a slice at a time, taking its
     /// turn with import chunks at the bulk gate; saves queue at the writer between slices. Runs
