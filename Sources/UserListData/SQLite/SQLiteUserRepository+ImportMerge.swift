@@ -50,8 +50,8 @@ extension SQLiteUserRepository {
             var slices = 0
             while true {
                 let sliceRows = rows
-                let (slice, seconds) = try await sliceTurn { connection throws(SQLiteError) in
-                    try SQLiteImportMerge.slice(id, rows: sliceRows, connection)
+                let slice = try await sliceTurn { [self] connection throws(SQLiteError) in
+                    try SQLiteImportMerge.slice(id, rows: sliceRows, more: { self.nobodyWaits }, connection)
                 } committed: { slice in
                     slice.last && slice.written > 0 ? .readTheLog : nil
                 }
@@ -62,18 +62,16 @@ extension SQLiteUserRepository {
                 if slice.last { guardLifted() }
                 if let pause = options.afterMergeSlice { await pause(slices) }
                 if slice.last { break }
-                if options.mergeSliceRows == nil { rows = Self.nextSliceRows(rows, took: seconds, range: 100...20_000) }
+                rows = options.mergeSliceRows ?? slice.rows
             }
         }
         outcome.read = try read { connection throws(SQLiteError) -> Int in try SQLiteImportMerge.entries(of: id, connection) }
-        var rows = Self.clearSliceRows
-        while true {
+        var rows = Self.clearSliceRows, done = false
+        while !done {
             let clearRows = rows
-            let (done, seconds) = try await sliceTurn { connection throws(SQLiteError) in
-                try SQLiteImportMerge.clear(id, rows: clearRows, connection)
+            (done, rows) = try await sliceTurn { [self] connection throws(SQLiteError) in
+                try SQLiteImportMerge.clear(id, rows: clearRows, more: { self.nobodyWaits }, connection)
             } committed: { _ in nil }
-            if done { break }
-            rows = Self.nextSliceRows(rows, took: seconds, range: 1_000...100_000)
         }
         return refusal.map { .failure($0) } ?? .success(outcome)
     }
@@ -86,14 +84,12 @@ extension SQLiteUserRepository {
         do throws(UserError) {
             try await write({ connection throws(SQLiteError) in try SQLiteImportSort.attach(id, store: path, connection) },
                             committed: { _ in nil })
-            var rows = Self.clearSliceRows
-            while true {
+            var rows = Self.clearSliceRows, done = false
+            while !done {
                 let fillRows = rows
-                let (done, seconds) = try await sliceTurn { connection throws(SQLiteError) in
-                    try SQLiteImportSort.fill(id, rows: fillRows, connection)
+                (done, rows) = try await sliceTurn { [self] connection throws(SQLiteError) in
+                    try SQLiteImportSort.fill(id, rows: fillRows, more: { self.nobodyWaits }, connection)
                 } committed: { _ in nil }
-                if done { break }
-                rows = Self.nextSliceRows(rows, took: seconds, range: 1_000...100_000)
             }
             result = .success(())
         } catch {
@@ -115,24 +111,26 @@ extension SQLiteUserRepository {
         do { return try result.get() } catch { throw error.userError }
     }
 
-    /// Runs one slice on the writer in its turn at the bulk gate; its result and its seconds.
+    /// Whether a slice may go on in its transaction: no other write waits for the writer (and
+    /// no test asked for slices of a fixed size).
+    private var nobodyWaits: Bool { options.mergeSliceRows == nil && !(writer?.othersWaiting ?? false) }
+
+    /// Runs one slice on the writer in its turn at the bulk gate.
     private func sliceTurn<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(SQLiteError) -> T,
-                                        committed: @escaping @Sendable (T) -> CommitNotice?) async throws(UserError) -> (T, Double) {
+                                        committed: @escaping @Sendable (T) -> CommitNotice?) async throws(UserError) -> T {
         await bulkGate.enter()
         await checkpointer?.makeRoom()
-        let result: Result<(T, Double), UserError>
+        let result: Result<T, UserError>
         let normal = options.synchronous.rawValue
         do throws(UserError) {
-            result = .success(try await write({ connection throws(SQLiteError) -> (T, Double) in
-                let start = DispatchTime.now().uptimeNanoseconds
+            result = .success(try await write({ connection throws(SQLiteError) -> T in
                 // Not synced one by one, as staged chunks are not: each slice commits with its
                 // mark, the WAL keeps commits in order, and the next FULL commit (any save) syncs
                 // them; a slice lost to a power cut takes its mark with it and is merged again.
                 try connection.execute("PRAGMA synchronous = NORMAL", SQLiteImportMerge.operation)
                 defer { _ = try? connection.execute("PRAGMA synchronous = \(normal)", SQLiteImportMerge.operation) }
-                let value = try body(connection)
-                return (value, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
-            }, committed: { committed($0.0) }))
+                return try body(connection)
+            }, committed: committed))
         } catch {
             result = .failure(error)
         }
@@ -140,8 +138,13 @@ extension SQLiteUserRepository {
         return try result.get()
     }
 
-    /// The next slice's rows: scaled towards `mergeSliceTarget` from the last one's time, and
-    /// grown by a quarter at most (doubling overshot: slices of 50-95 ms).
+    /// The next step's rows: scaled towards `mergeSliceTarget` from the time since `start`
+    /// (`DispatchTime` nanoseconds) that the last one took, and grown by a quarter at most
+    /// (doubling overshot: slices of 50-95 ms).
+    static func nextSliceRows(_ rows: Int, since start: UInt64, range: ClosedRange<Int>) -> Int {
+        nextSliceRows(rows, took: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9, range: range)
+    }
+
     static func nextSliceRows(_ rows: Int, took seconds: Double, range: ClosedRange<Int>) -> Int {
         let scaled = Double(rows) * mergeSliceTarget / max(seconds, 0.000_1)
         return min(max(Int(scaled.rounded()), range.lowerBound, rows / 2), range.upperBound, rows + rows / 4)

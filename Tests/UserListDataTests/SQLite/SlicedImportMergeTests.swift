@@ -177,7 +177,7 @@ import UserListTestSupport
             }
             try SQLiteImportSort.fillAtOnce(id, connection)
             try SQLiteImportMerge.decide(id, accepted: true, connection)
-            for _ in 0..<2 { #expect(try !SQLiteImportMerge.slice(id, rows: 10, connection).last) }
+            for _ in 0..<2 { #expect(try !SQLiteImportMerge.slice(id, rows: 10, more: { false }, connection).last) }
         }
         let reopened = try SQLiteUserRepository(path: path)
         #expect(try await reopened.fetchPage(PageRequest(limit: 1)).totalCount == 55)
@@ -189,6 +189,36 @@ import UserListTestSupport
         let entries = try await reopened.history(HistoryQuery(limit: 1_000)).entries.filter { $0.author.via == .import }
         #expect(entries.count == 30 + 25 + 30, "the first import's 30, then one entry per user of the file")
         #expect(try StagedImportMergeTests.changeKinds(reopened, after: 0).filter { $0 == "reloaded" }.count == 1)
+        #expect(try Self.leftovers(path) == 0)
+    }
+
+    /// With no other write waiting, a slice goes on step after step in its one transaction.
+    @Test func aSliceGoesOnInItsTransactionWhileNoOtherWriteWaits() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("s.sqlite")
+        let users = SampleUsers.generate(count: 95, seed: 64)
+        do {
+            let store = try SQLiteUserRepository(path: path)
+            let token = try await StagedImportTests.staged(store, users, chunk: 20)
+            let connection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: 5_000)
+            let id = try #require(Int(token.rawValue))
+            try connection.writeTransaction("test") { () throws(SQLiteError) in
+                try connection.execute("UPDATE imports SET state = 'committed' WHERE id = \(id)", "test")
+                try SQLiteImportMerge.begin(id, connection)
+            }
+            try SQLiteImportSort.fillAtOnce(id, connection)
+            try SQLiteImportMerge.decide(id, accepted: true, connection)
+            var steps = 0
+            let slice = try SQLiteImportMerge.slice(id, rows: 10, more: { steps += 1; return true }, connection)
+            // Steps of 10 users first (then sized by their time): more than one, in one transaction.
+            #expect(slice.last && slice.written == 95 && steps >= 1)
+            #expect(try connection.integer("SELECT count(*) FROM users", "test") == 95)
+            #expect(try connection.integer("SELECT user_count FROM store_state", "test") == 95)
+            #expect(try connection.integer("SELECT count(*) FROM sqlite_master WHERE name LIKE 'import_guard%'", "test") == 0)
+        }
+        let reopened = try SQLiteUserRepository(path: path)
+        #expect(try await reopened.fetchPage(PageRequest(limit: 1)).totalCount == 95)
+        #expect(try StagedImportMergeTests.changeKinds(reopened, after: 0) == ["reloaded"])
         #expect(try Self.leftovers(path) == 0)
     }
 
