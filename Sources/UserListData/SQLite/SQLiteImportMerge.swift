@@ -72,10 +72,9 @@ enum SQLiteImportMerge {
     /// merge was; one beside a stream of saves commits after each step (each commit rewrites
     /// the index pages its rows touched: about 3x the cost per entry, measured).
     ///
-    /// No DDL: the change log's triggers are switched off by `log_changes` for the slice, the
-    /// guard is lifted off each step's entries by moving the mark first (each trigger and
-    /// statement stays prepared), and the search triggers leave the users it adds alone (they
-    /// lie past the index's mark).
+    /// No DDL (each trigger and statement stays prepared): `log_changes`, off for the slice,
+    /// switches off the change log's triggers and lets the slice's writes past the guard; the
+    /// search triggers leave the users it adds alone (they lie past the index's mark).
     static func slice(_ id: Int, rows: Int, more: () -> Bool, _ connection: SQLiteConnection) throws(SQLiteError) -> Slice {
         try connection.writeTransaction(operation) { () throws(SQLiteError) -> Slice in
             var mark = try text("SELECT merged_through FROM import_progress WHERE import_id = ?1", id, connection) ?? ""
