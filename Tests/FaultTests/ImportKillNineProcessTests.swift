@@ -31,12 +31,21 @@ struct ImportKillNineProcessTests {
 
     /// Killed between two slices of the merge (some users merged, not all): the restart merges
     /// the rest from the last slice's mark, and applies no entry twice (one history entry each).
+    /// A merge commits between steps only when another write waits: `userctl rename` in a loop
+    /// (of a user the file leaves alone) keeps one waiting.
     @Test func anImportKilledBetweenMergeSlicesIsFinishedFromItsMark() async throws {
         let directory = try TempDirectory("import-kill9-slices")
         let daemon = ChildDaemon(directory: directory.path, sampleData: 100)
         try daemon.start()
         defer { daemon.killHard() }
         let total = 100_000
+        let other = try #require(try StoreProbe.users(daemon.databasePath).keys.first)
+        let renamer = Process()
+        renamer.executableURL = URL(fileURLWithPath: "/bin/sh")
+        renamer.arguments = ["-c", #"i=0; while :; do "$0" --socket "$1" --no-spawn rename "$2" "Busy $i" >/dev/null 2>&1; i=$((i+1)); done"#,
+                             Self.userctl, daemon.socketPath, other]
+        try renamer.run()
+        defer { renamer.terminate(); renamer.waitUntilExit() }
         let caught = try await Self.killOnceCommitted(daemon, directory: directory.path, total: total) {
             (try? StoreProbe.value(daemon.databasePath, "SELECT phase FROM import_progress WHERE merged_through != ''")) == "merging"
         }

@@ -3,22 +3,23 @@ import Dispatch
 import Foundation
 import UserListDomain
 
-/// Applies a committed staged import (`SQLiteImportStaging`) to `users` in slices: each slice
-/// is its own short transaction over the next entries in id order, so another client's write
-/// waits for one slice at most, not for the whole import (issue #29: p99 ≤ 50 ms).
+/// Applies a committed staged import (`SQLiteImportStaging`) to `users` in slices: steps of
+/// about 20 ms over the next entries in id order, committed whenever another write waits, so
+/// another client's write waits for one step at most, not for the whole import (issue #29:
+/// p99 ≤ 50 ms).
 ///
 /// What keeps it all or nothing, as the user sees it:
 /// - The checks (`SQLiteImportValidation`) pass before the first slice, over every entry; a
 ///   refused import writes nothing.
 /// - From the commit's mark on, the guard (`SQLiteImportGuard`) refuses any write that could
 ///   make a later slice fail: to a user not merged yet, or taking an address an entry gives.
-/// - Each slice commits with its mark (`import_progress.merged_through`, the last id merged):
+/// - Each commit carries its mark (`import_progress.merged_through`, the last id merged):
 ///   a crash between slices resumes after the mark when the store opens, so no entry is applied
 ///   twice (a second application would bump its version again).
 ///
-/// Each slice, like the single transaction before it: one `INSERT ... SELECT ... ON CONFLICT
+/// Each step, like the single transaction before it: one `INSERT ... SELECT ... ON CONFLICT
 /// (id) DO UPDATE ... WHERE` the data differs, with the honest version rule; the history of the
-/// users it adds or changes first; the change-log triggers dropped inside it, and one `reloaded`
+/// users it adds or changes first; the change log switched off inside it, and one `reloaded`
 /// row for the whole import in its last slice (sessions get one reload, not a patch per user).
 /// The secondary indexes stay: other clients read and write between slices. The users it adds
 /// lie past the search index's mark, for the catch-up.
