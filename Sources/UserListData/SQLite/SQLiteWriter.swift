@@ -39,8 +39,10 @@ final class SQLiteWriter: @unchecked Sendable {
     /// Runs `body` on the writer queue and waits for it: for set-up and for tools, never from
     /// an async context on the hot path.
     func performAndWait<T>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        queued.add(1, ordering: .relaxed)  // the shutdown's checkpoint, too, lets an import's step commit
         let result: Result<T, SQLiteError> = queue.sync {
-            Result { () throws(SQLiteError) -> T in try body(connection) }
+            queued.subtract(1, ordering: .relaxed)
+            return Result { () throws(SQLiteError) -> T in try body(connection) }
         }
         return try result.get()
     }
