@@ -15,6 +15,10 @@ final class BenchContext {
     var postgresUsers = 100_000
     /// `--pg-only`: the store section skips the SQLite store bench.
     var postgresOnly = false
+    /// The bulk section: SQLite alone, how many users it imports, and into how many.
+    var sqliteOnly = false
+    var bulkUsers: Int?
+    var bulkBase: Int?
     private var daemonCount = 0
 
     init(quick: Bool, daemonBinary: String, binDirectory: String, directory: String) {

@@ -11,10 +11,14 @@ if arguments.first == "--flood", arguments.count == 4 {
 }
 if arguments.contains("-h") || arguments.contains("--help") {
     print("""
-        usage: userlistd-bench [--quick] [--only SECTION,...] [--pg-users N] [--pg-only]
+        usage: userlistd-bench [--quick] [--only SECTION,...] [--pg-users N] [--pg-only] [--sqlite-only]
+                               [--bulk-users N] [--bulk-base N]
           sections: roundtrip, fanout, otherwriter, sustained, idle, startup, fairness, store, bulk, journal, restart
-          --pg-users N  users in the store section's PostgreSQL figures (default 100000; 1000000 for the issue's size)
-          --pg-only     the store section measures PostgreSQL alone (skips the SQLite store bench)
+          --pg-users N    users in the store section's PostgreSQL figures (default 100000; 1000000 for the issue's size)
+          --pg-only       the store and bulk sections measure PostgreSQL alone (skip SQLite)
+          --sqlite-only   the bulk section measures SQLite alone (skips PostgreSQL)
+          --bulk-users N  users the bulk section imports (default 1000000; 100000 quick)
+          --bulk-base N   users the bulk section's store holds before the import (default 1000)
         """)
     exit(0)
 }
@@ -56,6 +60,12 @@ context.postgresUsers = arguments.firstIndex(of: "--pg-users").flatMap { index i
     index + 1 < arguments.count ? Int(arguments[index + 1]) : nil
 } ?? 100_000
 context.postgresOnly = arguments.contains("--pg-only")
+context.sqliteOnly = arguments.contains("--sqlite-only")
+func number(after flag: String) -> Int? {
+    arguments.firstIndex(of: flag).flatMap { index in index + 1 < arguments.count ? Int(arguments[index + 1]) : nil }
+}
+context.bulkUsers = number(after: "--bulk-users")
+context.bulkBase = number(after: "--bulk-base")
 let started = monotonicNanos()
 
 var uts = utsname()

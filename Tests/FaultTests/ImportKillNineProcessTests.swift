@@ -21,12 +21,43 @@ struct ImportKillNineProcessTests {
             (try? StoreProbe.value(daemon.databasePath, "SELECT state FROM imports WHERE state = 'committed'")) == "committed"
         }
         try #require(caught, "the import finished before its commit could be seen; nothing was tested")
-        #expect(try StoreProbe.users(daemon.databasePath).count == 100, "the merge had not committed when the daemon was killed")
+        #expect(try StoreProbe.users(daemon.databasePath).count < 100 + total, "the merge had not ended when the daemon was killed")
 
         try daemon.start()
         let stored = try StoreProbe.users(daemon.databasePath)
         #expect(stored.count == 100 + total, "every user of the file, after the restart: \(stored.count)")
         #expect(try StoreProbe.value(daemon.databasePath, "SELECT COUNT(*) FROM imports") == "0")
+    }
+
+    /// Killed between two slices of the merge (some users merged, not all): the restart merges
+    /// the rest from the last slice's mark, and applies no entry twice (one history entry each).
+    /// A merge commits between steps only when another write waits: `userctl rename` in a loop
+    /// (of a user the file leaves alone) keeps one waiting.
+    @Test func anImportKilledBetweenMergeSlicesIsFinishedFromItsMark() async throws {
+        let directory = try TempDirectory("import-kill9-slices")
+        let daemon = ChildDaemon(directory: directory.path, sampleData: 100)
+        try daemon.start()
+        defer { daemon.killHard() }
+        let total = 100_000
+        let other = try #require(try StoreProbe.users(daemon.databasePath).keys.first)
+        let renamer = Process()
+        renamer.executableURL = URL(fileURLWithPath: "/bin/sh")
+        renamer.arguments = ["-c", #"i=0; while :; do "$0" --socket "$1" --no-spawn rename "$2" "Busy $i" >/dev/null 2>&1; i=$((i+1)); done"#,
+                             Self.userctl, daemon.socketPath, other]
+        try renamer.run()
+        defer { renamer.terminate(); renamer.waitUntilExit() }
+        let caught = try await Self.killOnceCommitted(daemon, directory: directory.path, total: total) {
+            (try? StoreProbe.value(daemon.databasePath, "SELECT phase FROM import_progress WHERE merged_through != ''")) == "merging"
+        }
+        try #require(caught, "the merge finished before a slice could be seen; nothing was tested")
+        let merged = try StoreProbe.users(daemon.databasePath).count - 100
+        #expect(merged > 0 && merged < total, "killed between slices: \(merged) of \(total) merged")
+
+        try daemon.start()
+        #expect(try StoreProbe.users(daemon.databasePath).count == 100 + total)
+        #expect(try StoreProbe.value(daemon.databasePath, "SELECT COUNT(*) FROM history WHERE user_id LIKE '%-000000000029'") == String(total))
+        #expect(try StoreProbe.value(daemon.databasePath, "SELECT COUNT(*) FROM history WHERE user_id LIKE '%-000000000029' GROUP BY user_id HAVING COUNT(*) > 1") == nil)
+        #expect(try StoreProbe.value(daemon.databasePath, "SELECT (SELECT COUNT(*) FROM imports) + (SELECT COUNT(*) FROM import_merge)") == "0")
     }
 
     /// Writes `total` new users (ids ending in `-000000000029`) to a file in `directory`, runs

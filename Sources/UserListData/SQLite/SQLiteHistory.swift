@@ -107,24 +107,24 @@ enum SQLiteHistory {
         try statement.run("recording the change in the history")
     }
 
-    /// A staged import's entries (`SQLiteImportMerge`), set-based, before the merge writes: one
-    /// slim row per user the import adds or changes (the last entry of an id given twice; an
+    /// A merge slice's entries (`SQLiteImportMerge`), set-based, before the slice writes: one
+    /// slim row per user it adds or changes (an id's last entry, as `import_merge` keeps it; an
     /// entry equal to the stored user changes nothing and is not recorded), in id order, as the
-    /// merge applies them. Slim as `recordImport`'s: the fields after are filled in when read.
-    /// The last entry of an id is found as the merge finds it (`max(position)` gives SQLite the
-    /// row the other columns come from); a window over every entry was slower (1.6 against 1.4 s at 330,000).
-    static func recordStagedImport(_ importID: Int, _ author: ChangeAuthor, _ connection: SQLiteConnection) throws(SQLiteError) {
+    /// slice applies them. Slim as `recordImport`'s: the fields after are filled in when read.
+    static func recordMergeSlice(_ importID: Int, after mark: String, through upper: String, _ author: ChangeAuthor,
+                                 _ connection: SQLiteConnection) throws(SQLiteError) {
         let statement = try connection.statement("""
             INSERT INTO history (at, via, actor_uid, actor_name, client, daemon, reverts, user_id, kind)
             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, s.id, CASE WHEN u.id IS NULL THEN 'added' ELSE 'saved' END
-            FROM (SELECT id, name, email, avatar_url, max(position)
-                  FROM import_staged WHERE import_id = ?8 GROUP BY id ORDER BY id) s
-            LEFT JOIN users u ON u.id = s.id
-            WHERE u.id IS NULL OR u.name IS NOT s.name OR u.email IS NOT s.email OR u.avatar_url IS NOT s.avatar_url
+            FROM import_merge s LEFT JOIN users u ON u.id = s.id
+            WHERE s.import_id = ?8 AND s.id > ?9 AND s.id <= ?10
+                AND (u.id IS NULL OR u.name IS NOT s.name OR u.email IS NOT s.email OR u.avatar_url IS NOT s.avatar_url)
             ORDER BY s.id
             """)
         bind(statement, author.via(.import))
         statement.bind(8, importID)
+        statement.bind(9, mark)
+        statement.bind(10, upper)
         try statement.run("recording the import in the history")
     }
 

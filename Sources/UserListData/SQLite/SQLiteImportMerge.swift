@@ -1,22 +1,28 @@
 import CSQLite
+import Dispatch
 import Foundation
 import UserListDomain
 
-/// Applies a committed staged import (`SQLiteImportStaging`) to `users` in one transaction:
-/// every entry, or none. Kept apart from the staging so a history of changes can be written
-/// beside the merge without touching how entries are staged.
+/// Applies a committed staged import (`SQLiteImportStaging`) to `users` in slices: steps of
+/// about 20 ms over the next entries in id order, committed whenever another write waits, so
+/// another client's write waits for one step at most, not for the whole import (issue #29:
+/// p99 ≤ 50 ms).
 ///
-/// Set-based, as `PostgresImportMerge` is: after the checks (`SQLiteImportValidation`) and the
-/// history, one `INSERT ... SELECT ... ORDER BY id ON CONFLICT (id) DO UPDATE ... WHERE` the
-/// data differs, in id order: the id index is walked once, left to right, so the pages it
-/// touches stay few and the normal page cache does (row by row, an INSERT, and for a stored id
-/// a SELECT and an UPDATE, per user, it set a 256 MiB cache; a 64 MiB one was not faster here).
+/// What keeps it all or nothing, as the user sees it:
+/// - The checks (`SQLiteImportValidation`) pass before the first slice, over every entry; a
+///   refused import writes nothing.
+/// - From the commit's mark on, the guard (`SQLiteImportGuard`) refuses any write that could
+///   make a later slice fail: to a user not merged yet, or taking an address an entry gives.
+/// - Each commit carries its mark (`import_progress.merged_through`, the last id merged):
+///   a crash between slices resumes after the mark when the store opens, so no entry is applied
+///   twice (a second application would bump its version again).
 ///
-/// It logs one `reloaded` change for the whole import (the change-log triggers are dropped
-/// inside its transaction): every feed tells its sessions to read what they show again, once,
-/// instead of handing them a change per user. The search index is the catch-up's, as after a
-/// bulk load: the users the merge adds lie past the index's mark (`SQLiteSearchIndex`), and a
-/// stored user whose keys change is re-indexed by the trigger that every save fires.
+/// Each step, like the single transaction before it: one `INSERT ... SELECT ... ON CONFLICT
+/// (id) DO UPDATE ... WHERE` the data differs, with the honest version rule; the history of the
+/// users it adds or changes first; the change log switched off inside it, and one `reloaded`
+/// row for the whole import in its last slice (sessions get one reload, not a patch per user).
+/// The secondary indexes stay: other clients read and write between slices. The users it adds
+/// lie past the search index's mark, for the catch-up.
 enum SQLiteImportMerge {
     struct Outcome: Sendable {
         var read = 0
@@ -24,53 +30,104 @@ enum SQLiteImportMerge {
         var leftSearchBacklog = false
     }
 
-    static let operation = "merging an import"
-
-    /// Merges import `id`; a refused entry rolls the merge back, drops the import and comes back
-    /// as `.failure(.rejectedEntry)`. A store failure throws and leaves the import committed.
-    static func run(_ id: Int, _ connection: SQLiteConnection) throws(SQLiteError) -> Result<Outcome, UserError> {
-        // The merge's sorts (the entries by id, the indexes it builds) spill to temporary files
-        // past the page cache's size instead of growing the daemon: the writer keeps temporary
-        // data in memory otherwise, and sorting 330,000 entries took its peak from 95 to 157
-        // MiB. (The systemd unit's PrivateTmp gives it a writable /tmp.)
-        try connection.execute("PRAGMA temp_store = FILE", operation)
-        defer { _ = try? connection.execute("PRAGMA temp_store = MEMORY", operation) }
-        let result: Result<Outcome, UserError>
-        do throws(SQLiteError) {
-            result = .success(try connection.writeTransaction(operation) { () throws(SQLiteError) -> Outcome in
-                let outcome = try merge(id, connection)
-                try SQLiteImportStaging.drop(where: "id = \(id)", connection)
-                return outcome
-            })
-        } catch {
-            guard let refusal = error.refusal else { throw error }
-            result = .failure(refusal)
-        }
-        if case .failure = result {
-            try connection.writeTransaction(operation) { () throws(SQLiteError) in
-                try SQLiteImportStaging.drop(where: "id = \(id)", connection)
-            }
-        }
-        return result
+    /// One slice's result: whether the import is merged now, and its writes so far.
+    struct Slice: Sendable {
+        var last: Bool
+        var written: Int
+        var added: Int
+        /// The step size for the next slice.
+        var rows: Int
     }
 
-    /// The last entry of each id (file order: a later entry wins, as `SQLiteHistory` records
-    /// it), in id order. `max(position)` makes SQLite take the other columns from that entry;
-    /// the `ORDER BY` inside, which the grouping's sort already gives, spares a second sort.
-    static let latestEntries = """
-        SELECT id, name, email, avatar_url, expected_version, name_key, email_key, max(position)
-        FROM import_staged WHERE import_id = ?1 GROUP BY id ORDER BY id
-        """
+    static let operation = "merging an import"
+
+    /// Past every id (UTF-8 orders U+10FFFF after any ASCII text): the last slice's bound.
+    static let beyondEveryID = "\u{10FFFF}"
+
+    /// The commit's part, inside its transaction: the progress row and the guard (which holds
+    /// what `SQLiteImportSort` copies in next).
+    static func begin(_ id: Int, _ connection: SQLiteConnection) throws(SQLiteError) {
+        try connection.execute("INSERT OR REPLACE INTO import_progress (import_id, phase) VALUES (\(id), 'sorting')", operation)
+        try connection.execute(SQLiteImportGuard.create(id), operation)
+    }
+
+    static func phase(_ id: Int, _ connection: SQLiteConnection) throws(SQLiteError) -> String? {
+        let statement = try connection.statement("SELECT phase FROM import_progress WHERE import_id = ?1")
+        defer { statement.reset() }
+        statement.bind(1, id)
+        return try statement.step(operation) ? statement.text(0) : nil
+    }
+
+    /// After the checks: `merging` (the slices may start) or `refused` (the guard goes, the
+    /// entries are cleared).
+    static func decide(_ id: Int, accepted: Bool, _ connection: SQLiteConnection) throws(SQLiteError) {
+        try connection.writeTransaction(operation) { () throws(SQLiteError) in
+            try connection.execute("UPDATE import_progress SET phase = '\(accepted ? "merging" : "refused")' WHERE import_id = \(id)", operation)
+            if !accepted { try SQLiteImportGuard.drop(id, connection, operation) }
+        }
+    }
+
+    /// Merges the entries after the mark in one transaction, `rows` at a time (sized to
+    /// `SQLiteUserRepository.mergeSliceTarget` each), for as long as `more` says no other write
+    /// waits: an import nobody else writes beside is one transaction, as cheap as the single
+    /// merge was; one beside a stream of saves commits after each step (each commit rewrites
+    /// the index pages its rows touched: about 3x the cost per entry, measured).
+    ///
+    /// No DDL (each trigger and statement stays prepared): `log_changes`, off for the slice,
+    /// switches off the change log's triggers and lets the slice's writes past the guard; the
+    /// search triggers leave the users it adds alone (they lie past the index's mark).
+    static func slice(_ id: Int, rows: Int, more: () -> Bool, _ connection: SQLiteConnection) throws(SQLiteError) -> Slice {
+        try connection.writeTransaction(operation) { () throws(SQLiteError) -> Slice in
+            var mark = try text("SELECT merged_through FROM import_progress WHERE import_id = ?1", id, connection) ?? ""
+            try connection.execute("UPDATE store_state SET log_changes = 0 WHERE only = 1", operation)
+            let lastRowid = try connection.integer("SELECT ifnull(max(rowid), 0) FROM users", operation)
+            // The users this slice adds lie past the mark (SQLite gives a new row the largest
+            // rowid + 1), for the catch-up; a catch-up between slices may have cleared it.
+            if try SQLiteSearchIndex.indexedThrough(connection, operation) == nil {
+                try SQLiteSearchIndex.setIndexedThrough(lastRowid, connection, operation)
+            }
+            var rows = rows, written = 0, last = false
+            repeat {
+                let start = DispatchTime.now().uptimeNanoseconds
+                let bound = try text("SELECT id FROM import_merge WHERE import_id = ?1 AND id > ?2 ORDER BY id LIMIT 1 OFFSET ?3",
+                                     id, connection, mark, max(0, rows - 1))
+                last = bound == nil
+                let upper = bound ?? beyondEveryID
+                try recordHistory(of: id, after: mark, through: upper, connection)
+                let progress = try connection.statement("UPDATE import_progress SET merged_through = ?2, phase = ?3 WHERE import_id = ?1")
+                progress.bind(1, id)
+                progress.bind(2, upper)
+                progress.bind(3, last ? "merged" : "merging")
+                try progress.run(operation)
+                written += try run(upsert, id, mark, upper, connection)
+                mark = upper
+                rows = SQLiteUserRepository.nextSliceRows(rows, since: start, range: 100...20_000)
+            } while !last && more()
+            let added = try users(after: lastRowid, connection)
+            try connection.execute("UPDATE store_state SET log_changes = 1, user_count = user_count + \(added) WHERE only = 1", operation)
+            let count = try connection.statement("UPDATE import_progress SET written = written + ?2 WHERE import_id = ?1 RETURNING written")
+            defer { count.reset() }
+            count.bind(1, id)
+            count.bind(2, written)
+            let total = try count.step(operation) ? count.int(0) : written
+            count.reset()
+            if last {
+                try SQLiteImportGuard.drop(id, connection, operation)
+                if total > 0 { try logReload(connection) }
+            }
+            return Slice(last: last, written: total, added: added, rows: rows)
+        }
+    }
 
     /// Versions are honest: a new user gets its entry's version (or 1); a stored one whose data
     /// differs gets the stored version + 1 (or its entry's, if higher); one whose data is the
     /// same is not written (the `WHERE`), whatever version its entry names. An unchanged email
     /// keeps its stored key (see `SQLiteSchema.v4`). `sqlite3_changes` counts the rows written.
-    /// (`WHERE true`: without a `WHERE`, SQLite's parser would read `ON` as a join's.)
+    /// `import_merge` holds each id's last entry (`SQLiteImportStaging.stage`), in id order.
     static let upsert = """
         INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key)
         SELECT id, name, email, avatar_url, coalesce(expected_version, 1), name_key, email_key
-        FROM (\(latestEntries)) WHERE true
+        FROM import_merge WHERE import_id = ?1 AND id > ?2 AND id <= ?3 ORDER BY id
         ON CONFLICT (id) DO UPDATE SET
             name = excluded.name, email = excluded.email, avatar_url = excluded.avatar_url,
             version = max(users.version + 1, excluded.version),
@@ -80,63 +137,70 @@ enum SQLiteImportMerge {
             OR users.avatar_url IS NOT excluded.avatar_url
         """
 
-    /// The merge's statements, inside the caller's transaction. An import bigger than the store
-    /// (and than `rebuildIndexesFrom`) builds the secondary indexes afterwards and empties the
-    /// search index for the catch-up, as a bulk load does.
-    private static func merge(_ id: Int, _ connection: SQLiteConnection) throws(SQLiteError) -> Outcome {
-        try SQLiteImportValidation.check(id, connection)
-        try recordHistory(of: id, connection)
-        let count = try entries(of: id, connection)
-        let stored = try connection.integer("SELECT user_count FROM store_state WHERE only = 1", operation)
-        let rebuild = count >= SQLiteUserRepository.rebuildIndexesFrom && count > stored
-        // The saves' search trigger stays for a smaller import: it re-indexes the stored users
-        // whose keys change (one statement, so FTS5 writes its pending data once, not per row).
-        let dropped = SQLiteSchema.changeLogTriggerNames + (rebuild ? SQLiteSearchIndex.triggerNames
-            : SQLiteSearchIndex.triggerNames.filter { $0 != "users_search_saved" })
-        for name in dropped { try connection.execute("DROP TRIGGER IF EXISTS \(name)", operation) }
-        // The users this merge adds are the ones past `lastRowid`: SQLite gives a new row the
-        // largest rowid + 1 (it would pick at random only once a rowid reached 2^63 - 1).
-        let lastRowid = try connection.integer("SELECT ifnull(max(rowid), 0) FROM users", operation)
-        let indexedThrough = try SQLiteSearchIndex.indexedThrough(connection, operation)
-        if rebuild {
-            for index in SQLiteSchema.secondaryIndexes { try connection.execute("DROP INDEX \(index.name)", operation) }
-            try SQLiteSearchIndex.startOver(connection, operation)
-        } else if indexedThrough == nil {
-            try SQLiteSearchIndex.setIndexedThrough(lastRowid, connection, operation)
-        }
-        let written = try refusingDuplicateEmails { () throws(SQLiteError) -> Int in
-            let statement = try connection.statement(upsert)
-            defer { statement.reset() }
-            statement.bind(1, id)
-            try statement.run(operation)
-            return connection.changes
-        }
-        if rebuild {
-            for index in SQLiteSchema.secondaryIndexes {
-                try refusingDuplicateEmails { () throws(SQLiteError) in try connection.execute(index.create, operation) }
+    /// Deletes import `id`'s staged and merge rows, `rows` at a time, while `more` says no
+    /// other write waits; once none are left, the import itself. Returns whether it is gone, and
+    /// the step size for next time.
+    static func clear(_ id: Int, rows: Int, more: () -> Bool, _ connection: SQLiteConnection) throws(SQLiteError) -> (Bool, Int) {
+        try connection.writeTransaction(operation) { () throws(SQLiteError) -> (Bool, Int) in
+            var rows = rows, left = true
+            repeat {
+                let start = DispatchTime.now().uptimeNanoseconds
+                try connection.execute("""
+                    DELETE FROM import_staged WHERE rowid IN (SELECT rowid FROM import_staged WHERE import_id = \(id) LIMIT \(rows))
+                    """, operation)
+                left = connection.changes == rows
+                try connection.execute("""
+                    DELETE FROM import_merge WHERE import_id = \(id)
+                        AND id IN (SELECT id FROM import_merge WHERE import_id = \(id) ORDER BY id LIMIT \(rows))
+                    """, operation)
+                left = left || connection.changes == rows
+                try connection.execute("""
+                    DELETE FROM import_emails WHERE import_id = \(id) AND (email_key, id) IN
+                        (SELECT email_key, id FROM import_emails WHERE import_id = \(id) ORDER BY email_key, id LIMIT \(rows))
+                    """, operation)
+                left = left || connection.changes == rows
+                rows = SQLiteUserRepository.nextSliceRows(rows, since: start, range: 1_000...100_000)
+            } while left && more()
+            if !left {
+                try SQLiteImportGuard.drop(id, connection, operation)
+                try connection.execute("DELETE FROM import_progress WHERE import_id = \(id); DELETE FROM imports WHERE id = \(id)", operation)
             }
+            return (!left, rows)
         }
-        let added = try users(after: lastRowid, connection)
-        if !rebuild && indexedThrough == nil && added == 0 {
-            try SQLiteSearchIndex.setIndexedThrough(nil, connection, operation)  // nothing was left past the mark
+    }
+
+    /// Finishes import `id` on `connection` alone: when the store opens, before anything is
+    /// served, from wherever a crash left it. An import committed by an older release has no
+    /// progress row: it gets one first.
+    static func finish(_ id: Int, _ connection: SQLiteConnection) throws(SQLiteError) -> Result<Outcome, UserError> {
+        var outcome = Outcome(read: try entries(of: id, connection))
+        var refusal: UserError?
+        if try phase(id, connection) == nil {
+            try connection.writeTransaction(operation) { () throws(SQLiteError) in try begin(id, connection) }
         }
-        try connection.execute("DROP TRIGGER IF EXISTS users_search_saved", operation)
-        try connection.execute(SQLiteSchema.changeLogTriggers + SQLiteSearchIndex.createTriggers, operation)
-        try connection.execute("UPDATE store_state SET user_count = user_count + \(added) WHERE only = 1", operation)
-        if written > 0 { try logReload(connection) }
-        let backlog = rebuild || added > 0 || indexedThrough != nil
-        return Outcome(read: count, written: written, leftSearchBacklog: backlog)
+        SQLiteImportSort.discard(id, store: connection.path, nil)
+        if try phase(id, connection) == "sorting" { try SQLiteImportSort.fillAtOnce(id, connection) }
+        if try phase(id, connection) == "checking" {
+            refusal = try connection.readTransaction(operation) { () throws(SQLiteError) -> UserError? in
+                try SQLiteImportValidation.refusal(id, connection)
+            }
+            try decide(id, accepted: refusal == nil, connection)
+        }
+        if try phase(id, connection) == "merging" {
+            let slice = try slice(id, rows: 50_000, more: { true }, connection)
+            outcome.written = slice.written
+            outcome.leftSearchBacklog = slice.written > 0
+        }
+        while try !clear(id, rows: 50_000, more: { true }, connection).0 {}
+        return refusal.map { .failure($0) } ?? .success(outcome)
     }
 
     /// How many entries import `id` holds (bound: the connection keeps a statement per text).
-    private static func entries(of id: Int, _ connection: SQLiteConnection) throws(SQLiteError) -> Int {
-        let statement = try connection.statement("SELECT entries FROM imports WHERE id = ?1")
-        defer { statement.reset() }
-        statement.bind(1, id)
-        return try statement.step(operation) ? statement.int(0) : 0
+    static func entries(of id: Int, _ connection: SQLiteConnection) throws(SQLiteError) -> Int {
+        Int(try text("SELECT entries FROM imports WHERE id = ?1", id, connection) ?? "") ?? 0
     }
 
-    /// How many users lie past `rowid`: the ones the merge added.
+    /// How many users lie past `rowid`: the ones the slice added.
     private static func users(after rowid: Int, _ connection: SQLiteConnection) throws(SQLiteError) -> Int {
         let statement = try connection.statement("SELECT count(*) FROM users WHERE rowid > ?1")
         defer { statement.reset() }
@@ -144,28 +208,36 @@ enum SQLiteImportMerge {
         return try statement.step(operation) ? statement.int(0) : 0
     }
 
-    /// Runs `body`, turning a broken unique email index into a refusal of the import. The checks
-    /// make that impossible (every order of writing the entries is free of it); should one get
-    /// through anyway, the import is dropped as refused rather than kept committed, which would
-    /// have every later open of the store try it again and fail the same way.
-    private static func refusingDuplicateEmails<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
-        do {
-            return try body()
-        } catch where error.primaryCode == SQLITE_CONSTRAINT {
-            throw .refused(.validation(field: .email, message:
-                "The import would give one email address to two users (\(error.detail)); nothing was imported."))
-        }
+    /// The history entries of the slice's users, from their entries against `users` before the
+    /// slice writes (`SQLiteHistory.recordMergeSlice`), as the author the commit named.
+    private static func recordHistory(of id: Int, after mark: String, through upper: String,
+                                      _ connection: SQLiteConnection) throws(SQLiteError) {
+        guard let json = try text("SELECT author FROM imports WHERE id = ?1", id, connection),
+              let author = try? JSONDecoder().decode(ChangeAuthor.self, from: Data(json.utf8)) else { return }
+        try SQLiteHistory.recordMergeSlice(id, after: mark, through: upper, author, connection)
     }
 
-    /// The history entries of import `id`, from its staged entries against `users` before the
-    /// merge writes (`SQLiteHistory.recordStagedImport`), as the author its commit named.
-    private static func recordHistory(of id: Int, _ connection: SQLiteConnection) throws(SQLiteError) {
-        let statement = try connection.statement("SELECT author FROM imports WHERE id = ?1")
+    /// Runs `sql` with `?1` import `id`, `?2` and `?3` the id bounds; the rows it wrote.
+    private static func run(_ sql: String, _ id: Int, _ mark: String, _ upper: String,
+                            _ connection: SQLiteConnection) throws(SQLiteError) -> Int {
+        let statement = try connection.statement(sql)
+        defer { statement.reset() }
         statement.bind(1, id)
-        let json = try statement.step(operation) ? statement.optionalText(0) : nil
-        statement.reset()
-        guard let json, let author = try? JSONDecoder().decode(ChangeAuthor.self, from: Data(json.utf8)) else { return }
-        try SQLiteHistory.recordStagedImport(id, author, connection)
+        statement.bind(2, mark)
+        statement.bind(3, upper)
+        try statement.run(operation)
+        return connection.changes
+    }
+
+    /// The first column of `sql`'s first row as text (nil: no row, or NULL); `?1` is `id`.
+    private static func text(_ sql: String, _ id: Int, _ connection: SQLiteConnection,
+                             _ after: String? = nil, _ offset: Int? = nil) throws(SQLiteError) -> String? {
+        let statement = try connection.statement(sql)
+        defer { statement.reset() }
+        statement.bind(1, id)
+        if let after { statement.bind(2, after) }
+        if let offset { statement.bind(3, offset) }
+        return try statement.step(operation) ? statement.optionalText(0) : nil
     }
 
     /// One change-log row for the whole import: feeds hand their sessions `UserChange.resync`.

@@ -5,12 +5,13 @@ import UserListDomain
 
 /// The SQLite store's all-or-nothing import (`ImportStaging`): entries are written as they come
 /// into `import_staged`, a table with no index (appending costs a few microseconds a row and
-/// never touches `users`), and applied by one merge (`SQLiteImportMerge`) at the commit.
+/// never touches `users`), and applied by a merge in slices (`SQLiteImportMerge`) at the commit.
 ///
-/// The commit first marks the import `committed`, durably (synchronous=FULL), then merges. From
-/// that mark on the import belongs to the store: a crash before the merge's own commit is
-/// finished when the store is next opened (`recover`). An import still `staging` when the store
-/// is opened lost its client with the process, and is dropped: nothing of it was written.
+/// The commit first marks the import `committed`, durably (synchronous=FULL), with its guard
+/// (`SQLiteImportGuard`), then merges in slices. From that mark on the import belongs to the
+/// store: a crash before the last slice is finished when the store is next opened (`recover`).
+/// An import still `staging` when the store is opened lost its client with the process, and is
+/// dropped: nothing of it was written.
 ///
 /// The tables are created when the store opens (`CREATE ... IF NOT EXISTS`), outside the
 /// versioned schema: they hold nothing that outlives an import, and older releases ignore them.
@@ -38,6 +39,30 @@ struct SQLiteImportStaging: ImportStaging {
             name_key         TEXT NOT NULL,
             email_key        TEXT NOT NULL
         );
+        CREATE TABLE IF NOT EXISTS import_merge (
+            import_id        INTEGER NOT NULL,
+            id               TEXT NOT NULL,
+            position         INTEGER NOT NULL,
+            name             TEXT NOT NULL,
+            email            TEXT NOT NULL,
+            avatar_url       TEXT,
+            expected_version INTEGER,
+            name_key         TEXT NOT NULL,
+            email_key        TEXT NOT NULL,
+            PRIMARY KEY (import_id, id)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS import_emails (
+            import_id INTEGER NOT NULL,
+            email_key TEXT NOT NULL,
+            id        TEXT NOT NULL,
+            PRIMARY KEY (import_id, email_key, id)
+        ) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS import_progress (
+            import_id      INTEGER PRIMARY KEY,
+            phase          TEXT NOT NULL,  -- sorting, checking, merging, merged, refused
+            merged_through TEXT NOT NULL DEFAULT '',  -- the last id merged
+            written        INTEGER NOT NULL DEFAULT 0
+        );
         """
 
     /// An import that staged nothing for this long lost its client (killed, or gone without
@@ -60,7 +85,22 @@ struct SQLiteImportStaging: ImportStaging {
         let id = try Self.id(token)
         let keyed = entries.map { (entry: $0, keys: (UserKey.fold($0.user.name), UserKey.fold($0.user.email))) }
         let normal = repository.options.synchronous.rawValue
-        let count = try await repository.write({ connection throws(SQLiteError) -> Int? in
+        // One chunk at a time in the writer's queue (`BulkWriteGate`): a client keeps several in
+        // flight, and a save queued behind four of them waited for all four.
+        await repository.bulkGate.enter()
+        let staged: Result<Int?, UserError>
+        do throws(UserError) {
+            staged = .success(try await stageNow(keyed, id, normal))
+        } catch {
+            staged = .failure(error)
+        }
+        await repository.bulkGate.leave()
+        guard let count = try staged.get() else { throw ImportStagingError.unknown(token) }
+        return count
+    }
+
+    private func stageNow(_ keyed: [(entry: ImportEntry, keys: (String, String))], _ id: Int, _ normal: String) async throws(UserError) -> Int? {
+        try await repository.write({ connection throws(SQLiteError) -> Int? in
             // Not synced one by one: the commit's mark is (FULL), and the WAL keeps commits in
             // order, so every chunk before it is on disk with it. Until then a lost chunk only
             // loses an import that could not have been committed.
@@ -72,7 +112,7 @@ struct SQLiteImportStaging: ImportStaging {
                     "UPDATE imports SET entries = entries + ?2, touched_at = ?3 WHERE id = ?1 AND state = 'staging' RETURNING entries")
                 defer { touched.reset() }
                 touched.bind(1, id)
-                touched.bind(2, entries.count)
+                touched.bind(2, keyed.count)
                 touched.bind(3, now)
                 guard try touched.step(Self.operation) else { return nil }
                 let count = touched.int(0)
@@ -96,8 +136,6 @@ struct SQLiteImportStaging: ImportStaging {
                 return count
             }
         }, committed: { _ in nil })
-        guard let count else { throw ImportStagingError.unknown(token) }
-        return count
     }
 
     func commitImport(_ token: ImportToken, by author: ChangeAuthor?) async throws(UserError) -> ImportSummary {
@@ -111,7 +149,9 @@ struct SQLiteImportStaging: ImportStaging {
                 mark.bind(1, id)
                 mark.bind(2, authorJSON)
                 try mark.run(Self.operation)
-                return connection.changes == 1
+                guard connection.changes == 1 else { return false }
+                try SQLiteImportMerge.begin(id, connection)
+                return true
             }
         }, committed: { _ in nil })
         guard marked else { throw ImportStagingError.unknown(token) }
@@ -141,7 +181,7 @@ struct SQLiteImportStaging: ImportStaging {
         committed.reset()
         for id in ids {
             // A refused entry: the import is dropped (its client is gone; nothing was written).
-            if case .success(let outcome) = try SQLiteImportMerge.run(id, connection) { backlog = backlog || outcome.leftSearchBacklog }
+            if case .success(let outcome) = try SQLiteImportMerge.finish(id, connection) { backlog = backlog || outcome.leftSearchBacklog }
         }
         return backlog
     }
@@ -150,6 +190,8 @@ struct SQLiteImportStaging: ImportStaging {
     static func drop(where condition: String, _ connection: SQLiteConnection) throws(SQLiteError) {
         try connection.execute("""
             DELETE FROM import_staged WHERE import_id IN (SELECT id FROM imports WHERE \(condition));
+            DELETE FROM import_merge WHERE import_id IN (SELECT id FROM imports WHERE \(condition));
+            DELETE FROM import_emails WHERE import_id IN (SELECT id FROM imports WHERE \(condition));
             DELETE FROM imports WHERE \(condition);
             """, operation)
     }
@@ -162,26 +204,4 @@ struct SQLiteImportStaging: ImportStaging {
 
 extension SQLiteUserRepository {
     public var importStaging: (any ImportStaging)? { writer == nil ? nil : SQLiteImportStaging(repository: self) }
-
-    /// Merges committed import `id` (`SQLiteImportMerge`) in turn with other bulk writes. A
-    /// store failure (not a refused entry) leaves the import committed: the next open finishes it.
-    func mergeStagedImport(_ id: Int) async throws(UserError) -> ImportSummary {
-        await bulkGate.enter()
-        await checkpointer?.makeRoom()
-        let result: Result<SQLiteImportMerge.Outcome, UserError>
-        do throws(UserError) {
-            result = try await write({ connection throws(SQLiteError) -> Result<SQLiteImportMerge.Outcome, UserError> in
-                try SQLiteImportMerge.run(id, connection)
-            }, committed: { result in
-                guard case .success(let outcome) = result, outcome.written > 0 else { return nil }
-                return .readTheLog
-            })
-        } catch {
-            result = .failure(.unavailable(reason: error.message + " The import was accepted whole: the daemon finishes it when it next opens the store."))
-        }
-        await bulkGate.leave()
-        let outcome = try result.get()
-        if outcome.leftSearchBacklog { catchUpSearchIndex() }
-        return ImportSummary(read: outcome.read, written: outcome.written)
-    }
 }

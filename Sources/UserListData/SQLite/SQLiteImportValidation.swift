@@ -5,7 +5,8 @@ import UserListDomain
 /// The checks a staged import passes before its merge writes anything (`SQLiteImportMerge`):
 /// set queries over the staged entries and the store, so the merge itself cannot be refused
 /// half-way, and the first bad entry is named by its position in the file whatever order the
-/// merge writes in.
+/// merge writes in. They only read: the daemon runs them on a connection of their own, off the
+/// writer, while the import's guard (`SQLiteImportGuard`) keeps what they read from changing.
 ///
 /// - An email address another stored user has (compared folded, as the unique index does),
 ///   even if the file changes that user's address too: the rule that keeps every order of
@@ -52,6 +53,17 @@ enum SQLiteImportValidation {
                      + "the user was changed after the file was made (export again, or drop \"version\" to overwrite).")
         }
         if let first { throw .refused(.rejectedEntry(position: first.position, id: first.id, reason: first.reason)) }
+    }
+
+    /// `check`'s refusal as a value (nil: the import may be merged); store failures still throw.
+    static func refusal(_ id: Int, _ connection: SQLiteConnection) throws(SQLiteError) -> UserError? {
+        do {
+            try check(id, connection)
+            return nil
+        } catch {
+            guard let refusal = error.refusal else { throw error }
+            return refusal
+        }
     }
 
     private static func boolean(_ id: Int, _ connection: SQLiteConnection, _ sql: String) throws(SQLiteError) -> Bool {

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 import ThreadLocks
 
@@ -10,9 +11,10 @@ struct SearchCatchUpState: ~Copyable {
 }
 
 extension SQLiteUserRepository {
-    /// Users a catch-up slice indexes in one transaction: about 25 ms of the writer at 1M users,
-    /// so a save that arrives meanwhile waits about that long at most.
-    static let catchUpSliceRows = 4_000
+    /// Users the first catch-up slice indexes in one transaction; the next ones take as many
+    /// as fit in `mergeSliceTarget` of the writer, as the last one ran (4,000 a slice, fixed,
+    /// took 48-84 ms at 400,000 users, and a save that arrived meanwhile waited that long).
+    static let catchUpSliceRows = 1_000
 
     /// Fills the search index's backlog (see `SQLiteSearchIndex`), a slice at a time, taking its
     /// turn with import chunks at the bulk gate; saves queue at the writer between slices. Runs
@@ -29,13 +31,18 @@ extension SQLiteUserRepository {
         guard start else { return }
         Task.detached(priority: .utility) { [weak self] in
             var finished = false
+            var rows = Self.catchUpSliceRows
             while !finished {
                 guard let self else { return }
                 await self.bulkGate.enter()
-                let done = (try? await writer.perform { connection throws(SQLiteError) in
-                    try SQLiteSearchIndex.catchUp(connection, rows: Self.catchUpSliceRows)
-                }) ?? true
+                let sliceRows = rows
+                let (done, seconds) = (try? await writer.perform { connection throws(SQLiteError) -> (Bool, Double) in
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    let done = try SQLiteSearchIndex.catchUp(connection, rows: sliceRows)
+                    return (done, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+                }) ?? (true, 0)
                 await self.bulkGate.leave()
+                rows = Self.nextSliceRows(rows, took: seconds, range: 250...20_000)
                 guard done else { continue }
                 let waiting = self.searchCatchUp.withLock { state -> [CheckedContinuation<Void, Never>]? in
                     if state.askedAgain {

@@ -61,7 +61,9 @@ extension SQLiteUserRepository {
     }
 
     /// `importUsers` of users whose keys are folded already, or being folded.
+    /// Takes its turn with staged merges: it writes users an import's guard may hold.
     func importKeyed(_ users: ImportRows, by author: ChangeAuthor = ChangeAuthor(uid: nil, via: .import)) async throws(UserError) -> Int {
+        await mergeTurns.enter()
         await bulkGate.enter()
         let result: Result<Int, UserError>
         do throws(UserError) {
@@ -71,6 +73,7 @@ extension SQLiteUserRepository {
             result = .failure(error)
         }
         await bulkGate.leave()
+        await mergeTurns.leave()
         return try result.get()
     }
 

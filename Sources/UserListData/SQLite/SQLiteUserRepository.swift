@@ -32,6 +32,9 @@ public final class SQLiteUserRepository: UserRepository {
         var catchesUpSearchIndex = true
         /// Whether an import records its history (the benchmark turns it off to measure its cost).
         package var recordsImportHistory = true
+        /// Tests: a merge slice's fixed size, and a pause after each slice (its number) commits.
+        var mergeSliceRows: Int?
+        var afterMergeSlice: (@Sendable (Int) async -> Void)?
 
         public init(readOnly: Bool = false, synchronous: Synchronous = .full, busyTimeout: Duration = .seconds(5),
                     maxPageCount: Int? = nil) {
@@ -56,6 +59,9 @@ public final class SQLiteUserRepository: UserRepository {
     let writer: SQLiteWriter?
     let checkpointer: SQLiteCheckpointer?
     let bulkGate = BulkWriteGate()
+    /// One import merges at a time (its slices and the guard are its own until its last slice).
+    let mergeTurns = AsyncTurns()
+    let importMerge = Lock(ImportMergeState())
     // Reads never wait for locks under WAL, so they run on the caller's thread under a mutex.
     private let reader: Lock<SQLiteConnection>
     let commitObservers = Lock<[@Sendable (CommitNotice) -> Void]>([])
@@ -237,7 +243,7 @@ public final class SQLiteUserRepository: UserRepository {
     /// The stored row is read once (`SaveRead`): it is the conflict check, the entry's before,
     /// and it says which keys change, so the UPDATE names only those (`saveStatement`).
     public func update(_ user: User, by author: ChangeAuthor) async throws(UserError) -> User {
-        let outcome = try await write { connection throws(SQLiteError) -> Outcome in
+        let outcome = try await guardedWrite { connection throws(SQLiteError) -> Outcome in
             try connection.writeTransaction("saving a user") { () throws(SQLiteError) -> Outcome in
                 guard let stored = try Self.readForSave(user, connection) else { return .notFound }
                 guard stored.user.version == user.version else { return .conflict(stored.user) }
@@ -276,7 +282,7 @@ public final class SQLiteUserRepository: UserRepository {
     /// created that user first, and the person sees what is stored under that id.
     public func add(_ new: NewUser, by author: ChangeAuthor) async throws(UserError) -> User {
         let user = User(id: new.id, name: new.name, email: new.email, avatarURL: new.avatarURL, version: 1)
-        let outcome = try await write { connection throws(SQLiteError) -> Outcome in
+        let outcome = try await guardedWrite { connection throws(SQLiteError) -> Outcome in
             try connection.writeTransaction("adding a user") { () throws(SQLiteError) -> Outcome in
                 let statement = try connection.statement("""
                     INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key)
@@ -304,7 +310,7 @@ public final class SQLiteUserRepository: UserRepository {
     }
 
     public func remove(id: UUID, by author: ChangeAuthor) async throws(UserError) {
-        let removedAs = try await write { connection throws(SQLiteError) -> Int? in
+        let removedAs = try await guardedWrite { connection throws(SQLiteError) -> Int? in
             try connection.writeTransaction("removing a user") { () throws(SQLiteError) -> Int? in
                 try SQLiteHistory.recordRemove(id, author, connection)
                 let statement = try connection.statement("DELETE FROM users WHERE id = ?1")

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// The store's one read-write connection and the serial queue that owns it.
 ///
@@ -11,6 +12,12 @@ final class SQLiteWriter: @unchecked Sendable {
     // before `self` is shared).
     private let connection: SQLiteConnection
     private let queue: DispatchQueue
+    /// Jobs queued and not started: a bulk write running on the queue goes on in its
+    /// transaction while this is 0, and commits to let them in when it is not.
+    private let queued = Atomic<Int>(0)
+
+    /// Whether another job waits for the queue (read from the job running on it).
+    var othersWaiting: Bool { queued.load(ordering: .relaxed) > 0 }
 
     init(connection: SQLiteConnection, label: String) {
         self.connection = connection
@@ -20,7 +27,9 @@ final class SQLiteWriter: @unchecked Sendable {
     /// Runs `body` on the writer queue and returns its result to the awaiting task.
     func perform<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(SQLiteError) -> T) async throws(SQLiteError) -> T {
         let result: Result<T, SQLiteError> = await withCheckedContinuation { continuation in
+            queued.add(1, ordering: .relaxed)
             queue.async {
+                self.queued.subtract(1, ordering: .relaxed)
                 continuation.resume(returning: Result { () throws(SQLiteError) -> T in try body(self.connection) })
             }
         }
@@ -30,8 +39,10 @@ final class SQLiteWriter: @unchecked Sendable {
     /// Runs `body` on the writer queue and waits for it: for set-up and for tools, never from
     /// an async context on the hot path.
     func performAndWait<T>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        queued.add(1, ordering: .relaxed)  // the shutdown's checkpoint, too, lets an import's step commit
         let result: Result<T, SQLiteError> = queue.sync {
-            Result { () throws(SQLiteError) -> T in try body(connection) }
+            queued.subtract(1, ordering: .relaxed)
+            return Result { () throws(SQLiteError) -> T in try body(connection) }
         }
         return try result.get()
     }

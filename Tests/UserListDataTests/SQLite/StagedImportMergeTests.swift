@@ -3,7 +3,7 @@ import Testing
 @testable import UserListData
 import UserListDomain
 
-/// The set-based merge of a staged import (`SQLiteImportMerge`): the last entry of an id given
+/// The merge of a staged import (`SQLiteImportMerge`, set-based a slice at a time): the last entry of an id given
 /// twice is the one merged, and counted once; a committed import is one `reloaded` row in the
 /// change log (none when it changes nothing); an import smaller than the store leaves the users
 /// it adds to the search index's catch-up and re-indexes the stored users whose keys it changes,
