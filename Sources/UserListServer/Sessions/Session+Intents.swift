@@ -35,26 +35,25 @@ extension Session {
         case .failed(let code, let text):
             reply(.failure(id: message.id, code: code, message: text), to: client)
         case .pending(let work):
-            Task {
-                let finished = await work(self)
-                self.flush()
-                switch finished {
-                case .success(let result):
-                    self.reply(.success(id: message.id, result: result), to: client)
-                case .failure(let error):
-                    self.reply(.failure(id: message.id, code: error.code, message: error.message), to: client)
-                }
-            }
+            finishLater(work, id: message.id, to: client) { .message(.success(id: message.id, result: $0)) }
         case .pendingEncoded(let work):
-            Task {
-                let finished = await work(self)
-                self.flush()
-                switch finished {
-                case .success(let result):
-                    self.reply(.encoded(id: message.id, result: result), to: client)
-                case .failure(let error):
-                    self.reply(.failure(id: message.id, code: error.code, message: error.message), to: client)
-                }
+            finishLater(work, id: message.id, to: client) { .encoded(id: message.id, result: $0) }
+        }
+    }
+
+    /// Runs an intent's asynchronous part on this actor, then replies after a flush, so the
+    /// reply follows the state the work left.
+    private func finishLater<Value: Sendable>(_ work: @escaping (isolated Session) async -> Result<Value, IntentError>,
+                                               id: Int, to client: any SessionClient,
+                                               success: @escaping @Sendable (Value) -> SessionReply) {
+        Task {
+            let finished = await work(self)
+            self.flush()
+            switch finished {
+            case .success(let result):
+                self.reply(success(result), to: client)
+            case .failure(let error):
+                self.reply(.failure(id: id, code: error.code, message: error.message), to: client)
             }
         }
     }
