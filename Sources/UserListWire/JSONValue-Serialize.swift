@@ -77,7 +77,7 @@ public enum JSONWriter {
         }
     }
 
-    static func writeDouble(_ value: Double, into out: inout [UInt8]) {
+    public static func writeDouble(_ value: Double, into out: inout [UInt8]) {
         guard value.isFinite else { out.append(contentsOf: JSONLiteral.null); return }
         if let exact = Int64(exactly: value), abs(value) < 1e15 {
             // Integral doubles are written as integers ("3" not "3.0"): the same number to every

@@ -146,7 +146,7 @@ package enum Handover {
     static func write(_ file: File, directory: String, logger: Logger) -> Bool {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            try JSONEncoder().encode(file).write(to: URL(fileURLWithPath: directory + "/" + fileName), options: .atomic)
+            try Data(file.jsonBytes()).write(to: URL(fileURLWithPath: directory + "/" + fileName), options: .atomic)
             return true
         } catch {
             logger.error("Cannot write \(directory)/\(fileName): \(error); clients will reconnect instead")
@@ -202,6 +202,7 @@ package enum Handover {
         let path = directory + "/" + fileName
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         defer { unlink(path) }
+        if let parsed = try? JSONValue(parsing: data), let file = File(json: parsed) { return file }
         do {
             return try JSONDecoder().decode(File.self, from: data)
         } catch {

@@ -5,6 +5,7 @@ import Synchronization
 import UserListDomain
 import UserListPresentation
 import ThreadLocks
+import UserListWire
 
 /// Sessions written to the state directory as they change, so a crash (kill -9, power loss)
 /// loses at most the last `interval` of a session's screens and drafts.
@@ -23,10 +24,48 @@ import ThreadLocks
 package final class SessionJournal: Sendable {
     package static let fileName = "sessions.journal"
 
-    /// One line of the journal: a session's latest state, or the end of one.
+    /// One line of the journal: a session's latest state, or the end of one. Written and read
+    /// by `SessionStateJSON` in this shape; `Codable` is the reader's fallback.
     private struct Line: Codable {
         var session: SavedSession?
         var ended: SessionKey?
+
+        /// The line's JSON and its newline.
+        func bytes() -> [UInt8] {
+            var out: [UInt8] = []
+            out.reserveCapacity(512)
+            if let session {
+                out.append(contentsOf: #"{"session":"#.utf8)
+                SessionStateJSON.write(session, into: &out)
+            } else if let ended {
+                out.append(contentsOf: #"{"ended":"#.utf8)
+                SessionStateJSON.write(ended, into: &out)
+            } else {
+                out.append(UInt8(ascii: "{"))
+            }
+            out.append(contentsOf: "}\n".utf8)
+            return out
+        }
+
+        init(session: SavedSession? = nil, ended: SessionKey? = nil) {
+            self.session = session
+            self.ended = ended
+        }
+
+        /// nil when the line is not JSON of this shape (a torn tail, or an unknown shape for
+        /// `JSONDecoder` to try).
+        init?(fast bytes: some Collection<UInt8>) {
+            guard case .object(let object)? = try? JSONValue(parsing: bytes) else { return nil }
+            if let session = object["session"], session != .null {
+                guard let saved = SessionStateJSON.savedSession(session) else { return nil }
+                self.init(session: saved)
+            } else if let ended = object["ended"], ended != .null {
+                guard let key = SessionStateJSON.sessionKey(ended) else { return nil }
+                self.init(ended: key)
+            } else {
+                self.init()
+            }
+        }
     }
 
     private struct Pending {
@@ -169,7 +208,7 @@ package final class SessionJournal: Sendable {
         var unreadable = 0
         let decoder = JSONDecoder()
         for line in data.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
-            guard let decoded = try? decoder.decode(Line.self, from: Data(line)) else {
+            guard let decoded = Line(fast: line) ?? (try? decoder.decode(Line.self, from: Data(line))) else {
                 unreadable += 1
                 continue
             }
@@ -235,10 +274,8 @@ package final class SessionJournal: Sendable {
         }
         guard !writer.finished, !abandoned.load(ordering: .sequentiallyConsistent) else { return }
         var lines: [UInt8] = []
-        let encoder = JSONEncoder()
         func append(_ line: Line) -> Int {
-            guard var bytes = try? encoder.encode(line) else { return 0 }
-            bytes.append(UInt8(ascii: "\n"))
+            let bytes = line.bytes()
             lines.append(contentsOf: bytes)
             return bytes.count
         }
@@ -301,11 +338,9 @@ package final class SessionJournal: Sendable {
             report("Cannot create the state directory \(directory): \(error)")
             return
         }
-        let encoder = JSONEncoder()
         var contents: [UInt8] = []
         for (key, entry) in writer.live {
-            guard var bytes = try? encoder.encode(Line(session: entry.saved)) else { continue }
-            bytes.append(UInt8(ascii: "\n"))
+            let bytes = Line(session: entry.saved).bytes()
             writer.live[key]?.bytes = bytes.count
             contents.append(contentsOf: bytes)
         }

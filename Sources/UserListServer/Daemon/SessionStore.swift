@@ -1,4 +1,5 @@
 import Foundation
+import UserListWire
 
 /// Sessions written to the state directory on shutdown and read back on start, so a client
 /// that reconnects finds its screens and drafts as it left them. After a crash there is no
@@ -13,7 +14,13 @@ package struct SessionStore: Sendable {
     package func save(_ sessions: [SavedSession], logger: Logger) -> Bool {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let data = try JSONEncoder().encode(sessions)
+            var bytes: [UInt8] = [UInt8(ascii: "[")]
+            for (index, session) in sessions.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                SessionStateJSON.write(session, into: &bytes)
+            }
+            bytes.append(UInt8(ascii: "]"))
+            let data = Data(bytes)
             // Written aside and renamed: a crash mid-write leaves the previous file whole.
             try data.write(to: URL(fileURLWithPath: path), options: .atomic)
             return true
@@ -43,12 +50,24 @@ package struct SessionStore: Sendable {
     private func loadSaved(logger: Logger) -> [SavedSession] {
         guard let data = FileManager.default.contents(atPath: path) else { return [] }
         do {
-            let sessions = try JSONDecoder().decode([SavedSession].self, from: data)
+            let sessions = try Self.fastRead(data) ?? JSONDecoder().decode([SavedSession].self, from: data)
             logger.info("Restored \(sessions.count) sessions from \(path)")
             return sessions
         } catch {
             logger.warning("Ignoring unreadable saved sessions in \(path): \(error)")
             return []
         }
+    }
+
+    /// The file through the wire's parser (`SessionStateJSON`); nil when it is not the shape it knows.
+    private static func fastRead(_ data: Data) -> [SavedSession]? {
+        guard case .array(let items)? = try? JSONValue(parsing: data) else { return nil }
+        var sessions: [SavedSession] = []
+        sessions.reserveCapacity(items.count)
+        for item in items {
+            guard let session = SessionStateJSON.savedSession(item) else { return nil }
+            sessions.append(session)
+        }
+        return sessions
     }
 }
