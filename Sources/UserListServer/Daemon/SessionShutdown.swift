@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ThreadLocks
+import UserListPresentation
 
 /// How the sessions stop, the daemon's biggest part: stop accepting, say goodbye (or hand the
 /// connections to the next process), finish the saves in flight, save every session, and close
@@ -35,9 +36,12 @@ struct SessionShutdown: Sendable {
         // saved below: each is a JSON encode of about a thousand entries on a big restart, and
         // every client waits for both.
         var handoverWritten: Task<[(name: String, fd: Int32)]?, Never>?
+        var states: [(session: Session, state: NavigationState)]?
         if let route {
             var collected = await Handover.collect(sessions: sessions, handlers: context.allHandlers, logger: logger)
             collected.file.throughStore = route == .descriptorStore
+            states = collected.savedStates
+            collected.savedStates = []
             handoverWritten = Task.detached { [collected, directory = config.stateDirectory, logger] in
                 guard Handover.write(collected.file, directory: directory, logger: logger) else {
                     for (_, fd) in collected.descriptors { close(fd) }
@@ -50,7 +54,7 @@ struct SessionShutdown: Sendable {
             for session in sessions { await session.sayGoodbye(reason: "shutting_down") }
             for session in sessions { await session.finishInFlightWork() }
         }  // (a handover finished the work in flight already, and says no goodbye)
-        let saved = await Self.saveStates(of: sessions)
+        let saved = if let states { Self.saved(states) } else { await Self.saveStates(of: sessions) }
         // The whole save; then the journal goes, without waiting for its thread. If the save
         // failed, the journal's last batch is written instead, so the next start has them all.
         journal?.waitUntilStarted()
@@ -69,22 +73,28 @@ struct SessionShutdown: Sendable {
 
     /// Every session's state at once (each is its own actor).
     private static func saveStates(of sessions: [Session]) async -> [SavedSession] {
-        let wallNow = Date()
-        let clockNow = ContinuousClock.now
-        return await withTaskGroup(of: SavedSession.self) { group in
+        let states = await withTaskGroup(of: (session: Session, state: NavigationState).self) { group in
             for session in sessions {
-                group.addTask {
-                    // Clients still attached now are being told goodbye: their retention starts now.
-                    let detachedAt = session.activity.withLock { activity in
-                        activity.clients == 0 ? activity.detachedAt.map { wallNow - seconds(clockNow - $0) } : wallNow
-                    } ?? wallNow
-                    // What a restore uses (the list's rows are reloaded): a tenth of the bytes to write and read back.
-                    return SavedSession(key: session.key, id: session.id, fullState: await session.savedState, detachedAt: detachedAt)
-                }
+                group.addTask { (session, await session.savedState) }
             }
-            var all: [SavedSession] = []
+            var all: [(session: Session, state: NavigationState)] = []
             for await item in group { all.append(item) }
             return all
+        }
+        return saved(states)
+    }
+
+    /// What a restore uses of each state (the list's rows are reloaded: a tenth of the bytes to
+    /// write and read back), and since when its session has had no client.
+    private static func saved(_ states: [(session: Session, state: NavigationState)]) -> [SavedSession] {
+        let wallNow = Date()
+        let clockNow = ContinuousClock.now
+        return states.map { session, state in
+            // Clients still attached now are being told goodbye: their retention starts now.
+            let detachedAt = session.activity.withLock { activity in
+                activity.clients == 0 ? activity.detachedAt.map { wallNow - seconds(clockNow - $0) } : wallNow
+            } ?? wallNow
+            return SavedSession(key: session.key, id: session.id, fullState: state, detachedAt: detachedAt)
         }
     }
 
