@@ -269,7 +269,7 @@ final class Victim: @unchecked Sendable {
         mkdir(home, 0o755)
         chmod(home, 0o755)
         chown(home, uid, uid)
-        FileManager.default.createFile(atPath: home + "/empty.conf", contents: Data())
+        _ = FileManager.default.createFile(atPath: home + "/empty.conf", contents: Data())
         removeFallback()
     }
 
@@ -324,7 +324,7 @@ enum DaemonRun {
     /// The daemon on `socket`, with a store of its own under `directory`.
     static func once(socket: String, directory: String) throws -> (status: Int32?, output: String) {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: directory + "/empty.conf", contents: Data())
+        _ = FileManager.default.createFile(atPath: directory + "/empty.conf", contents: Data())
         return try run(binary, ["--config", directory + "/empty.conf", "--socket", socket,
                                 "--database", directory + "/refused.sqlite3", "--state-directory", directory + "/refused-state"],
                        environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LISTEN_") && $0.key != "NOTIFY_SOCKET" },
@@ -333,7 +333,7 @@ enum DaemonRun {
 
     static func launch(_ executable: String, _ arguments: [String], environment: [String: String], logPath: String) throws -> Process {
         guard access(binary, X_OK) == 0 else { throw FaultFailure("\(binary) is missing: run `swift build` first") }
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments

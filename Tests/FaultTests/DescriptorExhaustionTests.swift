@@ -105,7 +105,7 @@ struct DescriptorExhaustionTests {
     @Test func theDaemonRaisesItsSoftDescriptorLimitToTheHardLimit() throws {
         let directory = try TempDirectory("nofile")
         let config = directory.path + "/empty.conf"
-        FileManager.default.createFile(atPath: config, contents: Data())
+        _ = FileManager.default.createFile(atPath: config, contents: Data())
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
         process.arguments = ["--nofile=256:8192", "--", Repo.daemonBinary, "--config", config,

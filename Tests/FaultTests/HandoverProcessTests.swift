@@ -70,7 +70,7 @@ struct HandoverProcessTests {
             defer { directory.remove() }
             let daemon = ChildDaemon(directory: directory.path, sampleData: 20)  // paths only; the manager runs it
             try FileManager.default.createDirectory(atPath: daemon.stateDirectory, withIntermediateDirectories: true)
-            FileManager.default.createFile(atPath: daemon.configPath, contents: Data())
+            _ = FileManager.default.createFile(atPath: daemon.configPath, contents: Data())
             let manager = try TestServiceManager(
                 directory: directory.path,
                 daemonArguments: [Repo.daemonBinary, "--config", daemon.configPath, "--socket", daemon.socketPath,

@@ -22,7 +22,7 @@ extension Fault {
             guard let directory = try? TempDirectory("probe-chattr") else { return false }
             defer { directory.remove() }
             let file = directory.path + "/f"
-            FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
+            _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
             let works = Shell.run("chattr", ["+i", file]).status == 0
             Shell.run("chattr", ["-i", file])
             if !works { print("skipping the read-only test: chattr +i is not permitted here") }

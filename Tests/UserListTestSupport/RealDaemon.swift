@@ -50,7 +50,7 @@ package final class RealDaemon: @unchecked Sendable {
                              "--state-directory", directory + "/state", "--sample-data", String(sampleData)] + extraArguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
-        FileManager.default.createFile(atPath: directory + "/daemon.log", contents: nil)
+        _ = FileManager.default.createFile(atPath: directory + "/daemon.log", contents: nil)
         process.standardError = FileHandle(forWritingAtPath: directory + "/daemon.log")
         try process.run()
         self.process = process

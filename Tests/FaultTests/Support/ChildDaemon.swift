@@ -95,7 +95,7 @@ final class ChildDaemon: @unchecked Sendable {
             throw FaultFailure("\(Repo.daemonBinary) is missing: run `swift build` first")
         }
         // An empty config file of our own: nothing from /etc/userlistd.conf leaks into the test.
-        FileManager.default.createFile(atPath: configPath, contents: Data())
+        _ = FileManager.default.createFile(atPath: configPath, contents: Data())
         let arguments = [Repo.daemonBinary, "--config", configPath, "--socket", socketPath,
                          "--database", databasePath, "--state-directory", stateDirectory] + extraArguments
         var actions = posix_spawn_file_actions_t()

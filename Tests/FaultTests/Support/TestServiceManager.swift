@@ -152,7 +152,7 @@ final class TestServiceManager: @unchecked Sendable {
 
     private func pendingDatagrams() -> Int32 {
         var count: Int32 = 0
-        ioctl(notifyFD, UInt(FIONREAD), &count)
+        _ = ioctl(notifyFD, UInt(FIONREAD), &count)
         return count
     }
 
