@@ -18,8 +18,11 @@ struct PostgresImportKillNineProcessTests {
         try daemon.start()
         defer { daemon.killHard() }
         let total = 100_000
-        let caught = try await ImportKillNineProcessTests.killOnceCommitted(daemon, directory: directory.path, total: total) {
-            (try? query("SELECT state FROM imports WHERE state = 'committed'")) == "committed"
+        let caught = try await offPool { [server, database] in
+            try ImportKillNineProcessTests.killOnceCommitted(daemon, directory: directory.path, total: total) {
+                (try? server.psql(database, "SELECT state FROM imports WHERE state = 'committed'"))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "committed"
+            }
         }
         try #require(caught, "the import finished before its commit could be seen; nothing was tested")
         // The killed daemon's connections go with it: the server rolls the merge back.
