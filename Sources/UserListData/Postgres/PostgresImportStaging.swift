@@ -60,23 +60,35 @@ struct PostgresImportStaging: ImportStaging {
     func commitImport(_ token: ImportToken, by author: ChangeAuthor?) async throws(UserError) -> ImportSummary {
         let id = try Self.id(token)
         let authorJSON = author.flatMap { try? JSONEncoder().encode($0.via(.import)) }.map { String(decoding: $0, as: UTF8.self) }
-        let result = try await repository.perform { connection throws(PGError) -> Result<PostgresImportMerge.Outcome, UserError>? in
-            try connection.query("SELECT pg_advisory_lock($1, $2)", [String(Self.importLock), String(id)], Self.operation)
-            defer { _ = try? connection.query("SELECT pg_advisory_unlock($1, $2)", [String(Self.importLock), String(id)], Self.operation) }
-            let marked = try connection.query("""
-                UPDATE imports SET state = 'committed', author = $2, touched_at = now() WHERE id = $1 AND state = 'staging'
-                """, [String(id), authorJSON], Self.operation).affected == 1
-            guard marked else { return nil }
-            do throws(PGError) {
-                return try PostgresImportMerge.run(id, connection)
-            } catch {
-                // A store failure, not a refused entry: the import stays committed for the next open.
-                return .failure(.unavailable(reason: error.description
-                    + " The import was accepted whole: a daemon finishes it when it next opens the database."))
-            }
+        // nil: no such import; `finished` false: a store failure, the import stays committed.
+        typealias Merged = (result: Result<PostgresImportMerge.Outcome, UserError>, finished: Bool)
+        let result: Merged?
+        do {
+            result = try await repository.pool.perform({ connection throws(PGError) -> Merged? in
+                try connection.query("SELECT pg_advisory_lock($1, $2)", [String(Self.importLock), String(id)], Self.operation)
+                defer { _ = try? connection.query("SELECT pg_advisory_unlock($1, $2)", [String(Self.importLock), String(id)], Self.operation) }
+                let marked = try connection.query("""
+                    UPDATE imports SET state = 'committed', author = $2, touched_at = now() WHERE id = $1 AND state = 'staging'
+                    """, [String(id), authorJSON], Self.operation).affected == 1
+                guard marked else { return nil }
+                do throws(PGError) {
+                    return (try PostgresImportMerge.run(id, connection), true)
+                } catch {
+                    // A store failure, not a refused entry: the import stays committed for the next open.
+                    return (.failure(.unavailable(reason: error.description
+                        + " The import was accepted whole: a daemon finishes it when it next opens the database.")), false)
+                }
+            }, after: { connection, merged in
+                // After the reply: nobody waits for it. A failure is left to the next open's sweep.
+                guard let merged, merged.finished else { return }
+                let entries = (try? merged.result.get())?.read ?? 0
+                try? PostgresImportCleanup.run(id, entries: entries, connection)
+            })
+        } catch {
+            throw error.userError
         }
-        guard let result else { throw ImportStagingError.unknown(token) }
-        let outcome = try result.get()
+        guard let (merged, _) = result else { throw ImportStagingError.unknown(token) }
+        let outcome = try merged.get()
         if outcome.written > 0 { repository.notifyCommitted(PostgresCommit(seq: 0, change: nil)) }
         return ImportSummary(read: outcome.read, written: outcome.written)
     }
@@ -91,16 +103,19 @@ struct PostgresImportStaging: ImportStaging {
     }
 
     /// At open, before anything is served: finishes the committed imports no live daemon is
-    /// merging, and drops the staging ones abandoned for an hour.
+    /// merging (cleaning each up at once: nobody waits), drops the staging ones abandoned for an
+    /// hour, and the staged rows of imports already gone (`PostgresImportCleanup.sweep`).
     static func recover(_ connection: PGConnection) throws(PGError) {
         try connection.transaction(operation) { () throws(PGError) in try drop(abandoned: true, connection) }
+        try PostgresImportCleanup.sweep(connection)
         let ids = try connection.query("SELECT id FROM imports WHERE state = 'committed' ORDER BY id", [], operation).rows
             .compactMap { $0[0].flatMap { Int($0) } }
         for id in ids {
             guard try lock(id, waiting: recoveryLockWait, connection) else { continue }  // a live daemon is merging it
             defer { _ = try? connection.query("SELECT pg_advisory_unlock($1, $2)", [String(importLock), String(id)], operation) }
             // A refused entry drops the import (its client is gone; nothing was written).
-            _ = try PostgresImportMerge.run(id, connection)
+            let merged = try PostgresImportMerge.run(id, connection)
+            try PostgresImportCleanup.run(id, entries: (try? merged.get())?.read ?? 0, connection)
         }
     }
 
