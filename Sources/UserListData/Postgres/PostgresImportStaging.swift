@@ -1,4 +1,5 @@
 import Foundation
+import ThreadLocks
 import UserListDomain
 
 /// The PostgreSQL store's all-or-nothing import (`ImportStaging`), durable like SQLite's
@@ -39,23 +40,60 @@ struct PostgresImportStaging: ImportStaging {
 
     func stage(_ entries: [ImportEntry], into token: ImportToken) async throws(UserError) -> Int {
         let id = try Self.id(token)
-        let rows: [[String?]] = entries.map { entry in
+        // Encoded here, before the turn: the previous chunk's COPY runs meanwhile.
+        var data = [UInt8]()
+        data.reserveCapacity(entries.count * 160)
+        for entry in entries {
             let user = entry.user
-            return [String(id), String(entry.position), user.id.uuidString, user.name, user.email, user.avatarURL,
-                    entry.expectedVersion.map { String($0) }, UserKey.fold(user.name), UserKey.fold(user.email)]
+            data.append(contentsOf: String(id).utf8)
+            PGCopyText.append(field: entry.position, to: &data)
+            PGCopyText.append(field: user.id, to: &data)
+            PGCopyText.append(field: user.name, to: &data)
+            PGCopyText.append(field: user.email, to: &data)
+            PGCopyText.append(field: user.avatarURL, to: &data)
+            PGCopyText.append(field: entry.expectedVersion.map { String($0) }, to: &data)
+            PGCopyText.append(field: UserKey.fold(user.name), to: &data)
+            PGCopyText.append(field: UserKey.fold(user.email), to: &data)
+            data.append(0x0A)
         }
-        let count = try await repository.perform { connection throws(PGError) -> Int? in
-            try connection.transaction(Self.operation) { () throws(PGError) -> Int? in
-                guard let count = try connection.query("""
-                    UPDATE imports SET entries = entries + $2, touched_at = now() WHERE id = $1 AND state = 'staging' RETURNING entries
-                    """, [String(id), String(rows.count)], Self.operation).first?[0].flatMap({ Int($0) }) else { return nil }
-                try connection.copyIn("COPY import_staged (\(Self.stagedColumns)) FROM STDIN", rows: rows, Self.operation)
-                return count
+        let (rows, encoded) = (entries.count, data)
+        // One chunk at a time per daemon: the others' saves keep the pool's other connections.
+        await repository.stagingTurns.enter()
+        let count: Int?
+        do {
+            count = try await repository.perform { connection throws(PGError) -> Int? in
+                try Self.copy(encoded, rows: rows, into: id, connection)
             }
+        } catch {
+            await repository.stagingTurns.leave()
+            throw error
         }
+        await repository.stagingTurns.leave()
         guard let count else { throw ImportStagingError.unknown(token) }
         return count
     }
+
+    /// COPYs `data` (`rows` rows) and counts them in `imports`, in one transaction; nil (rolled
+    /// back) when import `id` is not staging. The count comes after the COPY, so the import's row is
+    /// locked only for the commit, not while the rows stream.
+    private static func copy(_ data: [UInt8], rows: Int, into id: Int, _ connection: PGConnection) throws(PGError) -> Int? {
+        do {
+            return try connection.transaction(operation) { () throws(PGError) -> Int? in
+                try connection.copyIn("COPY import_staged (\(stagedColumns)) FROM STDIN", data: data, operation)
+                guard let count = try connection.query("""
+                    UPDATE imports SET entries = entries + $2, touched_at = now() WHERE id = $1 AND state = 'staging' RETURNING entries
+                    """, [String(id), String(rows)], operation).first?[0].flatMap({ Int($0) }) else {
+                    throw PGError(sqlState: notStaging, detail: "no such import", server: "", operation: operation)  // rolls the COPY back
+                }
+                return count
+            }
+        } catch where error.sqlState == notStaging {
+            return nil
+        }
+    }
+
+    /// Not a server's SQLSTATE: `copy`'s way out of its transaction.
+    private static let notStaging = "ULNIS"
 
     func commitImport(_ token: ImportToken, by author: ChangeAuthor?) async throws(UserError) -> ImportSummary {
         let id = try Self.id(token)
