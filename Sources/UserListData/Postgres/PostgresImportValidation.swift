@@ -87,9 +87,7 @@ final class PostgresParallelChecks: Sendable {
         Thread.detachNewThread {
             let connection = PGConnection(conninfo: conninfo, server: server)
             let result = Result { () throws(PGError) -> [PostgresImportValidation.Rejection?] in
-                // One core: the merge has the other (a parallel hash join took both, and slowed it).
-                try connection.execute("SET max_parallel_workers_per_gather = 0", PostgresImportValidation.operation)
-                return [try PostgresImportValidation.addressTaken(id, connection), try PostgresImportValidation.addressShared(id, connection)]
+                [try PostgresImportValidation.addressTaken(id, connection), try PostgresImportValidation.addressShared(id, connection)]
             }
             connection.disconnect()
             if case .success(let found) = result, found.contains(where: { $0 != nil }) { merging.cancel() }
