@@ -2,10 +2,8 @@ import Foundation
 import UserListDomain
 
 /// Applies a committed staged import (`PostgresImportStaging`) in one transaction: the checks
-/// (`PostgresImportValidation`; for a large import the address checks run beside the merge,
-/// `PostgresParallelChecks`, and the transaction commits only if they refuse nothing), the
-/// history, one `INSERT ... SELECT ... ON CONFLICT (id) DO UPDATE` from the staging table in id
-/// order, and one `reloaded` change-log row. The import's
+/// (`PostgresImportValidation`), the history, one `INSERT ... SELECT ... ON CONFLICT (id) DO
+/// UPDATE` from the staging table in id order, and one `reloaded` change-log row. The import's
 /// `imports` row goes in the same transaction; its staged rows and `ANALYZE` come after the
 /// reply (`PostgresImportCleanup`), being nobody's business once the merge has committed.
 ///
@@ -35,44 +33,16 @@ enum PostgresImportMerge {
     /// An import already gone (merged by another daemon) is an empty success.
     static func run(_ id: Int, _ connection: PGConnection) throws(PGError) -> Result<Outcome, UserError> {
         let result: Result<Outcome, UserError>
-        var refusal: UserError?
         do throws(PGError) {
             result = try connection.transaction(operation) { () throws(PGError) -> Result<Outcome, UserError> in
                 guard let row = try connection.query("SELECT entries, author FROM imports WHERE id = $1 AND state = 'committed' FOR UPDATE",
                                                      [String(id)], operation).first else { return .success(Outcome()) }
-                let read = Int(row[0] ?? "0") ?? 0
                 try connection.query(lockVersionedUsers, [String(id)], operation)
-                if read < parallelChecksAfter {
-                    if let refused = try PostgresImportValidation.firstRejection(id, connection) { return .failure(refused) }
-                    let outcome = try merge(id, author: row[1] ?? nil, read: read, connection)
-                    try PostgresImportCleanup.forget(id, connection)
-                    return .success(outcome)
-                }
-                let checks = PostgresParallelChecks(id, conninfo: connection.conninfo, server: connection.server,
-                                                    cancelling: PGCanceller(connection))
-                // Whatever happens here, the checks end before the transaction does (a refusal
-                // cancels this connection's statement, which must still be this merge's), and
-                // before the merge takes the change-log lock (saves wait for that one).
-                var waited = false
-                func awaitChecks(_ stale: PostgresImportValidation.Rejection?) throws(PGError) {
-                    guard !waited else { return }
-                    waited = true
-                    refusal = PostgresImportValidation.first(try checks.wait() + [stale])
-                    if refusal != nil { throw PGError(sqlState: refused, detail: "refused", server: "", operation: operation) }  // rolls back
-                }
-                do throws(PGError) {
-                    if let stale = try PostgresImportValidation.staleVersion(id, connection) { try awaitChecks(stale) }
-                    let outcome = try merge(id, author: row[1] ?? nil, read: read, connection) { () throws(PGError) in try awaitChecks(nil) }
-                    try awaitChecks(nil)
-                    try PostgresImportCleanup.forget(id, connection)
-                    return .success(outcome)
-                } catch {
-                    try awaitChecks(nil)  // a refused entry explains the failure (a taken address), and is named
-                    throw error
-                }
+                if let refusal = try PostgresImportValidation.firstRejection(id, connection) { return .failure(refusal) }
+                let outcome = try merge(id, author: row[1] ?? nil, read: Int(row[0] ?? "0") ?? 0, connection)
+                try PostgresImportCleanup.forget(id, connection)
+                return .success(outcome)
             }
-        } catch where error.sqlState == refused {
-            result = .failure(refusal!)
         } catch where error.isUniqueViolation && error.constraint == "users_email_key_unique" {
             result = .failure(emailTakenMeanwhile)
         }
@@ -82,15 +52,7 @@ enum PostgresImportMerge {
         return result
     }
 
-    /// Imports of at least this many entries are checked beside their merge
-    /// (`PostgresParallelChecks`); a smaller one's checks take less than a connection's start.
-    static let parallelChecksAfter = 10_000
-    /// Not a server's SQLSTATE: `run`'s way out of the transaction once the checks refused.
-    private static let refused = "ULREF"
-
-    /// `beforeLogging` runs once the rows are written, before the change-log lock.
-    private static func merge(_ id: Int, author: String?, read: Int, _ connection: PGConnection,
-                              beforeLogging: () throws(PGError) -> Void = {}) throws(PGError) -> Outcome {
+    private static func merge(_ id: Int, author: String?, read: Int, _ connection: PGConnection) throws(PGError) -> Outcome {
         let author = author.flatMap { try? JSONDecoder().decode(ChangeAuthor.self, from: Data($0.utf8)) }
         // History comes from the merge's own RETURNING: the rows it wrote, as written, in the
         // same statement (no second pass over the staged entries, no join on `users`). An
@@ -120,7 +82,6 @@ enum PostgresImportMerge {
             SELECT COUNT(*), COUNT(*) FILTER (WHERE inserted) FROM up
             """, [String(id)] + (author.map { PostgresHistory.parameters($0.via(.import)) } ?? []), operation).first
         let written = Int(counts?[0] ?? "0") ?? 0, inserted = Int(counts?[1] ?? "0") ?? 0
-        try beforeLogging()
         if written > 0 {
             try PostgresSchema.lockChangeLog(connection, operation)  // the rows are written: now the log, in commit order
             if inserted > 0 {
