@@ -12,10 +12,11 @@ import ThreadLocks
 /// import with nothing imported (userctl aborts it; a daemon restart drops it). Once the daemon
 /// has taken the commit, the import is the daemon's: a crash or restart finishes it.
 enum BulkImport {
-    /// Paced at 3/4 of the daemon's intent limit (150 a second by default), chunks of 1,000
-    /// bounded a million users to 7 s of sending alone; 5,000 typical users are about 500 KiB,
-    /// still under `chunkBytes`, and staged by one COPY each.
-    static let chunkUsers = 5_000
+    /// 1,000, not more: 5,000 (one COPY each on PostgreSQL, 200 intents for a million users)
+    /// staged no faster, the staging being CPU-bound rather than paced, and each chunk's decode
+    /// and checks run on an event loop, so another client's save on SQLite waited longer (p99
+    /// 43-54 ms against 41-48 ms; BENCHMARKS.md, fifteenth pass).
+    static let chunkUsers = 1_000
     static let chunkBytes = 768 * 1024
     static let window = 8
     static let replyTimeout: Duration = .seconds(120)
