@@ -9,11 +9,16 @@
 #
 #   scripts/bench-bulk-import-pg.sh [BASE NEW UPD ROUNDS]     (default 100000 90000 10000 3)
 #
+# BINS="DIR1 DIR2" alternates several builds (each DIR holding userlistd and userctl, e.g. an
+# older release copied aside) round by round beside the same psql runs: an A/B in one run.
+# PG_LOG_MS=N logs the server's statements over N ms (printed at the end: where the time goes).
+#
 # Needs release binaries (swift build -c release), /usr/lib/postgresql/15/bin and python3; run as
 # root, the server runs as the postgres user.
 set -eu
 BASE=${1:-100000} NEW=${2:-90000} UPD=${3:-10000} ROUNDS=${4:-3}
-BIN=$(cd "$(dirname "$0")/.." && pwd)/.build/release
+BINS=${BINS:-$(cd "$(dirname "$0")/.." && pwd)/.build/release}
+BIN=${BINS%% *}
 PG=/usr/lib/postgresql/15/bin
 DIR=$(mktemp -d /tmp/bench-pg-XXXXXX)
 PORT=$((30000 + $$ % 20000))
@@ -24,13 +29,14 @@ AS=""; [ "$(id -u)" = 0 ] && { chown postgres "$PGD"; AS="runuser -u postgres --
 stop() {
     kill $(cat "$DIR"/pids 2>/dev/null) 2>/dev/null || true
     $AS "$PG/pg_ctl" -D "$PGD/data" -m fast -w stop >/dev/null 2>&1 || true
+    [ -n "${PG_LOG_MS:-}" ] && grep -a "duration" "$PGD/server.log" 2>/dev/null | grep -v "DATABASE" || true
     rm -rf "$DIR"
 }
 trap stop EXIT
 trap 'exit 1' INT TERM
 now() { date +%s.%N; }
 $AS "$PG/initdb" -D "$PGD/data" -A trust -U postgres -E UTF8 --locale=C >/dev/null
-$AS "$PG/pg_ctl" -D "$PGD/data" -l "$PGD/server.log" -w -o "-k $PGD -p $PORT -c listen_addresses='' -c max_connections=100" start >/dev/null
+$AS "$PG/pg_ctl" -D "$PGD/data" -l "$PGD/server.log" -w -o "-k $PGD -p $PORT -c listen_addresses='' -c max_connections=100 ${PG_LOG_MS:+-c log_min_duration_statement=$PG_LOG_MS}" start >/dev/null
 q() { "$PG/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$PGD" -p "$PORT" -U postgres "$@"; }
 conninfo() { echo "host=$PGD port=$PORT user=postgres dbname=$1"; }
 waitfor() {
@@ -66,19 +72,22 @@ chmod a+r "$DIR"/import.*
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 TOTAL=$((NEW + UPD))
-: > "$DIR/userctl.t"; : > "$DIR/psql.t"
+: > "$DIR/psql.t"
 for round in $(seq 1 "$ROUNDS"); do
-    q -d postgres -c "DROP DATABASE IF EXISTS r" -c "CREATE DATABASE r TEMPLATE base"
-    "$BIN/userlistd" --socket "$DIR/s.sock" --database "$(conninfo r)" --state-directory "$DIR/state" >>"$DIR/log" 2>&1 &
-    echo $! > "$DIR/pids"; waitfor
-    "$BIN/userctl" --socket "$DIR/s.sock" --no-spawn watch > /dev/null 2>&1 & echo $! >> "$DIR/pids"
-    "$BIN/userctl" --socket "$DIR/s.sock" --no-spawn watch > /dev/null 2>&1 & echo $! >> "$DIR/pids"
-    sleep 1
-    t0=$(now); "$BIN/userctl" --socket "$DIR/s.sock" --no-spawn import --quiet "$DIR/import.json" > "$DIR/out"; t1=$(now)
-    echo "$t1 - $t0" | bc >> "$DIR/userctl.t"
-    grep -q "imported $TOTAL users" "$DIR/out" || { echo "unexpected: $(cat "$DIR/out")"; exit 1; }
-    kill $(cat "$DIR/pids"); : > "$DIR/pids"; sleep 1
-
+    n=0
+    for BIN in $BINS; do
+        n=$((n + 1))
+        q -d postgres -c "DROP DATABASE IF EXISTS r" -c "CREATE DATABASE r TEMPLATE base"
+        "$BIN/userlistd" --socket "$DIR/s.sock" --database "$(conninfo r)" --state-directory "$DIR/state" >>"$DIR/log" 2>&1 &
+        echo $! > "$DIR/pids"; waitfor
+        "$BIN/userctl" --socket "$DIR/s.sock" --no-spawn watch > /dev/null 2>&1 & echo $! >> "$DIR/pids"
+        "$BIN/userctl" --socket "$DIR/s.sock" --no-spawn watch > /dev/null 2>&1 & echo $! >> "$DIR/pids"
+        sleep 1
+        t0=$(now); "$BIN/userctl" --socket "$DIR/s.sock" --no-spawn import --quiet "$DIR/import.json" > "$DIR/out"; t1=$(now)
+        echo "$t1 - $t0" | bc >> "$DIR/userctl.$n.t"
+        grep -q "imported $TOTAL users" "$DIR/out" || { echo "unexpected: $(cat "$DIR/out")"; exit 1; }
+        kill $(cat "$DIR/pids"); : > "$DIR/pids"; sleep 1
+    done
     # psql: \copy into a staging table, then one merge in id order, one transaction, indexes kept.
     q -d postgres -c "DROP DATABASE IF EXISTS p" -c "CREATE DATABASE p TEMPLATE base"
     t0=$(now)
@@ -94,9 +103,13 @@ COMMIT;
 SQL
     t1=$(now); echo "$t1 - $t0" | bc >> "$DIR/psql.t"
 done
-u=$(median < "$DIR/userctl.t"); p=$(median < "$DIR/psql.t")
+p=$(median < "$DIR/psql.t")
 echo "PostgreSQL: $NEW new + $UPD updates into $BASE; $ROUNDS rounds; medians"
-echo "userctl import rounds (s): $(tr '\n' ' ' < "$DIR/userctl.t")"
 echo "psql rounds (s):           $(tr '\n' ' ' < "$DIR/psql.t")"
-printf 'userctl import (2 watchers)        %6.2f s  %8.0f users/s\n' "$u" "$(echo "$TOTAL / $u" | bc -l)"
-printf 'psql \\copy + INSERT ON CONFLICT    %6.2f s  %8.0f rows/s  (userctl takes %.2fx its time)\n' "$p" "$(echo "$TOTAL / $p" | bc -l)" "$(echo "$u / $p" | bc -l)"
+printf 'psql \\copy + INSERT ON CONFLICT    %6.2f s  %8.0f rows/s\n' "$p" "$(echo "$TOTAL / $p" | bc -l)"
+n=0
+for BIN in $BINS; do
+    n=$((n + 1)); u=$(median < "$DIR/userctl.$n.t")
+    echo "$BIN: userctl import rounds (s): $(tr '\n' ' ' < "$DIR/userctl.$n.t")"
+    printf 'userctl import (2 watchers)        %6.2f s  %8.0f users/s  (%.2fx psql'"'"'s time)\n' "$u" "$(echo "$TOTAL / $u" | bc -l)" "$(echo "$u / $p" | bc -l)"
+done

@@ -90,7 +90,8 @@ struct CommandLimitsProcessTests {
 
     /// Progress (`--json`: one line a second) says how much of the file is done by the users
     /// the daemon acknowledged, not by how far the reader ran ahead (up to eight chunks).
-    /// The daemon's limit of 4 intents a second makes the 12 chunks take seconds, so lines appear.
+    /// The daemon's limit of 4 intents a second makes the 3 chunks (`BulkImport.chunkUsers`,
+    /// 1,000 users) and the begin and commit take seconds, so lines appear.
     @Test func importProgressNeverRunsAheadOfItsCount() throws {
         let daemon = try RealDaemon(sampleData: 1, extraArguments: ["--intents-per-second", "4"])
         defer { daemon.tearDown() }

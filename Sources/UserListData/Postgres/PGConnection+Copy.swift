@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import UserListDomain
 
 /// `COPY ... FROM STDIN` and `COPY ... TO STDOUT` in text format: the fastest way PostgreSQL
 /// loads or hands out many rows (one statement, rows streamed, no per-row parse or plan), used
@@ -8,6 +9,14 @@ extension PGConnection {
     /// Runs `sql` (a `COPY ... FROM STDIN`, text format) and streams `rows` to it, each one
     /// `PGCopyText.line`. Inside the caller's transaction, if any.
     func copyIn(_ sql: String, rows: [[String?]], _ operation: String) throws(PGError) {
+        var data = [UInt8]()
+        for row in rows { PGCopyText.append(row, to: &data) }
+        try copyIn(sql, data: data, operation)
+    }
+
+    /// Runs `sql` (a `COPY ... FROM STDIN`, text format) and sends it `data`, rows already in
+    /// COPY's text format (`PGCopyText`), in pieces of 256 KiB.
+    func copyIn(_ sql: String, data: [UInt8], _ operation: String) throws(PGError) {
         try connect()
         guard let conn else { throw PGError(sqlState: nil, detail: "not connected", server: server, operation: operation) }
         let start = PQexec(conn, sql)
@@ -17,23 +26,18 @@ extension PGConnection {
             throw PGError(sqlState: nil, detail: "the server did not start the COPY", server: server, operation: operation)
         }
         PQclear(start)
-        // Sent in buffers of about 256 KiB: one call per row would cost a libpq call each.
-        var buffer = [UInt8]()
-        buffer.reserveCapacity(1 << 18)
         var failed: String?
-        func flush() {
-            guard failed == nil, !buffer.isEmpty else { return }
-            let sent = buffer.withUnsafeBufferPointer { bytes in
-                bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { PQputCopyData(conn, $0, Int32(bytes.count)) }
+        data.withUnsafeBufferPointer { bytes in
+            guard let base = bytes.baseAddress else { return }
+            base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { chars in
+                var offset = 0
+                while offset < bytes.count && failed == nil {
+                    let size = min(1 << 18, bytes.count - offset)
+                    if PQputCopyData(conn, chars + offset, Int32(size)) != 1 { failed = Self.message(PQerrorMessage(conn)) }
+                    offset += size
+                }
             }
-            if sent != 1 { failed = Self.message(PQerrorMessage(conn)) }
-            buffer.removeAll(keepingCapacity: true)
         }
-        for row in rows {
-            PGCopyText.append(row, to: &buffer)
-            if buffer.count >= 1 << 18 { flush() }
-        }
-        flush()
         _ = PQputCopyEnd(conn, failed)
         // The COPY's own result, then nil: every result must be read before the next command.
         var first: PGError?
@@ -97,24 +101,48 @@ extension PGConnection {
 /// Any other byte goes as is (the connection's encoding, UTF-8).
 enum PGCopyText {
     static func append(_ row: [String?], to buffer: inout [UInt8]) {
-        for (index, value) in row.enumerated() {
-            if index > 0 { buffer.append(0x09) }
-            guard let value else {
-                buffer.append(0x5C)
-                buffer.append(0x4E)  // \N
-                continue
-            }
-            for byte in value.utf8 {
-                switch byte {
-                case 0x5C: buffer.append(0x5C); buffer.append(0x5C)
-                case 0x09: buffer.append(0x5C); buffer.append(0x74)
-                case 0x0A: buffer.append(0x5C); buffer.append(0x6E)
-                case 0x0D: buffer.append(0x5C); buffer.append(0x72)
-                default: buffer.append(byte)
-                }
+        for (index, value) in row.enumerated() { append(field: value, first: index == 0, to: &buffer) }
+        buffer.append(0x0A)
+    }
+
+    /// Appends one field: `value` escaped, after a tab unless it is the row's first.
+    static func append(field value: String?, first: Bool = false, to buffer: inout [UInt8]) {
+        if !first { buffer.append(0x09) }
+        guard let value else {
+            buffer.append(0x5C)
+            buffer.append(0x4E)  // \N
+            return
+        }
+        // Most values need no escape: copied whole, not byte by byte.
+        guard value.utf8.contains(where: { $0 == 0x5C || ($0 <= 0x0D && ($0 == 0x09 || $0 == 0x0A || $0 == 0x0D)) }) else {
+            buffer.append(contentsOf: value.utf8)
+            return
+        }
+        for byte in value.utf8 {
+            switch byte {
+            case 0x5C: buffer.append(0x5C); buffer.append(0x5C)
+            case 0x09: buffer.append(0x5C); buffer.append(0x74)
+            case 0x0A: buffer.append(0x5C); buffer.append(0x6E)
+            case 0x0D: buffer.append(0x5C); buffer.append(0x72)
+            default: buffer.append(byte)
             }
         }
-        buffer.append(0x0A)
+    }
+
+    /// Appends a tab and `value` in decimal (no escape needed).
+    static func append(field value: Int, to buffer: inout [UInt8]) {
+        buffer.append(0x09)
+        buffer.append(contentsOf: String(value).utf8)
+    }
+
+    /// Appends a tab and `id`'s text (no escape needed), without Foundation's `vfprintf`.
+    static func append(field id: UUID, to buffer: inout [UInt8]) {
+        buffer.append(0x09)
+        let start = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: UUIDText.count))
+        buffer.withUnsafeMutableBufferPointer { bytes in
+            UUIDText.write(id, uppercase: false, into: UnsafeMutableBufferPointer(rebasing: bytes[start...]))
+        }
     }
 
     /// One row as COPY's text format writes it (without decoding anything).

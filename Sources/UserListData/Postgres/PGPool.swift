@@ -39,6 +39,37 @@ final class PGPool: Sendable {
         return try result.get()
     }
 
+    /// As `perform`, then `after` on the same connection as soon as the result is on its way to
+    /// the awaiting task: work nobody waits for (an import's clean-up), started before any other
+    /// job can reach the connection. Other jobs go to the other workers meanwhile, if they can.
+    func perform<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws(PGError) -> T,
+                              after: @escaping @Sendable (PGConnection, T) -> Void) async throws(PGError) -> T {
+        let worker = workers.min { $0.pending.load(ordering: .relaxed) < $1.pending.load(ordering: .relaxed) }!
+        worker.pending.add(1, ordering: .relaxed)
+        let result: Result<T, PGError> = await withCheckedContinuation { continuation in
+            worker.queue.async {
+                let result = Result { () throws(PGError) -> T in try body(worker.connection) }
+                // Counted as many jobs while `after` runs: a job only goes behind it when every
+                // other worker is busy with one too (a save waiting for an import's clean-up).
+                worker.pending.add(Self.afterWeight, ordering: .relaxed)
+                continuation.resume(returning: result)
+                if case .success(let value) = result { after(worker.connection, value) }
+                worker.pending.subtract(1 + Self.afterWeight, ordering: .relaxed)
+            }
+        }
+        return try result.get()
+    }
+
+    /// How many jobs a worker running `after` work counts as.
+    static let afterWeight = 1_000
+
+    /// Returns once every job queued so far, on every worker, has ended (`after` included).
+    func drain() async {
+        for worker in workers {
+            await withCheckedContinuation { continuation in worker.queue.async { continuation.resume() } }
+        }
+    }
+
     /// Runs `body` on the first worker and waits: for opening and tools, never from a session.
     func performAndWait<T>(_ body: (PGConnection) throws(PGError) -> T) throws(PGError) -> T {
         let worker = workers[0]

@@ -3,7 +3,9 @@ import UserListDomain
 
 /// Applies a committed staged import (`PostgresImportStaging`) in one transaction: the checks
 /// (`PostgresImportValidation`), the history, one `INSERT ... SELECT ... ON CONFLICT (id) DO
-/// UPDATE` from the staging table in id order, and one `reloaded` change-log row.
+/// UPDATE` from the staging table in id order, and one `reloaded` change-log row. The import's
+/// `imports` row goes in the same transaction; its staged rows and `ANALYZE` come after the
+/// reply (`PostgresImportCleanup`), being nobody's business once the merge has committed.
 ///
 /// Other clients' saves go on while it merges: it takes the change-log lock only once its rows
 /// are written (`PostgresSchema.lockChangeLog`), so only a save of a user the import writes
@@ -25,8 +27,9 @@ enum PostgresImportMerge {
 
     static let operation = "merging an import"
 
-    /// Merges import `id`, then drops it. A refused entry rolls back, drops the import and comes
-    /// back as `.failure(.rejectedEntry)`; a store failure throws and leaves it committed.
+    /// Merges import `id`, then forgets it (its `imports` row; the caller cleans the staged rows
+    /// up). A refused entry rolls back, forgets the import and comes back as
+    /// `.failure(.rejectedEntry)`; a store failure throws and leaves it committed.
     /// An import already gone (merged by another daemon) is an empty success.
     static func run(_ id: Int, _ connection: PGConnection) throws(PGError) -> Result<Outcome, UserError> {
         let result: Result<Outcome, UserError>
@@ -37,16 +40,14 @@ enum PostgresImportMerge {
                 try connection.query(lockVersionedUsers, [String(id)], operation)
                 if let refusal = try PostgresImportValidation.firstRejection(id, connection) { return .failure(refusal) }
                 let outcome = try merge(id, author: row[1] ?? nil, read: Int(row[0] ?? "0") ?? 0, connection)
-                try PostgresImportStaging.drop(id: id, onlyStaging: false, connection)
+                try PostgresImportCleanup.forget(id, connection)
                 return .success(outcome)
             }
         } catch where error.isUniqueViolation && error.constraint == "users_email_key_unique" {
             result = .failure(emailTakenMeanwhile)
         }
         if case .failure = result {
-            try connection.transaction(operation) { () throws(PGError) in
-                try PostgresImportStaging.drop(id: id, onlyStaging: false, connection)
-            }
+            try connection.transaction(operation) { () throws(PGError) in try PostgresImportCleanup.forget(id, connection) }
         }
         return result
     }
@@ -88,9 +89,6 @@ enum PostgresImportMerge {
             }
             try connection.query("INSERT INTO changes (kind, user_id) VALUES ('reloaded', $1)", [PostgresImportSchema.everyone], operation)
             try connection.query("SELECT pg_notify($1, '')", [PostgresSchema.channel], operation)
-        }
-        if written >= PostgresUserRepository.analyzeAfter {
-            try connection.execute("ANALYZE users", operation)  // the planner's estimates now, not at autovacuum's leisure
         }
         return Outcome(read: read, written: written)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ThreadLocks
 import UserListDomain
 
 /// The PostgreSQL store's all-or-nothing import (`ImportStaging`), durable like SQLite's
@@ -39,44 +40,93 @@ struct PostgresImportStaging: ImportStaging {
 
     func stage(_ entries: [ImportEntry], into token: ImportToken) async throws(UserError) -> Int {
         let id = try Self.id(token)
-        let rows: [[String?]] = entries.map { entry in
+        // Encoded here, before the turn: the previous chunk's COPY runs meanwhile.
+        var data = [UInt8]()
+        data.reserveCapacity(entries.count * 160)
+        for entry in entries {
             let user = entry.user
-            return [String(id), String(entry.position), user.id.uuidString, user.name, user.email, user.avatarURL,
-                    entry.expectedVersion.map { String($0) }, UserKey.fold(user.name), UserKey.fold(user.email)]
+            data.append(contentsOf: String(id).utf8)
+            PGCopyText.append(field: entry.position, to: &data)
+            PGCopyText.append(field: user.id, to: &data)
+            PGCopyText.append(field: user.name, to: &data)
+            PGCopyText.append(field: user.email, to: &data)
+            PGCopyText.append(field: user.avatarURL, to: &data)
+            PGCopyText.append(field: entry.expectedVersion.map { String($0) }, to: &data)
+            PGCopyText.append(field: UserKey.fold(user.name), to: &data)
+            PGCopyText.append(field: UserKey.fold(user.email), to: &data)
+            data.append(0x0A)
         }
-        let count = try await repository.perform { connection throws(PGError) -> Int? in
-            try connection.transaction(Self.operation) { () throws(PGError) -> Int? in
-                guard let count = try connection.query("""
-                    UPDATE imports SET entries = entries + $2, touched_at = now() WHERE id = $1 AND state = 'staging' RETURNING entries
-                    """, [String(id), String(rows.count)], Self.operation).first?[0].flatMap({ Int($0) }) else { return nil }
-                try connection.copyIn("COPY import_staged (\(Self.stagedColumns)) FROM STDIN", rows: rows, Self.operation)
-                return count
+        let (rows, encoded) = (entries.count, data)
+        // One chunk at a time per daemon: the others' saves keep the pool's other connections.
+        await repository.stagingTurns.enter()
+        let count: Int?
+        do {
+            count = try await repository.perform { connection throws(PGError) -> Int? in
+                try Self.copy(encoded, rows: rows, into: id, connection)
             }
+        } catch {
+            await repository.stagingTurns.leave()
+            throw error
         }
+        await repository.stagingTurns.leave()
         guard let count else { throw ImportStagingError.unknown(token) }
         return count
     }
 
+    /// COPYs `data` (`rows` rows) and counts them in `imports`, in one transaction; nil (rolled
+    /// back) when import `id` is not staging. The count comes after the COPY, so the import's row is
+    /// locked only for the commit, not while the rows stream.
+    private static func copy(_ data: [UInt8], rows: Int, into id: Int, _ connection: PGConnection) throws(PGError) -> Int? {
+        do {
+            return try connection.transaction(operation) { () throws(PGError) -> Int? in
+                try connection.copyIn("COPY import_staged (\(stagedColumns)) FROM STDIN", data: data, operation)
+                guard let count = try connection.query("""
+                    UPDATE imports SET entries = entries + $2, touched_at = now() WHERE id = $1 AND state = 'staging' RETURNING entries
+                    """, [String(id), String(rows)], operation).first?[0].flatMap({ Int($0) }) else {
+                    throw PGError(sqlState: notStaging, detail: "no such import", server: "", operation: operation)  // rolls the COPY back
+                }
+                return count
+            }
+        } catch where error.sqlState == notStaging {
+            return nil
+        }
+    }
+
+    /// Not a server's SQLSTATE: `copy`'s way out of its transaction.
+    private static let notStaging = "ULNIS"
+
     func commitImport(_ token: ImportToken, by author: ChangeAuthor?) async throws(UserError) -> ImportSummary {
         let id = try Self.id(token)
         let authorJSON = author.flatMap { try? JSONEncoder().encode($0.via(.import)) }.map { String(decoding: $0, as: UTF8.self) }
-        let result = try await repository.perform { connection throws(PGError) -> Result<PostgresImportMerge.Outcome, UserError>? in
-            try connection.query("SELECT pg_advisory_lock($1, $2)", [String(Self.importLock), String(id)], Self.operation)
-            defer { _ = try? connection.query("SELECT pg_advisory_unlock($1, $2)", [String(Self.importLock), String(id)], Self.operation) }
-            let marked = try connection.query("""
-                UPDATE imports SET state = 'committed', author = $2, touched_at = now() WHERE id = $1 AND state = 'staging'
-                """, [String(id), authorJSON], Self.operation).affected == 1
-            guard marked else { return nil }
-            do throws(PGError) {
-                return try PostgresImportMerge.run(id, connection)
-            } catch {
-                // A store failure, not a refused entry: the import stays committed for the next open.
-                return .failure(.unavailable(reason: error.description
-                    + " The import was accepted whole: a daemon finishes it when it next opens the database."))
-            }
+        // nil: no such import; `finished` false: a store failure, the import stays committed.
+        typealias Merged = (result: Result<PostgresImportMerge.Outcome, UserError>, finished: Bool)
+        let result: Merged?
+        do {
+            result = try await repository.pool.perform({ connection throws(PGError) -> Merged? in
+                try connection.query("SELECT pg_advisory_lock($1, $2)", [String(Self.importLock), String(id)], Self.operation)
+                defer { _ = try? connection.query("SELECT pg_advisory_unlock($1, $2)", [String(Self.importLock), String(id)], Self.operation) }
+                let marked = try connection.query("""
+                    UPDATE imports SET state = 'committed', author = $2, touched_at = now() WHERE id = $1 AND state = 'staging'
+                    """, [String(id), authorJSON], Self.operation).affected == 1
+                guard marked else { return nil }
+                do throws(PGError) {
+                    return (try PostgresImportMerge.run(id, connection), true)
+                } catch {
+                    // A store failure, not a refused entry: the import stays committed for the next open.
+                    return (.failure(.unavailable(reason: error.description
+                        + " The import was accepted whole: a daemon finishes it when it next opens the database.")), false)
+                }
+            }, after: { connection, merged in
+                // After the reply: nobody waits for it. A failure is left to the next open's sweep.
+                guard let merged, merged.finished else { return }
+                let entries = (try? merged.result.get())?.read ?? 0
+                try? PostgresImportCleanup.run(id, entries: entries, connection)
+            })
+        } catch {
+            throw error.userError
         }
-        guard let result else { throw ImportStagingError.unknown(token) }
-        let outcome = try result.get()
+        guard let (merged, _) = result else { throw ImportStagingError.unknown(token) }
+        let outcome = try merged.get()
         if outcome.written > 0 { repository.notifyCommitted(PostgresCommit(seq: 0, change: nil)) }
         return ImportSummary(read: outcome.read, written: outcome.written)
     }
@@ -91,16 +141,19 @@ struct PostgresImportStaging: ImportStaging {
     }
 
     /// At open, before anything is served: finishes the committed imports no live daemon is
-    /// merging, and drops the staging ones abandoned for an hour.
+    /// merging (cleaning each up at once: nobody waits), drops the staging ones abandoned for an
+    /// hour, and the staged rows of imports already gone (`PostgresImportCleanup.sweep`).
     static func recover(_ connection: PGConnection) throws(PGError) {
         try connection.transaction(operation) { () throws(PGError) in try drop(abandoned: true, connection) }
+        try PostgresImportCleanup.sweep(connection)
         let ids = try connection.query("SELECT id FROM imports WHERE state = 'committed' ORDER BY id", [], operation).rows
             .compactMap { $0[0].flatMap { Int($0) } }
         for id in ids {
             guard try lock(id, waiting: recoveryLockWait, connection) else { continue }  // a live daemon is merging it
             defer { _ = try? connection.query("SELECT pg_advisory_unlock($1, $2)", [String(importLock), String(id)], operation) }
             // A refused entry drops the import (its client is gone; nothing was written).
-            _ = try PostgresImportMerge.run(id, connection)
+            let merged = try PostgresImportMerge.run(id, connection)
+            try PostgresImportCleanup.run(id, entries: (try? merged.get())?.read ?? 0, connection)
         }
     }
 

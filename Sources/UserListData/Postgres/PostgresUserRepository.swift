@@ -24,6 +24,8 @@ public final class PostgresUserRepository: UserRepository {
     /// page's COPY asks for (`PostgresUserRepository+Export`). Only a hint.
     let exportRowBytes = Atomic<Int>(256)
     let exportReadAhead = ExportReadAhead()
+    /// Imports stage one chunk at a time (`PostgresImportStaging.stage`).
+    let stagingTurns = AsyncTurns()
 
     /// Connects (failing with `.unavailable` when the server cannot be reached) and migrates the
     /// schema under the migration advisory lock.

@@ -85,19 +85,31 @@ struct SQLiteImportStaging: ImportStaging {
         let id = try Self.id(token)
         let keyed = entries.map { (entry: $0, keys: (UserKey.fold($0.user.name), UserKey.fold($0.user.email))) }
         let normal = repository.options.synchronous.rawValue
-        // One chunk at a time in the writer's queue (`BulkWriteGate`): a client keeps several in
-        // flight, and a save queued behind four of them waited for all four.
-        await repository.bulkGate.enter()
-        let staged: Result<Int?, UserError>
-        do throws(UserError) {
-            staged = .success(try await stageNow(keyed, id, normal))
-        } catch {
-            staged = .failure(error)
-        }
-        await repository.bulkGate.leave()
-        guard let count = try staged.get() else { throw ImportStagingError.unknown(token) }
-        return count
+        // One slice at a time in the writer's queue (`BulkWriteGate`): a client keeps several
+        // chunks in flight, and a save queued behind four of them waited for all four. Slices of
+        // `stageSlice`, each its own transaction, so a save waits for one slice, whatever the
+        // client's chunk size (userctl's are 1,000 users; the protocol allows more).
+        var count: Int?
+        var start = 0
+        repeat {
+            let slice = Array(keyed[start..<min(keyed.count, start + Self.stageSlice)])
+            start += slice.count
+            await repository.bulkGate.enter()
+            let staged: Result<Int?, UserError>
+            do throws(UserError) {
+                staged = .success(try await stageNow(slice, id, normal))
+            } catch {
+                staged = .failure(error)
+            }
+            await repository.bulkGate.leave()
+            count = try staged.get()
+            guard count != nil else { throw ImportStagingError.unknown(token) }
+        } while start < keyed.count
+        return count ?? 0
     }
+
+    /// Entries staged per write transaction.
+    static let stageSlice = 1_000
 
     private func stageNow(_ keyed: [(entry: ImportEntry, keys: (String, String))], _ id: Int, _ normal: String) async throws(UserError) -> Int? {
         try await repository.write({ connection throws(SQLiteError) -> Int? in

@@ -12,6 +12,10 @@ import ThreadLocks
 /// import with nothing imported (userctl aborts it; a daemon restart drops it). Once the daemon
 /// has taken the commit, the import is the daemon's: a crash or restart finishes it.
 enum BulkImport {
+    /// 1,000, not more: 5,000 (one COPY each on PostgreSQL, 200 intents for a million users)
+    /// staged no faster, the staging being CPU-bound rather than paced, and each chunk's decode
+    /// and checks run on an event loop, so another client's save on SQLite waited longer (p99
+    /// 43-54 ms against 41-48 ms; BENCHMARKS.md, fifteenth pass).
     static let chunkUsers = 1_000
     static let chunkBytes = 768 * 1024
     static let window = 8
@@ -74,7 +78,8 @@ enum BulkImport {
             if Interruption.requested {
                 throw CommandFailure(.interrupted, "interrupted while waiting: \(handedOver), whether or not userctl waits (see `userctl list`)")
             }
-            if let result = await reply.wait(for: .milliseconds(100)) {
+            // 10 ms: the reply is seen that soon after it comes (100 ms added 50 on average).
+            if let result = await reply.wait(for: .milliseconds(10)) {
                 switch result {
                 case .success(let value):
                     let read = value?["read"]?.int64Value.map(Int.init) ?? entries

@@ -47,6 +47,19 @@ import UserListDomain
         await #expect(throws: UserError.self) { try await store.importStaging!.commitImport(token) }
     }
 
+    /// userctl's chunks (5,000 users) are bigger than a SQLite staging transaction
+    /// (`SQLiteImportStaging.stageSlice`): one chunk is staged slice by slice, counted whole.
+    @Test func aChunkLargerThanASliceIsStagedWholeAndCounted() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteUserRepository(path: directory.file("s.sqlite"))
+        let users = SampleUsers.generate(count: SQLiteImportStaging.stageSlice * 2 + 500, seed: 31)
+        let staging = try #require(store.importStaging)
+        let token = try await staging.beginImport()
+        #expect(try await staging.stage(Self.entries(users), into: token) == users.count)
+        #expect(try await staging.commitImport(token) == ImportSummary(read: users.count, written: users.count))
+        #expect(try await store.fetchUser(id: users[users.count - 1].id) == users[users.count - 1])
+    }
+
     @Test func aDuplicateEmailAnywhereImportsNothingAndNamesTheEntry() async throws {
         let directory = try TemporaryDirectory()
         let store = try SQLiteUserRepository(path: directory.file("s.sqlite"))
