@@ -102,6 +102,15 @@ package enum Handover {
     static func collect(sessions: [Session], handlers: [ClientHandler], logger: Logger) async -> Collected {
         let started = ContinuousClock.now
         for handler in handlers { handler.connection.setReadingPaused(true, because: .handover) }
+        // Each pause is a job on its connection's loop: only once a job queued after them has
+        // run on every loop is no more read, so that "idle" below means every intent read is
+        // answered. Judged earlier, an intent read meanwhile lost its reply with the connection
+        // taken out (its client waited for it forever).
+        var loops: [ObjectIdentifier: EventLoop] = [:]
+        for handler in handlers { loops[ObjectIdentifier(handler.connection.loop)] = handler.connection.loop }
+        for loop in loops.values {
+            await withCheckedContinuation { (ran: CheckedContinuation<Void, Never>) in loop.execute { ran.resume() } }
+        }
         let deadline = ContinuousClock.now + .seconds(2)
         while handlers.contains(where: { !$0.isIdle }), ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(2))
