@@ -8,9 +8,8 @@ extension Handover.File {
     func jsonBytes() -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(256 * (streams.count + 1))
-        out.append(contentsOf: #"{"streams":["#.utf8)
-        for (index, stream) in streams.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
+        out.append(contentsOf: #"{"streams":"#.utf8)
+        SessionStateJSON.writeArray(streams, into: &out) { stream, out in
             out.append(contentsOf: #"{"name":"#.utf8)
             JSONWriter.writeString(stream.name, into: &out)
             out.append(contentsOf: #","key":"#.utf8)
@@ -25,9 +24,8 @@ extension Handover.File {
             JSONWriter.writeString(stream.unsent.base64EncodedString(), into: &out)
             out.append(UInt8(ascii: "}"))
         }
-        out.append(contentsOf: #"],"states":["#.utf8)
-        for (index, held) in states.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
+        out.append(contentsOf: #","states":"#.utf8)
+        SessionStateJSON.writeArray(states, into: &out) { held, out in
             out.append(contentsOf: #"{"key":"#.utf8)
             SessionStateJSON.write(held.key, into: &out)
             out.append(contentsOf: #","list":"#.utf8)
@@ -36,12 +34,8 @@ extension Handover.File {
             SessionStateJSON.write(held.state, into: &out)
             out.append(UInt8(ascii: "}"))
         }
-        out.append(contentsOf: #"],"lists":["#.utf8)
-        for (index, list) in lists.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            SessionStateJSON.write(list, into: &out)
-        }
-        out.append(UInt8(ascii: "]"))
+        out.append(contentsOf: #","lists":"#.utf8)
+        SessionStateJSON.writeArray(lists, into: &out) { SessionStateJSON.write($0, into: &$1) }
         if let throughStore {
             out.append(contentsOf: #","throughStore":"#.utf8)
             SessionStateJSON.writeBool(throughStore, into: &out)

@@ -47,9 +47,8 @@ enum SessionStateJSON {
     }
 
     static func write(_ state: NavigationState, into out: inout [UInt8]) {
-        out.append(contentsOf: #"{"screens":["#.utf8)
-        for (index, screen) in state.screens.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
+        out.append(contentsOf: #"{"screens":"#.utf8)
+        writeArray(state.screens, into: &out) { screen, out in
             switch screen {
             case .list(let list):
                 out.append(contentsOf: #"{"list":{"_0":"#.utf8)
@@ -63,16 +62,13 @@ enum SessionStateJSON {
             }
             out.append(contentsOf: "}}".utf8)
         }
-        out.append(contentsOf: "]}".utf8)
+        out.append(UInt8(ascii: "}"))
     }
 
     static func write(_ list: UserListState, into out: inout [UInt8]) {
-        out.append(contentsOf: #"{"users":["#.utf8)
-        for (index, user) in list.users.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            write(user, into: &out)
-        }
-        out.append(contentsOf: #"],"loading":"#.utf8)
+        out.append(contentsOf: #"{"users":"#.utf8)
+        writeArray(list.users, into: &out) { write($0, into: &$1) }
+        out.append(contentsOf: #","loading":"#.utf8)
         JSONWriter.writeString(list.loading.rawValue, into: &out)
         writeMember("errorMessage", list.errorMessage, into: &out)
         out.append(contentsOf: #","hasMore":"#.utf8)
@@ -134,6 +130,17 @@ enum SessionStateJSON {
         out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
         out.append(contentsOf: #"":"#.utf8)
         JSONWriter.writeString(value, into: &out)
+    }
+
+    /// `[a,b,…]`, each element written by `element`.
+    static func writeArray<Element>(_ items: [Element], into out: inout [UInt8],
+                                    _ element: (Element, inout [UInt8]) -> Void) {
+        out.append(UInt8(ascii: "["))
+        for (index, item) in items.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            element(item, &out)
+        }
+        out.append(UInt8(ascii: "]"))
     }
 
     static func writeBool(_ value: Bool, into out: inout [UInt8]) {

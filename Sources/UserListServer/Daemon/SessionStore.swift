@@ -14,12 +14,8 @@ package struct SessionStore: Sendable {
     package func save(_ sessions: [SavedSession], logger: Logger) -> Bool {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            var bytes: [UInt8] = [UInt8(ascii: "[")]
-            for (index, session) in sessions.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                SessionStateJSON.write(session, into: &bytes)
-            }
-            bytes.append(UInt8(ascii: "]"))
+            var bytes: [UInt8] = []
+            SessionStateJSON.writeArray(sessions, into: &bytes) { SessionStateJSON.write($0, into: &$1) }
             let data = Data(bytes)
             // Written aside and renamed: a crash mid-write leaves the previous file whole.
             try data.write(to: URL(fileURLWithPath: path), options: .atomic)
