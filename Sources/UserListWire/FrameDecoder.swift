@@ -85,6 +85,28 @@ public struct FrameDecoder: Sendable {
         }
     }
 
+    /// Hands back every byte received and not yet returned as a frame, as the stream had them
+    /// (an unfinished frame's header included), and starts over empty. A daemon handing its
+    /// connection to its next process passes them on, so the next decoder continues the same
+    /// stream. Empty after a fatal error (the stream cannot be followed anyway).
+    public mutating func takeUnread() -> [UInt8] {
+        var unread: [UInt8] = []
+        switch state {
+        case .failed:
+            return []
+        case .awaitingHeader:
+            break
+        case .awaitingBody(let length):
+            unread = [UInt8(truncatingIfNeeded: length >> 24), UInt8(truncatingIfNeeded: length >> 16),
+                      UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
+        }
+        unread.append(contentsOf: buffer[readIndex...])
+        state = .awaitingHeader
+        buffer = []
+        readIndex = 0
+        return unread
+    }
+
     /// Drops consumed bytes; amortised so a stream of small frames does not shift the buffer on
     /// every read.
     private mutating func compact() {

@@ -64,6 +64,76 @@ struct HandoverProcessTests {
         }
     }
 
+    /// Re-executes `daemon` and waits until the new image has adopted `count` connections.
+    static func upgrade(_ daemon: ChildDaemon, adopting count: Int) {
+        daemon.signal(SIGUSR2)
+        let line = "Took over \(count) client connection"
+        let deadline = Date().addingTimeInterval(30)
+        while !daemon.log.contains(line), Date() < deadline, daemon.reap() == nil { usleep(10_000) }
+        #expect(daemon.log.contains(line), "the new image adopted the connections: \(daemon.log)")
+    }
+
+    /// A frame the client was half-way through sending when the restart began is finished on
+    /// the new image: the bytes the old one had read travel with the connection.
+    @Test func aFrameCutByTheRestartIsFinishedAfterIt() async throws {
+        try await offPool {
+            let directory = try TempDirectory("reexec-cut")
+            defer { directory.remove() }
+            let daemon = ChildDaemon(directory: directory.path, sampleData: 20, extra: ["--log-level", "notice"])
+            defer { daemon.killHard() }
+            try daemon.start()
+            let (client, _) = try Self.attachedEditor(daemon.socketPath, key: "cut")
+            let epoch = client.epoch
+            let (id, frame) = client.intentFrame("detail", "set_draft_name", ["name": "Half Sent"])
+            let cut = frame.count / 2
+            #expect(client.sendRaw(Array(frame[..<cut])))
+
+            Self.upgrade(daemon, adopting: 1)
+            #expect(client.sendRaw(Array(frame[cut...])))
+            let reply = try client.reply(to: id, timeout: 120)
+            #expect(reply.isOK, "\(String(describing: reply.failure))")
+            #expect(client.readUntil { $0.screens.last?.objectValue?["state"]?["draft_name"]?.stringValue == "Half Sent" },
+                    "the intent finished after the restart took effect: \(client.document)")
+            try Self.expectUnnoticed(client, epoch: epoch)
+            client.disconnect()
+        }
+    }
+
+    /// Intents read and held back by the uid's share of messages (nothing is dropped there) are
+    /// answered, in order, by the new image.
+    @Test func intentsHeldBackAtTheRestartAreAnsweredAfterIt() async throws {
+        try await offPool {
+            let directory = try TempDirectory("reexec-held")
+            defer { directory.remove() }
+            let daemon = ChildDaemon(directory: directory.path, sampleData: 20,
+                                     extra: ["--log-level", "notice", "--intents-per-second-per-uid", "2"])
+            defer { daemon.killHard() }
+            try daemon.start()
+            let (client, _) = try Self.attachedEditor(daemon.socketPath, key: "held")
+            let epoch = client.epoch
+            var ids: [Int] = []
+            var burst: [UInt8] = []
+            for n in 1...8 {
+                let (id, frame) = client.intentFrame("detail", "set_draft_name", ["name": .string("Queued \(n)")])
+                ids.append(id)
+                burst += frame
+            }
+            #expect(client.sendRaw(burst))
+            // The first is answered: the burst was read, and most of it waits behind the share.
+            #expect(try client.reply(to: ids[0]).isOK)
+
+            Self.upgrade(daemon, adopting: 1)
+            for id in ids.dropFirst() {
+                let reply = try client.reply(to: id, timeout: 120)
+                #expect(reply.isOK, "intent \(id): \(String(describing: reply.failure))")
+            }
+            #expect(client.readUntil { $0.screens.last?.objectValue?["state"]?["draft_name"]?.stringValue == "Queued 8" },
+                    "every intent applied, the last one last: \(client.document)")
+            try Self.expectUnnoticed(client, epoch: epoch)
+            client.disconnect()
+        }
+    }
+
     @Test func aRestartThroughTheDescriptorStoreIsUnnoticed() async throws {
         try await offPool {
             let directory = try TempDirectory("fdstore")

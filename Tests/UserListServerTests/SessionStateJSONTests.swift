@@ -95,7 +95,8 @@ import UserListWire
         var file = Handover.File()
         for (index, session) in Self.sessions.enumerated() {
             file.streams.append(Handover.Stream(name: "ul-c-\(index)", key: session.key, epoch: 1_764_000_000_000 + index, seq: index * 3,
-                                                awaitingSnapshot: index == 1, unsent: Data([0, 1, 2, 255].prefix(index + 1))))
+                                                awaitingSnapshot: index == 1, unsent: Data([0, 1, 2, 255].prefix(index + 1)),
+                                                unhandled: index.isMultiple(of: 2) ? nil : Data([0, 0, 0, 9, 123, 34].prefix(index + 2))))
             file.hold(session.state, for: session.key)
         }
         file.throughStore = false
@@ -108,6 +109,7 @@ import UserListWire
             #expect(read.streams.map(\.seq) == file.streams.map(\.seq))
             #expect(read.streams.map(\.awaitingSnapshot) == file.streams.map(\.awaitingSnapshot))
             #expect(read.streams.map(\.unsent) == file.streams.map(\.unsent))
+            #expect(read.streams.map(\.unhandled) == file.streams.map(\.unhandled))
             #expect(read.states.map { read.held($0) } == file.states.map { file.held($0) })
             #expect(read.lists == file.lists)
             #expect(read.throughStore == false)

@@ -150,4 +150,28 @@ import UserListWire
         while let frame = try decoder.nextFrame() { received.append(try ServerMessage(frame: frame)) }
         #expect(received == sent)
     }
+
+    /// A daemon handing a connection on passes what it read and had not decoded; a fresh decoder
+    /// fed those bytes, then the rest of the stream, sees every frame, wherever the cut fell
+    /// (inside a header, inside a body, between frames, after frames decoded already).
+    @Test func unreadBytesContinueTheStreamInAnotherDecoder() throws {
+        let bytes = try stream()
+        for cut in 0...bytes.count {
+            for decodedFirst in [false, true] {
+                var first = FrameDecoder(maximumFrameSize: 1 << 20)
+                first.feed(bytes[..<cut])
+                var seen: [JSONValue] = []
+                if decodedFirst {
+                    while let frame = try first.nextFrame() { seen.append(try JSONValue(parsing: frame)) }
+                }
+                var next = FrameDecoder(maximumFrameSize: 1 << 20)
+                next.feed(first.takeUnread())
+                next.feed(bytes[cut...])
+                while let frame = try next.nextFrame() { seen.append(try JSONValue(parsing: frame)) }
+                try next.finish()
+                #expect(seen == messages, "cut at \(cut), decoded first: \(decodedFirst)")
+                #expect(first.bufferedByteCount == 0, "the first decoder gave everything away")
+            }
+        }
+    }
 }

@@ -22,6 +22,10 @@ extension Handover.File {
             SessionStateJSON.writeBool(stream.awaitingSnapshot, into: &out)
             out.append(contentsOf: #","unsent":"#.utf8)
             JSONWriter.writeString(stream.unsent.base64EncodedString(), into: &out)
+            if let unhandled = stream.unhandled, !unhandled.isEmpty {
+                out.append(contentsOf: #","unhandled":"#.utf8)
+                JSONWriter.writeString(unhandled.base64EncodedString(), into: &out)
+            }
             out.append(UInt8(ascii: "}"))
         }
         out.append(contentsOf: #","states":"#.utf8)
@@ -56,7 +60,13 @@ extension Handover.File {
                   let seq = item["seq"]?.int64Value.flatMap(Int.init(exactly:)),
                   case .bool(let awaiting)? = item["awaitingSnapshot"],
                   let unsent = item["unsent"]?.stringValue.flatMap({ Data(base64Encoded: $0) }) else { return nil }
-            streams.append(Handover.Stream(name: name, key: key, epoch: epoch, seq: seq, awaitingSnapshot: awaiting, unsent: unsent))
+            var unhandled: Data?
+            if let text = item["unhandled"] {
+                guard let decoded = text.stringValue.flatMap({ Data(base64Encoded: $0) }) else { return nil }
+                unhandled = decoded
+            }
+            streams.append(Handover.Stream(name: name, key: key, epoch: epoch, seq: seq, awaitingSnapshot: awaiting, unsent: unsent,
+                                           unhandled: unhandled))
         }
         states.reserveCapacity(stateItems.count)
         for item in stateItems {

@@ -14,7 +14,8 @@ package struct NavigationStateBox: Sendable {
 /// The stopping process stops reading, lets queued intents and saves finish, and takes every
 /// attached client's connection out of its event loop without closing it (`Connection.handOver`).
 /// It writes `handover.json` to the state directory: for each connection a name, its session
-/// key, its stream position (epoch, seq) and the bytes queued for it but not yet written; for
+/// key, its stream position (epoch, seq), the bytes queued for it but not yet written and those
+/// read from it but not yet handled (an unfinished frame, frames its uid's budget held back); for
 /// each session the state its clients hold. Then the descriptors go to the next process: to the
 /// service manager's descriptor store (`FDSTORE=1`, `FDNAME=ul-c-N`; systemd passes them to the
 /// next start in LISTEN_FDS with LISTEN_FDNAMES), or, for `SIGUSR2`, straight into a re-exec of
@@ -23,7 +24,8 @@ package struct NavigationStateBox: Sendable {
 /// The next process restores the sessions, adopts each connection (`ClientHandler.resumeAttached`)
 /// and continues its stream: the next frame the client reads is a patch in the same epoch with
 /// the next seq (or, if the session changed in between, one snapshot). The client never sees the
-/// connection drop, so it never reconnects. Bytes the client sent meanwhile wait in the socket.
+/// connection drop, so it never reconnects. What a client sent before the restart began is
+/// read and answered by the stopping process; what it sends after waits in the socket.
 package enum Handover {
     package static let fileName = "handover.json"
     /// The name of the listening socket the daemon made itself (a socket unit's keeps its own).
@@ -37,6 +39,8 @@ package enum Handover {
         var seq: Int
         var awaitingSnapshot: Bool
         var unsent: Data
+        /// Bytes read from the client and not yet handled (nil in files of older versions).
+        var unhandled: Data?
     }
 
     /// The state a session's clients hold, its list kept apart: sessions showing the same
@@ -96,12 +100,14 @@ package enum Handover {
 
     // MARK: the stopping process
 
-    /// Stops reading every connection, waits (up to 2 s) for what they sent to be handled and
-    /// for saves in flight, then takes each attached connection out of the loop. Connections
-    /// that never attached are closed (their clients simply connect again).
+    /// Reads what each connection's client sent so far, then stops reading every connection
+    /// (a save sent just before a restart is not left to wait for the next process), waits (up
+    /// to 2 s) for what they sent to be handled and for saves in flight, then takes each
+    /// attached connection out of the loop. Connections that never attached are closed (their
+    /// clients simply connect again).
     static func collect(sessions: [Session], handlers: [ClientHandler], logger: Logger) async -> Collected {
         let started = ContinuousClock.now
-        for handler in handlers { handler.connection.setReadingPaused(true, because: .handover) }
+        for handler in handlers { handler.connection.pauseReadingAfterDraining(because: .handover) }
         // Each pause is a job on its connection's loop: only once a job queued after them has
         // run on every loop is no more read, so that "idle" below means every intent read is
         // answered. Judged earlier, an intent read meanwhile lost its reply with the connection
@@ -134,12 +140,13 @@ package enum Handover {
         for (session, takenOver) in handedSessions {
             collected.savedStates.append((session, takenOver.saved))
             guard !takenOver.taken.isEmpty else { continue }
-            for (stream, handler, fd, unsent) in takenOver.taken {
+            for (stream, handler, connection) in takenOver.taken {
                 handed.insert(ObjectIdentifier(handler))
                 let name = connectionPrefix + String(collected.descriptors.count)
-                collected.descriptors.append((name, fd))
+                collected.descriptors.append((name, connection.fd))
                 collected.file.streams.append(Stream(name: name, key: session.key, epoch: stream.epoch, seq: stream.seq,
-                                                     awaitingSnapshot: stream.awaitingSnapshot, unsent: Data(unsent)))
+                                                     awaitingSnapshot: stream.awaitingSnapshot, unsent: Data(connection.unsent),
+                                                     unhandled: connection.unhandled.isEmpty ? nil : Data(connection.unhandled)))
             }
             collected.file.hold(takenOver.held, for: session.key)
         }
@@ -148,7 +155,7 @@ package enum Handover {
         return collected
     }
 
-    typealias Taken = (stream: Session.HandedStream, handler: ClientHandler, fd: Int32, unsent: [UInt8])
+    typealias Taken = (stream: Session.HandedStream, handler: ClientHandler, connection: Connection.HandedOver)
 
     /// What one session gave up: the state its clients hold, the state to save, its connections.
     struct TakenOver: Sendable {
@@ -169,8 +176,8 @@ package enum Handover {
             guard let handler = stream.client as? ClientHandler else { continue }
             let connection = handler.connection
             let handed = connection.loop.isLoopThread ? connection.handOverOnLoop() : await connection.handOver()
-            guard let (fd, unsent) = handed else { continue }
-            taken.append((stream, handler, fd, unsent))
+            guard let handed else { continue }
+            taken.append((stream, handler, handed))
         }
         return TakenOver(held: held, saved: session.savedState, taken: taken)
     }
@@ -280,7 +287,7 @@ package enum Handover {
                                    awaitingSnapshot: stream.awaitingSnapshot || held == nil)
             context.registry.attachFinished(stream.key)
             if !stream.unsent.isEmpty { connection.send([UInt8](stream.unsent), droppable: false) }
-            connection.start(delegate: handler, farewell: farewell) { [logger = context.logger] error in
+            connection.start(delegate: handler, farewell: farewell, replaying: [UInt8](stream.unhandled ?? Data())) { [logger = context.logger] error in
                 logger.error("Could not watch a connection handed over: \(error)")
             }
             adopted += 1

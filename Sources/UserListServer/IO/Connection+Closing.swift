@@ -10,15 +10,23 @@ extension Connection {
     /// the loop, marks the connection closed (nothing more is read or written here), stops
     /// watching the descriptor, tells the delegate `connectionClosed` (as a close would), and
     /// returns the descriptor, still open and out of the loop, with the bytes queued but not yet
-    /// written (the next process writes them first, so the stream stays whole). Nil when the
-    /// connection is closed or closing (those are closed as usual).
-    package func handOver() async -> (fd: Int32, unsent: [UInt8])? {
-        await withCheckedContinuation { (taken: CheckedContinuation<(fd: Int32, unsent: [UInt8])?, Never>) in
+    /// written and those read but not yet handled (the next process writes the first and reads
+    /// the second before anything else, so both streams stay whole). Nil when the connection is
+    /// closed or closing (those are closed as usual).
+    package func handOver() async -> HandedOver? {
+        await withCheckedContinuation { (taken: CheckedContinuation<HandedOver?, Never>) in
             loop.execute { [self] in taken.resume(returning: handOverOnLoop()) }
         }
     }
 
-    func handOverOnLoop() -> (fd: Int32, unsent: [UInt8])? {
+    /// A descriptor given away, and the bytes in flight either way.
+    package struct HandedOver: Sendable {
+        package let fd: Int32
+        package let unsent: [UInt8]
+        package let unhandled: [UInt8]
+    }
+
+    func handOverOnLoop() -> HandedOver? {
         let taken = outbound.withValue { out -> (LoopRegistration?, (any ConnectionDelegate)?, [UInt8])? in
             guard !out.closed, !out.closeWhenDrained else { return nil }
             out.closed = true
@@ -36,8 +44,9 @@ extension Connection {
         }
         guard let (registration, delegate, unsent) = taken else { return nil }
         if let registration { loop.deregister(registration) }  // at once: this is the loop thread
+        let unhandled = delegate?.takeUnhandledInput(self) ?? []
         delegate?.connectionClosed(self)
-        return (fd, unsent)
+        return HandedOver(fd: fd, unsent: unsent, unhandled: unhandled)
     }
 
     /// Closes once what is queued has been written, so the peer reads why (a fatal error, a

@@ -15,6 +15,13 @@ package protocol ConnectionDelegate: AnyObject, Sendable {
     func connectionDrained(_ connection: Connection)
     /// The connection is closed (peer gone, error, or `close()`); called exactly once.
     func connectionClosed(_ connection: Connection)
+    /// The connection is being handed to the daemon's next process: the bytes received and not
+    /// yet handled (frames held back, an unfinished frame), which the next process reads first.
+    func takeUnhandledInput(_ connection: Connection) -> [UInt8]
+}
+
+extension ConnectionDelegate {
+    package func takeUnhandledInput(_ connection: Connection) -> [UInt8] { [] }
 }
 
 /// A client socket that belongs to one event loop (`loop`): its reads, writes, interest changes
@@ -91,11 +98,12 @@ package final class Connection: EventLoopHandler, Sendable {
 
     /// Registers with the loop, on the loop; reads start flowing to `delegate`. `farewell` is the
     /// frame sent before closing a client that fell too far behind. A connection that cannot be
-    /// watched is closed (its delegate told) and `failed` hears why.
-    package func start(delegate: any ConnectionDelegate, farewell: [UInt8]? = nil,
+    /// watched is closed (its delegate told) and `failed` hears why. `input`: bytes a previous
+    /// process of the daemon read from this socket and did not handle, given to the delegate first.
+    package func start(delegate: any ConnectionDelegate, farewell: [UInt8]? = nil, replaying input: [UInt8] = [],
                        failed: @escaping @Sendable (SystemError) -> Void = { _ in }) {
         guard loop.isLoopThread else {
-            loop.execute { [self] in start(delegate: delegate, farewell: farewell, failed: failed) }
+            loop.execute { [self] in start(delegate: delegate, farewell: farewell, replaying: input, failed: failed) }
             return
         }
         UnixSocket.setNonBlocking(fd)
@@ -110,6 +118,8 @@ package final class Connection: EventLoopHandler, Sendable {
                     loop.setInterest(registration, write: out.wantsWrite, read: !out.readingPaused)
                 }
             }
+            // Before anything the socket holds: this job runs before the loop's next read.
+            if !input.isEmpty { input.withUnsafeBytes { delegate.connection(self, received: $0) } }
         } catch {
             outbound.withValue { $0.delegate = delegate }
             close()
@@ -172,6 +182,18 @@ package final class Connection: EventLoopHandler, Sendable {
             if paused { out.pauseReasons.insert(reason) } else { out.pauseReasons.remove(reason) }
             setInterest(&out, paused: !out.pauseReasons.isEmpty)
         }
+    }
+
+    /// Reads what the peer has sent so far, once (as a wake-up would), then stops reading for
+    /// `reason`. A restart uses it: what a client sent before it began is handled by this
+    /// process, not left waiting in the socket for the next one to start.
+    package func pauseReadingAfterDraining(because reason: PauseReasons) {
+        guard loop.isLoopThread else {
+            loop.execute { [self] in pauseReadingAfterDraining(because: reason) }
+            return
+        }
+        withUnsafeTemporaryAllocation(byteCount: 16 * 1024, alignment: 16) { readable(scratch: $0) }
+        setReadingPaused(true, because: reason)
     }
 
     // MARK: writing

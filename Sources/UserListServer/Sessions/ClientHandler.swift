@@ -151,6 +151,10 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
 
     /// Stops counting against the uid's limits at once (not when the inbox drains), and ends the
     /// ordered task after what it is doing.
+    package func takeUnhandledInput(_ connection: Connection) -> [UInt8] {
+        readPath.value.decoder.takeUnread()
+    }
+
     package func connectionClosed(_ connection: Connection) {
         context.registry.connectionClosed(uid: connection.peer.uid)
         if let delta = readPath.value.admission.partialBytesDelta(buffered: 0) {

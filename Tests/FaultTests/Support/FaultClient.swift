@@ -136,6 +136,21 @@ final class FaultClient: @unchecked Sendable {
         return id
     }
 
+    /// An intent's whole frame, not sent (a test sends it in pieces, or several at once).
+    func intentFrame(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil) -> (id: Int, bytes: [UInt8]) {
+        let id = nextID
+        nextID += 1
+        return (id, (try? encoder.encode(.intent(.init(id: id, screen: screen, action: action, args: args)))) ?? [])
+    }
+
+    /// Waits for the reply to intent `id`.
+    func reply(to id: Int, timeout: Double = generousDeadline) throws -> ServerMessage.Reply {
+        try next(where: "reply \(id)", timeout: timeout) { message -> ServerMessage.Reply? in
+            if case .reply(let reply) = message, reply.id == id { return reply }
+            return nil
+        }
+    }
+
     /// Sends an intent and waits for its reply.
     @discardableResult
     func intent(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil,

@@ -37,6 +37,9 @@ struct InboundDecoder {
 
     var bufferedByteCount: Int { frames.bufferedByteCount }
 
+    /// What was read and not yet decoded, as the stream had it (see `FrameDecoder.takeUnread`).
+    mutating func takeUnread() -> [UInt8] { frames.takeUnread() }
+
     /// Frees an unfinished frame's buffer (the connection closed).
     mutating func discard() { frames = FrameDecoder(maximumFrameSize: 1) }
 }
