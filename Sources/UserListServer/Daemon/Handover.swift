@@ -208,33 +208,6 @@ package enum Handover {
         return stored
     }
 
-    /// Replaces this process with a new image of the binary (same pid), the descriptors at 3, 4, …
-    /// as LISTEN_FDS with their names. Returns only if exec failed.
-    static func reexec(_ descriptors: [(name: String, fd: Int32)], logger: Logger) {
-        let count = Int32(descriptors.count)
-        // Out of the way first (above 3 + count), then down to 3…: no dup2 may overwrite a
-        // descriptor still to be moved.
-        var raised: [Int32] = []
-        for (_, fd) in descriptors {
-            raised.append(fcntl(fd, F_DUPFD_CLOEXEC, 3 + count + 64))
-            close(fd)
-        }
-        // The copy at 3… loses FD_CLOEXEC and survives the exec; the raised one keeps it, and
-        // the exec closes it (a close each would be a thousand more system calls, with every
-        // client waiting).
-        for (index, fd) in raised.enumerated() where fd >= 0 {
-            dup2(fd, 3 + Int32(index))
-        }
-        setenv("LISTEN_FDS", String(count), 1)
-        setenv("LISTEN_PID", String(getpid()), 1)
-        setenv("LISTEN_FDNAMES", descriptors.map(\.name).joined(separator: ":"), 1)
-        let arguments = CommandLine.arguments
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        execv("/proc/self/exe", &argv)
-        logger.error("Cannot re-execute /proc/self/exe: \(String(cString: strerror(errno))); clients will reconnect")
-        argv.forEach { free($0) }
-    }
-
     // MARK: the starting process
 
     /// Reads and removes `handover.json`.
