@@ -6,6 +6,18 @@ import Synchronization
 /// How a connection leaves its loop other than by a plain `close()`: handed to the next
 /// process of the daemon, or closed once what is queued has been read.
 extension Connection {
+    /// Reads what the peer has sent so far, once (as a wake-up would), then stops reading for
+    /// `reason`. A restart uses it: what a client sent before it began is handled by this
+    /// process, not left waiting in the socket for the next one to start.
+    package func pauseReadingAfterDraining(because reason: PauseReasons) {
+        guard loop.isLoopThread else {
+            loop.execute { [self] in pauseReadingAfterDraining(because: reason) }
+            return
+        }
+        withUnsafeTemporaryAllocation(byteCount: 16 * 1024, alignment: 16) { readable(scratch: $0) }
+        setReadingPaused(true, because: reason)
+    }
+
     /// Gives the descriptor away instead of closing it, for the next process of the daemon: on
     /// the loop, marks the connection closed (nothing more is read or written here), stops
     /// watching the descriptor, tells the delegate `connectionClosed` (as a close would), and

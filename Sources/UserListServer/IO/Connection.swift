@@ -184,18 +184,6 @@ package final class Connection: EventLoopHandler, Sendable {
         }
     }
 
-    /// Reads what the peer has sent so far, once (as a wake-up would), then stops reading for
-    /// `reason`. A restart uses it: what a client sent before it began is handled by this
-    /// process, not left waiting in the socket for the next one to start.
-    package func pauseReadingAfterDraining(because reason: PauseReasons) {
-        guard loop.isLoopThread else {
-            loop.execute { [self] in pauseReadingAfterDraining(because: reason) }
-            return
-        }
-        withUnsafeTemporaryAllocation(byteCount: 16 * 1024, alignment: 16) { readable(scratch: $0) }
-        setReadingPaused(true, because: reason)
-    }
-
     // MARK: writing
 
     /// Queues one whole frame (length prefix included) and writes what the socket takes now.
