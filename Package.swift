@@ -2,7 +2,7 @@
 // The target graph is the architecture: an import that breaks the dependency rule does not compile.
 //
 //   UserListDomain        <- nothing
-//   UserListData          <- Domain, ThreadLocks, CSQLite, CLibPQ
+//   UserListData          <- Domain, ThreadLocks, CSQLite, CLibPQ, CCurlLoader
 //   UserListPresentation  <- Domain
 //   UserListWire          <- nothing of ours (the wire protocol)
 //   UserListServer        <- Domain, Presentation, Wire, ThreadLocks, CSystemd
@@ -32,6 +32,8 @@ let package = Package(
 
         // Linux calls the Glibc module leaves out (epoll, eventfd, SO_PEERCRED).
         .target(name: "CLinuxIO"),
+        // The REST source's HTTP: libcurl loaded on first use, not linked (see its header).
+        .target(name: "CCurlLoader"),
         // userlistd only: catches the daemon's signals from before any thread starts (see its header).
         .target(name: "CDaemonSignals"),
 
@@ -40,7 +42,7 @@ let package = Package(
 
         // MARK: layers
         .target(name: "UserListDomain"),
-        .target(name: "UserListData", dependencies: ["UserListDomain", "ThreadLocks", "CSQLite", "CLibPQ"], exclude: ["DURABILITY.md", "REST.md"]),
+        .target(name: "UserListData", dependencies: ["UserListDomain", "ThreadLocks", "CSQLite", "CLibPQ", "CCurlLoader"], exclude: ["DURABILITY.md", "REST.md"]),
         .target(name: "UserListPresentation", dependencies: ["UserListDomain"]),
         // libm: the wire target uses rounding functions but imports neither Foundation nor Glibc.
         .target(name: "UserListWire", linkerSettings: [.linkedLibrary("m")]),

@@ -3,8 +3,8 @@
 set -euo pipefail
 need=()
 # postgresql, postgresql-contrib (pg_trgm), libpq-dev: the PostgreSQL store and its integration tests.
-# libcurl4-openssl-dev: the static Swift stdlib build (make release) links FoundationNetworking against it.
-for pkg in libsystemd-dev libsqlite3-dev libcurl4-openssl-dev pkg-config tmux python3 postgresql postgresql-contrib libpq-dev; do
+# libcurl4: the REST source (upstream=) loads libcurl.so.4 when it makes its first request.
+for pkg in libsystemd-dev libsqlite3-dev libcurl4 pkg-config tmux python3 postgresql postgresql-contrib libpq-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 command -v systemd-socket-activate >/dev/null 2>&1 || need+=(systemd)

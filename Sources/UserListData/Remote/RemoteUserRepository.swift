@@ -1,10 +1,8 @@
+import CCurlLoader
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import UserListDomain
 
-/// The users of a REST service (the shape is in REST.md), over URLSession.
+/// The users of a REST service (the shape is in REST.md), over libcurl (`CurlHTTP`).
 ///
 /// Every outcome is a Domain `UserError`: 404 → `.notFound`, 412 → `.conflict` carrying the
 /// stored user, 400/422 → `.validation`, 401/403 → `.forbidden`, 5xx, timeouts, refused
@@ -29,24 +27,14 @@ public final class RemoteUserRepository: UserRepository {
     }
 
     public let configuration: Configuration
-    private let session: URLSession
 
     public init(configuration: Configuration) {
         self.configuration = configuration
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        let timeout = Double(configuration.requestTimeout.components.seconds)
-            + Double(configuration.requestTimeout.components.attoseconds) / 1e18
-        sessionConfiguration.timeoutIntervalForRequest = timeout
-        sessionConfiguration.timeoutIntervalForResource = timeout
-        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        session = URLSession(configuration: sessionConfiguration)
     }
 
     public convenience init(baseURL: URL, requestTimeout: Duration = .seconds(5)) {
         self.init(configuration: Configuration(baseURL: baseURL, requestTimeout: requestTimeout))
     }
-
-    deinit { session.finishTasksAndInvalidate() }
 
     // MARK: UserRepository
 
@@ -154,46 +142,37 @@ public final class RemoteUserRepository: UserRepository {
     private func userURL(_ id: UUID) -> URL { usersURL.appendingPathComponent(id.uuidString) }
 
     private func send(_ method: String, _ url: URL, body: UserDTO? = nil, headers: [String: String] = [:]) async throws(UserError) -> Response {
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        for (name, value) in configuration.headers.merging(headers, uniquingKeysWith: { $1 }) {
-            request.setValue(value, forHTTPHeaderField: name)
-        }
+        var fields = ["Accept": "application/json"]
+        var bytes: Data?
         if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            do { request.httpBody = try JSONEncoder().encode(body) } catch {
+            fields["Content-Type"] = "application/json"
+            do { bytes = try JSONEncoder().encode(body) } catch {
                 throw .unavailable(reason: "cannot encode the user for \(method) \(url): \(error)")
             }
         }
-        do {
-            let (data, response) = try await session.data(for: request)
-            guard let http = response as? HTTPURLResponse else {
-                throw UserError.unavailable(reason: "\(method) \(url) did not get an HTTP response")
-            }
-            return Response(method: method, url: url, status: http.statusCode, body: data)
-        } catch let error as UserError {
-            throw error
-        } catch let error as URLError {
-            throw .unavailable(reason: Self.describe(error, method: method, url: url, timeout: configuration.requestTimeout))
-        } catch {
-            throw .unavailable(reason: "\(method) \(url) failed: \(error.localizedDescription)")
+        fields.merge(configuration.headers, uniquingKeysWith: { $1 })
+        fields.merge(headers, uniquingKeysWith: { $1 })
+        switch await CurlHTTP.perform(method, url, headers: fields, body: bytes, timeout: configuration.requestTimeout) {
+        case .success(let response):
+            return Response(method: method, url: url, status: response.status, body: response.body)
+        case .failure(let failure):
+            throw .unavailable(reason: Self.describe(failure, method: method, url: url, timeout: configuration.requestTimeout))
         }
     }
 
-    static func describe(_ error: URLError, method: String, url: URL, timeout: Duration) -> String {
+    static func describe(_ failure: CurlHTTP.Failure, method: String, url: URL, timeout: Duration) -> String {
         let host = url.host.map { h in url.port.map { "\(h):\($0)" } ?? h } ?? url.absoluteString
-        switch error.code {
-        case .timedOut:
+        switch failure.code {
+        case Int32(ULCURL_OPERATION_TIMEDOUT):
             return "the upstream at \(host) did not answer \(method) \(url.path) within \(timeout)"
-        case .cannotConnectToHost, .networkConnectionLost, .notConnectedToInternet:
+        case Int32(ULCURL_COULDNT_CONNECT):
             return "cannot reach the upstream at \(host) (connection refused or lost)"
-        case .cannotFindHost, .dnsLookupFailed:
+        case Int32(ULCURL_COULDNT_RESOLVE_HOST):
             return "cannot resolve the upstream host \(host)"
-        case .cancelled:
-            return "\(method) \(url) was cancelled"
+        case Int32(ULCURL_NOT_LOADED):
+            return "the REST source cannot make requests: \(failure.message)"
         default:
-            return "\(method) \(url) failed: \(error.localizedDescription) (URLError \(error.code.rawValue))"
+            return "\(method) \(url) failed: \(failure.message) (curl error \(failure.code))"
         }
     }
 
@@ -226,7 +205,7 @@ public final class RemoteUserRepository: UserRepository {
     /// The Domain error for a status that is not the success the caller expected.
     private func failure(_ response: Response, id: UUID?) -> UserError {
         let status = response.status
-        let statusText = "\(status) \(HTTPURLResponse.localizedString(forStatusCode: status))"
+        let statusText = "\(status) \(CurlHTTP.phrase(status))"
         switch status {
         case 404 where id != nil:
             return .notFound(id: id!)
