@@ -39,33 +39,18 @@ struct HandoverProcessTests {
         #expect(detail?["draft_name"]?.stringValue == "Typed After", "the screens and the draft came along: \(client.document)")
     }
 
-    @Test func sigusr2ReexecutesAndTheClientsStreamGoesOn() async throws {
-        try await offPool {
-            let directory = try TempDirectory("reexec")
-            defer { directory.remove() }
-            let daemon = ChildDaemon(directory: directory.path, sampleData: 20, extra: ["--log-level", "notice"])
-            defer { daemon.killHard() }
-            try daemon.start()
-            let (client, _) = try Self.attachedEditor(daemon.socketPath, key: "upgrader")
-            let epoch = client.epoch
-            let pid = daemon.pid
-
-            daemon.signal(SIGUSR2)
-            let deadline = Date().addingTimeInterval(30)
-            while !daemon.log.contains("Took over 1 client connection"), Date() < deadline, daemon.reap() == nil { usleep(10_000) }
-            #expect(daemon.log.contains("Took over 1 client connection"), "the new image adopted the connection: \(daemon.log)")
-            #expect(daemon.isRunning && daemon.pid == pid, "same process, new image")
-            try Self.expectUnnoticed(client, epoch: epoch)
-            // And again: the descriptors the first exec placed are handed on from where they are.
-            Self.upgrade(daemon, adopting: 1)
-            #expect(try client.intent("detail", "set_draft_name", ["name": "Twice"], timeout: 120).isOK)
-            #expect(client.outOfStep == 0 && client.epoch == epoch && !client.isClosed)
-            // New clients are served by the new image too.
-            let newcomer = try FaultClient(path: daemon.socketPath)
-            #expect(try newcomer.hello(key: "newcomer").resumed == false)
-            newcomer.disconnect()
-            client.disconnect()
-        }
+    /// A daemon of its own (notice level, so the adoption shows in its log) with one attached
+    /// editor; `body` gets both and the stream's epoch. Both end with the test.
+    static func withEditor(_ label: String, extra: [String] = [],
+                           _ body: (ChildDaemon, FaultClient, _ epoch: Int) throws -> Void) throws {
+        let directory = try TempDirectory(label)
+        defer { directory.remove() }
+        let daemon = ChildDaemon(directory: directory.path, sampleData: 20, extra: ["--log-level", "notice"] + extra)
+        defer { daemon.killHard() }
+        try daemon.start()
+        let (client, _) = try attachedEditor(daemon.socketPath, key: label)
+        defer { client.disconnect() }
+        try body(daemon, client, client.epoch)
     }
 
     /// Re-executes `daemon` and waits until the new image has adopted `count` connections.
@@ -78,29 +63,46 @@ struct HandoverProcessTests {
         #expect(daemon.log.components(separatedBy: line).count > before, "the new image adopted the connections: \(daemon.log)")
     }
 
+    /// Whether the client's detail screen came to show `draft` (waiting for the patches).
+    static func showsDraft(_ client: FaultClient, _ draft: String) -> Bool {
+        client.readUntil { $0.screens.last?.objectValue?["state"]?["draft_name"]?.stringValue == draft }
+    }
+
+    @Test func sigusr2ReexecutesAndTheClientsStreamGoesOn() async throws {
+        try await offPool {
+            try Self.withEditor("upgrader") { daemon, client, epoch in
+                let pid = daemon.pid
+                Self.upgrade(daemon, adopting: 1)
+                #expect(daemon.isRunning && daemon.pid == pid, "same process, new image")
+                try Self.expectUnnoticed(client, epoch: epoch)
+                // And again: the descriptors the first exec placed are handed on from where they are.
+                Self.upgrade(daemon, adopting: 1)
+                #expect(try client.intent("detail", "set_draft_name", ["name": "Twice"], timeout: 120).isOK)
+                #expect(client.outOfStep == 0 && client.epoch == epoch && !client.isClosed)
+                // New clients are served by the new image too.
+                let newcomer = try FaultClient(path: daemon.socketPath)
+                #expect(try newcomer.hello(key: "newcomer").resumed == false)
+                newcomer.disconnect()
+            }
+        }
+    }
+
     /// A frame the client was half-way through sending when the restart began is finished on
     /// the new image: the bytes the old one had read travel with the connection.
     @Test func aFrameCutByTheRestartIsFinishedAfterIt() async throws {
         try await offPool {
-            let directory = try TempDirectory("reexec-cut")
-            defer { directory.remove() }
-            let daemon = ChildDaemon(directory: directory.path, sampleData: 20, extra: ["--log-level", "notice"])
-            defer { daemon.killHard() }
-            try daemon.start()
-            let (client, _) = try Self.attachedEditor(daemon.socketPath, key: "cut")
-            let epoch = client.epoch
-            let (id, frame) = client.intentFrame("detail", "set_draft_name", ["name": "Half Sent"])
-            let cut = frame.count / 2
-            #expect(client.sendRaw(Array(frame[..<cut])))
+            try Self.withEditor("cut") { daemon, client, epoch in
+                let (id, frame) = client.intentFrame("detail", "set_draft_name", ["name": "Half Sent"])
+                let cut = frame.count / 2
+                #expect(client.sendRaw(Array(frame[..<cut])))
 
-            Self.upgrade(daemon, adopting: 1)
-            #expect(client.sendRaw(Array(frame[cut...])))
-            let reply = try client.reply(to: id, timeout: 120)
-            #expect(reply.isOK, "\(String(describing: reply.failure))")
-            #expect(client.readUntil { $0.screens.last?.objectValue?["state"]?["draft_name"]?.stringValue == "Half Sent" },
-                    "the intent finished after the restart took effect: \(client.document)")
-            try Self.expectUnnoticed(client, epoch: epoch)
-            client.disconnect()
+                Self.upgrade(daemon, adopting: 1)
+                #expect(client.sendRaw(Array(frame[cut...])))
+                let reply = try client.reply(to: id, timeout: 120)
+                #expect(reply.isOK, "\(String(describing: reply.failure))")
+                #expect(Self.showsDraft(client, "Half Sent"), "the intent finished after the restart took effect: \(client.document)")
+                try Self.expectUnnoticed(client, epoch: epoch)
+            }
         }
     }
 
@@ -108,34 +110,26 @@ struct HandoverProcessTests {
     /// answered, in order, by the new image.
     @Test func intentsHeldBackAtTheRestartAreAnsweredAfterIt() async throws {
         try await offPool {
-            let directory = try TempDirectory("reexec-held")
-            defer { directory.remove() }
-            let daemon = ChildDaemon(directory: directory.path, sampleData: 20,
-                                     extra: ["--log-level", "notice", "--intents-per-second-per-uid", "2"])
-            defer { daemon.killHard() }
-            try daemon.start()
-            let (client, _) = try Self.attachedEditor(daemon.socketPath, key: "held")
-            let epoch = client.epoch
-            var ids: [Int] = []
-            var burst: [UInt8] = []
-            for n in 1...8 {
-                let (id, frame) = client.intentFrame("detail", "set_draft_name", ["name": .string("Queued \(n)")])
-                ids.append(id)
-                burst += frame
-            }
-            #expect(client.sendRaw(burst))
-            // The first is answered: the burst was read, and most of it waits behind the share.
-            #expect(try client.reply(to: ids[0]).isOK)
+            try Self.withEditor("held", extra: ["--intents-per-second-per-uid", "2"]) { daemon, client, epoch in
+                var ids: [Int] = []
+                var burst: [UInt8] = []
+                for n in 1...8 {
+                    let (id, frame) = client.intentFrame("detail", "set_draft_name", ["name": .string("Queued \(n)")])
+                    ids.append(id)
+                    burst += frame
+                }
+                #expect(client.sendRaw(burst))
+                // The first is answered: the burst was read, and most of it waits behind the share.
+                #expect(try client.reply(to: ids[0]).isOK)
 
-            Self.upgrade(daemon, adopting: 1)
-            for id in ids.dropFirst() {
-                let reply = try client.reply(to: id, timeout: 120)
-                #expect(reply.isOK, "intent \(id): \(String(describing: reply.failure))")
+                Self.upgrade(daemon, adopting: 1)
+                for id in ids.dropFirst() {
+                    let reply = try client.reply(to: id, timeout: 120)
+                    #expect(reply.isOK, "intent \(id): \(String(describing: reply.failure))")
+                }
+                #expect(Self.showsDraft(client, "Queued 8"), "every intent applied, the last one last: \(client.document)")
+                try Self.expectUnnoticed(client, epoch: epoch)
             }
-            #expect(client.readUntil { $0.screens.last?.objectValue?["state"]?["draft_name"]?.stringValue == "Queued 8" },
-                    "every intent applied, the last one last: \(client.document)")
-            try Self.expectUnnoticed(client, epoch: epoch)
-            client.disconnect()
         }
     }
 
