@@ -6,7 +6,8 @@ extension SQLiteUserRepository {
     static let shutdownCheckpointAttempts = 5
 
     /// Ends a clean stop: on the writer, after any write queued before it, every page the WAL
-    /// holds is copied into the database file and the WAL is truncated to nothing.
+    /// holds is copied into the database file and the WAL is truncated to nothing. It is the
+    /// writer's last job: a write asked for after it fails (the store is closed).
     ///
     /// Why: without it a clean stop left megabytes of committed pages in `-wal` beside the file,
     /// so a copy of the database file alone (a backup, a move) missed the newest commits. Returns
@@ -16,7 +17,7 @@ extension SQLiteUserRepository {
     public func checkpointForShutdown() throws(UserError) -> Int {
         guard let writer else { return 0 }  // a read-only repository writes no WAL
         do {
-            return try writer.performAndWait { [checkpointer] connection throws(SQLiteError) -> Int in
+            return try writer.performLast { [checkpointer] connection throws(SQLiteError) -> Int in
                 // The background checkpointer's pass, if one runs, would make this one BUSY.
                 checkpointer?.finishPending()
                 var logged: Int32 = 0, copied: Int32 = 0

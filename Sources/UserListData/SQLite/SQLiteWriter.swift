@@ -1,3 +1,4 @@
+import CSQLite
 import Dispatch
 import Synchronization
 
@@ -8,10 +9,12 @@ import Synchronization
 /// busy timeout. Blocking a Swift-concurrency thread for that long would starve the daemon's
 /// sessions (the cooperative pool has one thread per core: two here).
 final class SQLiteWriter: @unchecked Sendable {
-    // Invariant that makes it Sendable: `connection` is touched only on `queue` (or in `init`,
-    // before `self` is shared).
+    // Invariant that makes it Sendable: `connection` and `closed` are touched only on `queue`
+    // (or in `init`, before `self` is shared).
     private let connection: SQLiteConnection
     private let queue: DispatchQueue
+    /// Set by `performLast`: a job queued after it fails (`SQLiteError.closed`) instead of writing.
+    private var closed = false
     /// Jobs queued and not started: a bulk write running on the queue goes on in its
     /// transaction while this is 0, and commits to let them in when it is not.
     private let queued = Atomic<Int>(0)
@@ -30,7 +33,7 @@ final class SQLiteWriter: @unchecked Sendable {
             queued.add(1, ordering: .relaxed)
             queue.async {
                 self.queued.subtract(1, ordering: .relaxed)
-                continuation.resume(returning: Result { () throws(SQLiteError) -> T in try body(self.connection) })
+                continuation.resume(returning: self.run(body))
             }
         }
         return try result.get()
@@ -42,8 +45,32 @@ final class SQLiteWriter: @unchecked Sendable {
         queued.add(1, ordering: .relaxed)  // the shutdown's checkpoint, too, lets an import's step commit
         let result: Result<T, SQLiteError> = queue.sync {
             queued.subtract(1, ordering: .relaxed)
-            return Result { () throws(SQLiteError) -> T in try body(connection) }
+            return run(body)
         }
         return try result.get()
+    }
+
+    /// Runs `body` as the writer's last job (a clean stop's checkpoint): every job after it
+    /// fails. A background step still going (the search index catching up, a slice of an
+    /// import, a late save) would otherwise write into the WAL the checkpoint just emptied; the
+    /// next open finishes the import and the catch-up from their marks.
+    func performLast<T>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        try performAndWait { connection throws(SQLiteError) -> T in
+            defer { closed = true }
+            return try body(connection)
+        }
+    }
+
+    /// On the queue.
+    private func run<T>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) -> Result<T, SQLiteError> {
+        guard !closed else { return .failure(.closed(path: connection.path)) }
+        return Result { () throws(SQLiteError) -> T in try body(connection) }
+    }
+}
+
+extension SQLiteError {
+    /// A write asked for after the store's last job (the daemon is stopping).
+    static func closed(path: String) -> SQLiteError {
+        SQLiteError(code: SQLITE_MISUSE, detail: "the store is closed: the daemon is stopping", path: path, operation: "writing")
     }
 }

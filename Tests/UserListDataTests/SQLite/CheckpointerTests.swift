@@ -42,6 +42,15 @@ import UserListDomain
 
         #expect(try store.checkpointForShutdown() == 0, "nothing left uncopied")
         #expect(walSize() == 0, "the WAL is empty")
+        // The store is closed: a write asked for later (a background step, a late save) fails
+        // rather than putting pages back into the emptied WAL.
+        do {
+            _ = try await store.update(User(id: users[1].id, name: "Too Late", email: users[1].email, version: 1))
+            Issue.record("a write after the shutdown checkpoint went through")
+        } catch {
+            #expect(error.message.contains("the store is closed"), "\(error.message)")
+        }
+        #expect(walSize() == 0, "the WAL is still empty")
 
         // A copy of the database file alone (a backup, a move) has the last commit in it.
         let copy = directory.file("copy.sqlite")
