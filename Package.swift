@@ -26,12 +26,11 @@ let package = Package(
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(
-            name: "CLibPQ", pkgConfig: "libpq",
-            providers: [.apt(["libpq-dev"])]),
 
         // Linux calls the Glibc module leaves out (epoll, eventfd, SO_PEERCRED).
         .target(name: "CLinuxIO"),
+        // The PostgreSQL store's libpq, loaded on its first connection rather than linked (see its header).
+        .target(name: "CLibPQ"),
         // The REST source's HTTP: libcurl loaded on first use, not linked (see its header).
         .target(name: "CCurlLoader"),
         // userlistd only: catches the daemon's signals from before any thread starts (see its header).

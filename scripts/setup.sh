@@ -2,9 +2,10 @@
 # Installs what a fresh Debian 12 machine with the Swift toolchain lacks to build and test userlistd.
 set -euo pipefail
 need=()
-# postgresql, postgresql-contrib (pg_trgm), libpq-dev: the PostgreSQL store and its integration tests.
+# postgresql, postgresql-contrib (pg_trgm): the PostgreSQL store's integration tests; libpq5: the
+# store's client library, loaded when a PostgreSQL database is configured.
 # libcurl4: the REST source (upstream=) loads libcurl.so.4 when it makes its first request.
-for pkg in libsystemd-dev libsqlite3-dev libcurl4 pkg-config tmux python3 postgresql postgresql-contrib libpq-dev; do
+for pkg in libsystemd-dev libsqlite3-dev libcurl4 pkg-config tmux python3 postgresql postgresql-contrib libpq5; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 command -v systemd-socket-activate >/dev/null 2>&1 || need+=(systemd)

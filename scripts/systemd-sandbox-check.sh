@@ -1,8 +1,8 @@
 #!/bin/sh
 # `systemctl restart userlistd` with clients attached, under a real systemd 252 as PID 1
 # (the systemd-sandbox tool, which needs root, and a rootfs built once with
-# `SANDBOX_EXTRA_PACKAGES=libcurl4,libpq5 sandbox.sh build`, ~60 s; the daemon links libpq for
-# the PostgreSQL store). Builds the release binaries,
+# `SANDBOX_EXTRA_PACKAGES=libcurl4,libpq5 sandbox.sh build`, ~60 s; the daemon loads libpq for
+# the PostgreSQL store and libcurl for the REST source when they are configured). Builds the release binaries,
 # installs them with the units into the sandbox, starts userlistd.socket, attaches clients and
 # restarts the service: scripts/systemd-sandbox/restart-check.py says whether any client noticed.
 # Exit 0: passed; 77: cannot run here (the reason is printed); anything else: failed.

@@ -42,7 +42,7 @@ final class PGConnection {
             withCStrings(values) { vals in PQconnectdbParams(keys, vals, 1) }
         }
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
-            let detail = connection.map { Self.message(PQerrorMessage($0)) } ?? "out of memory"
+            let detail = connection.map { Self.message(PQerrorMessage($0)) } ?? ulpq_load_error().map { String(cString: $0) } ?? "out of memory"
             if let connection { PQfinish(connection) }
             throw PGError(sqlState: nil, detail: detail, server: server, operation: "connecting")
         }
