@@ -15,6 +15,10 @@ extension Session {
 
     /// `decoded`: `message` as the connection's handler decoded it (once, at the edge).
     func handle(_ message: ClientMessage.Intent, decoded: Result<Intent, IntentError>, from client: any SessionClient) {
+        // After goodbye nothing new starts, and it gets no reply: its client was told the
+        // daemon is going away (its connection closes), and a save begun now could reach the
+        // store after the shutdown closed it. Saves begun before are finished first.
+        guard !isFinished else { return }
         activity.withLock { $0.lastActive = .now }
         let outcome: Outcome
         do throws(IntentError) {

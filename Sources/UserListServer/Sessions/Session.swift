@@ -232,6 +232,11 @@ package actor Session {
         body(self)
     }
 
+    /// Handed over or told goodbye: it starts nothing more (see `handle`).
+    var isFinished: Bool {
+        if case .finished = phase { true } else { false }
+    }
+
     /// Tells every client the daemon is going away.
     package func sayGoodbye(reason: String) {
         phase = .finished
