@@ -35,6 +35,8 @@ public final class SQLiteUserRepository: UserRepository {
         /// Tests: a merge slice's fixed size, and a pause after each slice (its number) commits.
         var mergeSliceRows: Int?
         var afterMergeSlice: (@Sendable (Int) async -> Void)?
+        /// Tests: a pause after an import's reply, before its rows are deleted.
+        var beforeClearingImport: (@Sendable () async -> Void)?
 
         public init(readOnly: Bool = false, synchronous: Synchronous = .full, busyTimeout: Duration = .seconds(5),
                     maxPageCount: Int? = nil) {

@@ -108,6 +108,7 @@ import UserListTestSupport
         #expect(try await store.fetchUser(id: held.late.id).name == "Late Imported")
         #expect(try await store.fetchPage(PageRequest(limit: 1)).totalCount == 4 + 40 + 1)
         #expect(try StagedImportMergeTests.changeKinds(store, after: 0).filter { $0 == "reloaded" }.count == 1, "one reload for the whole import")
+        await store.importRowsCleared()
         #expect(try Self.leftovers(held.path) == 0)
     }
 
