@@ -24,8 +24,9 @@ enum Help {
             OptionSpec(name: "quiet", value: nil, help: "no progress on stderr"),
         ], summary: "import users from a JSON file",
                     details: """
-                    FILE (or - for stdin) holds a JSON array of users, either in the wire shape
-                    {id, name, email, avatar_url, version} or in the REST shape with full_name.
+                    FILE (or - for stdin) holds a JSON array of users, or one user object per line
+                    (JSON Lines), either in the wire shape {id, name, email, avatar_url, version}
+                    or in the REST shape with full_name; a UTF-8 byte-order mark is skipped.
                     An entry without "id" is a new user; its id is derived from its email, so that
                     importing the same file again skips it instead of adding it twice.
                     All or nothing: the file is streamed (any size, constant memory) to the daemon,
@@ -40,7 +41,7 @@ enum Help {
                     Progress goes to stderr: a bar on a terminal, a line every few seconds
                     otherwise, JSON lines with --json, nothing with --quiet; it counts the users
                     the daemon has taken.
-                    Exits 66 when FILE is missing, 65 when it is not such an array or an entry is
+                    Exits 66 when FILE is missing, 65 when it is empty or not such a file, or an entry is
                     refused (an email another user has included), 130 on Ctrl-C.
                     """),
         CommandSpec(name: "export", positionals: [], options: [

@@ -206,6 +206,32 @@ struct BulkImportExportProcessTests {
         #expect(try Self.canonical(export: export.stdout) == Self.canonical(file: users))
     }
 
+    /// Files as other tools write them: JSON Lines (`jq -c '.[]'`), a UTF-8 byte-order mark,
+    /// a REST page; and an empty file is said to be empty.
+    @Test func jsonLinesAByteOrderMarkAndARESTPageImportAndAnEmptyFileIsSaid() throws {
+        let daemon = try RealDaemon(sampleData: 0)
+        defer { daemon.tearDown() }
+        let socket = ["--socket", daemon.socketPath, "import", "--quiet"]
+        let users = Self.users(2_500, seed: 8)
+        let lines = try users.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
+        let jsonl = daemon.directory + "/users.jsonl"
+        try Data(([0xEF, 0xBB, 0xBF] as [UInt8]) + Array((lines[..<2_000].joined(separator: "\n") + "\n").utf8)).write(to: URL(fileURLWithPath: jsonl))
+        let streamed = try Self.userctl(socket + [jsonl])
+        #expect(streamed.status == 0 && streamed.stdout == "imported 2000 users from \(jsonl)\n", "\(streamed)")
+
+        let page = daemon.directory + "/page.json"
+        try Data(("{\"users\": [" + lines[2_000...].joined(separator: ",") + "]}").utf8).write(to: URL(fileURLWithPath: page))
+        let paged = try Self.userctl(socket + [page])
+        #expect(paged.status == 0 && paged.stdout == "imported 500 users from \(page)\n", "\(paged)")
+        let export = try Self.userctl(["--socket", daemon.socketPath, "export", "--quiet"])
+        #expect(try Self.canonical(export: export.stdout) == Self.canonical(file: users))
+
+        let empty = daemon.directory + "/empty.json"
+        try Data().write(to: URL(fileURLWithPath: empty))
+        let refused = try Self.userctl(socket + [empty])
+        #expect(refused.status == 65 && refused.stderr == "userctl: \(empty) is empty; nothing was imported\n", "\(refused)")
+    }
+
     @Test func anInvalidEntryImportsNothingAndIsNamedByItsPlaceInTheFile() throws {
         let daemon = try RealDaemon(sampleData: 0)
         defer { daemon.tearDown() }

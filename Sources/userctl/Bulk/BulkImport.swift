@@ -28,13 +28,17 @@ enum BulkImport {
         if path != "-", !FileManager.default.fileExists(atPath: path) { throw CommandFailure(.noInput, "no such file: \(path)") }
         let reader: JSONArrayReader
         do { reader = try JSONArrayReader(path: path) } catch { throw CommandFailure(.noInput, describe(error)) }
-        // A REST page ({"users": [...]}) is small by nature: read it whole, one atomic intent.
         let first: UInt8?
         do { first = try reader.peekFirst() } catch { throw CommandFailure(.noInput, describe(error)) }
-        if first == UInt8(ascii: "{") {
-            let users = try ImportFile.read(path)
-            let result = try await context.client.send(screen: "session", action: "import_users", args: ["users": .array(users)])
-            report(read: users.count, written: result?["imported"]?.int64Value.map(Int.init) ?? users.count, path, context)
+        guard let first else { throw CommandFailure(.dataError, "\(path) is empty; nothing was imported") }
+        guard first == UInt8(ascii: "[") || first == UInt8(ascii: "{") else {
+            throw CommandFailure(.dataError, "\(path) must hold \(JSONArrayReader.shapes); nothing was imported")
+        }
+        // A REST page ({"users": [...]}) is small by nature: read it whole, one atomic intent.
+        // Any other object starts JSON Lines, streamed like an array's elements.
+        if first == UInt8(ascii: "{"), let page = try restPage(reader, path) {
+            let result = try await context.client.send(screen: "session", action: "import_users", args: ["users": .array(page)])
+            report(read: page.count, written: result?["imported"]?.int64Value.map(Int.init) ?? page.count, path, context)
             return
         }
 
@@ -122,6 +126,20 @@ enum BulkImport {
             for await result in stream { return try result.get() }
             throw ClientError(.closed, "the client was closed")
         }
+    }
+
+    /// The users of a file that is one REST page (`{"users": [...]}`), nil when its first
+    /// object is a user (JSON Lines); a syntax error is left for the streaming to name.
+    private static func restPage(_ reader: JSONArrayReader, _ path: String) throws(CommandFailure) -> [JSONValue]? {
+        let firstObject: ArraySlice<UInt8>?
+        do { firstObject = try reader.peekNext() } catch { return nil }
+        guard let firstObject, let value = try? JSONValue(parsing: firstObject), value["users"]?.arrayValue != nil else { return nil }
+        let next: ArraySlice<UInt8>??
+        do { _ = try reader.next(); next = try reader.next() } catch { next = nil }
+        guard next == .some(nil) else {
+            throw CommandFailure(.dataError, "\(path): a page of users ({\"users\": [...]}) must be the file's only value; nothing was imported")
+        }
+        return try ImportFile.normalize(Data(firstObject), source: path)
     }
 
     static func describe(_ error: JSONArrayReader.ReadError) -> String {

@@ -1,13 +1,16 @@
 import Foundation
 import Glibc
 
-/// Reads the elements of a top-level JSON array one at a time from a file (or stdin), in
-/// constant memory: the file is read in blocks and each element's bytes are cut out by
-/// tracking nesting and strings, so a 160 MB import never sits in memory whole. Each element
-/// is then parsed on its own (`JSONValue(parsing:)`), which finds every syntax error inside it.
+/// Reads the users of an import file one at a time from a file (or stdin), in constant memory:
+/// the file is read in blocks and each element's bytes are cut out by tracking nesting and
+/// strings, so a 160 MB import never sits in memory whole. Each element is then parsed on its
+/// own (`JSONValue(parsing:)`), which finds every syntax error inside it.
 ///
-/// What it does not check itself is left to the per-element parse: it only needs to know where
-/// an element ends (a `,` or `]` at depth 1, outside strings).
+/// Two shapes: a top-level JSON array (an element ends at a `,` or `]` at depth 1, outside
+/// strings), or objects one after another, as JSON Lines has them (`jq -c '.[]'`, log
+/// pipelines; an element ends at the `}` closing depth 1). A UTF-8 byte-order mark before
+/// either is skipped, as editors on other systems write one. What it does not check itself is
+/// left to the per-element parse.
 final class JSONArrayReader {
     enum ReadError: Error {
         case notAnArray(String)
@@ -22,6 +25,10 @@ final class JSONArrayReader {
     private var atEnd = false
     private var started = false
     private var finished = false
+    /// The input is objects one after another (JSON Lines), not an array.
+    private var objectPerLine = false
+    /// An element looked at ahead (`peekNext`), handed out by the next `next()`.
+    private var peeked: ArraySlice<UInt8>?
     private var dropped = 0
     /// Bytes consumed so far (for progress against the file size).
     var bytesRead: Int { dropped + position }
@@ -45,29 +52,48 @@ final class JSONArrayReader {
 
     deinit { if ownsFD { close(fd) } }
 
-    /// The first non-space byte of the input, without consuming it (nil for an empty input).
+    static let shapes = "a JSON array of users, or one user object per line (JSON Lines)"
+
+    /// The first byte of the input after a byte-order mark and spaces, without consuming it
+    /// (nil for an empty input).
     func peekFirst() throws(ReadError) -> UInt8? {
+        try skipByteOrderMark()
         try skipSpace()
         return try byte()
     }
 
-    /// The bytes of the next element, or nil after the closing `]`.
+    /// The next element without consuming it (the first object decides whether a file is a
+    /// REST page or JSON Lines).
+    func peekNext() throws(ReadError) -> ArraySlice<UInt8>? {
+        if peeked == nil { peeked = try next() }
+        return peeked
+    }
+
+    /// The bytes of the next element, or nil after the closing `]` (or the last object).
     func next() throws(ReadError) -> ArraySlice<UInt8>? {
+        if let element = peeked {
+            peeked = nil
+            return element
+        }
         if finished { return nil }
         if !started {
-            try skipSpace()
-            guard try byte() == UInt8(ascii: "[") else { throw .notAnArray("it must hold a JSON array of users") }
-            position += 1
-            started = true
-            try skipSpace()
-            if try byte() == UInt8(ascii: "]") {
+            switch try peekFirst() {
+            case UInt8(ascii: "["):
                 position += 1
-                finished = true
-                return nil
+                try skipSpace()
+                if try byte() == UInt8(ascii: "]") {
+                    position += 1
+                    finished = true
+                    return nil
+                }
+            case UInt8(ascii: "{"): objectPerLine = true
+            default: throw .notAnArray("it must hold \(Self.shapes)")
             }
+            started = true
         }
         try skipSpace()
         compact()
+        if objectPerLine { return try nextObject() }
         let start = position
         var depth = 0
         var inString = false
@@ -101,7 +127,45 @@ final class JSONArrayReader {
         }
     }
 
+    /// The next top-level object of a JSON Lines input, or nil at the end of the input.
+    private func nextObject() throws(ReadError) -> ArraySlice<UInt8>? {
+        guard let first = try byte() else {
+            finished = true
+            return nil
+        }
+        guard first == UInt8(ascii: "{") else {
+            throw .notAnArray("after an object, only another object may follow (one user per line)")
+        }
+        let start = position
+        var depth = 0
+        var inString = false
+        var escaped = false
+        while true {
+            if position == buffer.count {
+                guard try fill() else { throw .truncated("the file ends inside a user (is it complete?)") }
+            }
+            let c = buffer[position]
+            position += 1
+            if inString {
+                if escaped { escaped = false } else if c == UInt8(ascii: "\\") { escaped = true } else if c == UInt8(ascii: "\"") { inString = false }
+            } else if c == UInt8(ascii: "\"") {
+                inString = true
+            } else if c == UInt8(ascii: "{") || c == UInt8(ascii: "[") {
+                depth += 1
+            } else if c == UInt8(ascii: "}") || c == UInt8(ascii: "]") {
+                depth -= 1
+                if depth == 0 { return buffer[start..<position] }
+            }
+        }
+    }
+
     // MARK: buffer
+
+    private func skipByteOrderMark() throws(ReadError) {
+        guard !started, dropped == 0, position == 0 else { return }
+        while buffer.count < 3, try fill() {}
+        if buffer.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3 }
+    }
 
     private func byte() throws(ReadError) -> UInt8? {
         if position == buffer.count, !(try fill()) { return nil }
