@@ -370,7 +370,13 @@ enum ImportFile {
         let avatar = (object["avatar_url"] ?? object["avatarUrl"] ?? object["avatar"])?.stringValue
         var user: [String: JSONValue] = ["id": .string(id), "name": .string(name), "email": .string(email),
                                          "avatar_url": avatar.map(JSONValue.string) ?? .null]
-        if let version = object["version"]?.int64Value { user["version"] = .int(version) }
+        if let version = object["version"], version != .null {
+            // Dropping a version it cannot read would skip the conflict check the entry asks for.
+            guard let number = version.int64Value else {
+                throw CommandFailure(.dataError, "\(source): entry \(entry) has a \"version\" that is not a whole number (\(version))")
+            }
+            user["version"] = .int(number)
+        }
         return .object(user)
     }
 }

@@ -149,4 +149,15 @@ import UserListWire
         #expect(users[1]["avatar_url"]?.stringValue == "http://x/b.png")
         #expect(throws: CommandFailure.self) { try ImportFile.normalize(Data("{}".utf8), source: "t") }
     }
+
+    /// A version it cannot read is refused, not dropped: dropping it would skip the conflict
+    /// check the entry asks for.
+    @Test func anImportEntrysVersionMustBeAWholeNumber() throws {
+        let entry = { (version: String) in Data(#"[{"name":"Ann","email":"a@example.org","version":\#(version)}]"#.utf8) }
+        #expect(try ImportFile.normalize(entry("3"), source: "t")[0]["version"] == .int(3))
+        #expect(try ImportFile.normalize(entry("null"), source: "t")[0]["version"] == nil)
+        for unreadable in [#""3""#, "2.5", "true", "[3]"] {
+            #expect(throws: CommandFailure.self, "\(unreadable)") { try ImportFile.normalize(entry(unreadable), source: "t") }
+        }
+    }
 }
