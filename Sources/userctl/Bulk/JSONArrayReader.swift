@@ -95,36 +95,15 @@ final class JSONArrayReader {
         compact()
         if objectPerLine { return try nextObject() }
         let start = position
-        var depth = 0
-        var inString = false
-        var escaped = false
-        while true {
-            if position == buffer.count {
-                guard try fill() else { throw .truncated("the file ends inside the array (is it complete?)") }
-            }
-            let c = buffer[position]
-            if inString {
-                if escaped { escaped = false } else if c == UInt8(ascii: "\\") { escaped = true } else if c == UInt8(ascii: "\"") { inString = false }
-            } else {
-                switch c {
-                case UInt8(ascii: "\""): inString = true
-                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-                case UInt8(ascii: "}") where depth > 0, UInt8(ascii: "]") where depth > 0: depth -= 1
-                case UInt8(ascii: ","), UInt8(ascii: "]"):
-                    if depth == 0 {
-                        let element = buffer[start..<position]
-                        if c == UInt8(ascii: "]") { finished = true }
-                        position += 1
-                        if element.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
-                            throw .notAnArray("an empty element in the array (a stray comma?)")
-                        }
-                        return element
-                    }
-                default: break
-                }
-            }
-            position += 1
+        let end = try scan(truncated: "the file ends inside the array (is it complete?)") { byte, depth in
+            depth == 0 && (byte == UInt8(ascii: ",") || byte == UInt8(ascii: "]"))
         }
+        let element = buffer[start..<(position - 1)]
+        if end == UInt8(ascii: "]") { finished = true }
+        if element.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
+            throw .notAnArray("an empty element in the array (a stray comma?)")
+        }
+        return element
     }
 
     /// The next top-level object of a JSON Lines input, or nil at the end of the input.
@@ -137,24 +116,34 @@ final class JSONArrayReader {
             throw .notAnArray("after an object, only another object may follow (one user per line)")
         }
         let start = position
+        _ = try scan(truncated: "the file ends inside a user (is it complete?)") { byte, depth in
+            depth == 1 && (byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]"))
+        }
+        return buffer[start..<position]
+    }
+
+    /// Steps over the input from `position`, handing each bracket, brace and comma outside
+    /// strings, with the nesting depth before it, to `ends` until that says the element ends
+    /// there; returns that byte (`position` is past it). A closer at depth 0 stays where it is,
+    /// so a stray one is left inside its element for the per-element parse to refuse.
+    private func scan(truncated: String, ends: (_ byte: UInt8, _ depth: Int) -> Bool) throws(ReadError) -> UInt8 {
         var depth = 0
         var inString = false
         var escaped = false
         while true {
-            if position == buffer.count {
-                guard try fill() else { throw .truncated("the file ends inside a user (is it complete?)") }
-            }
+            if position == buffer.count, !(try fill()) { throw .truncated(truncated) }
             let c = buffer[position]
             position += 1
             if inString {
                 if escaped { escaped = false } else if c == UInt8(ascii: "\\") { escaped = true } else if c == UInt8(ascii: "\"") { inString = false }
-            } else if c == UInt8(ascii: "\"") {
-                inString = true
-            } else if c == UInt8(ascii: "{") || c == UInt8(ascii: "[") {
-                depth += 1
-            } else if c == UInt8(ascii: "}") || c == UInt8(ascii: "]") {
-                depth -= 1
-                if depth == 0 { return buffer[start..<position] }
+                continue
+            }
+            switch c {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: ","):
+                if ends(c, depth) { return c }
+                if c == UInt8(ascii: "{") || c == UInt8(ascii: "[") { depth += 1 } else if c != UInt8(ascii: ","), depth > 0 { depth -= 1 }
+            default: break
             }
         }
     }
