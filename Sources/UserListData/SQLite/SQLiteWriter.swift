@@ -1,18 +1,19 @@
 import CSQLite
-import Dispatch
 import Synchronization
+import ThreadLocks
 
-/// The store's one read-write connection and the serial queue that owns it.
+/// The store's one read-write connection and the thread that owns it.
 ///
-/// Writes run on a Dispatch queue rather than on the caller's thread because they block: on
+/// Writes run on a thread of their own rather than on the caller's because they block: on
 /// `fsync` (synchronous=FULL) and, while another process holds the write lock, for up to the
 /// busy timeout. Blocking a Swift-concurrency thread for that long would starve the daemon's
-/// sessions (the cooperative pool has one thread per core: two here).
+/// sessions (the cooperative pool has one thread per core: two here). One thread, not a serial
+/// Dispatch queue, so the connection's page cache stays in one malloc arena (`JobThread`).
 final class SQLiteWriter: @unchecked Sendable {
-    // Invariant that makes it Sendable: `connection` and `closed` are touched only on `queue`
+    // Invariant that makes it Sendable: `connection` and `closed` are touched only on `thread`
     // (or in `init`, before `self` is shared).
     private let connection: SQLiteConnection
-    private let queue: DispatchQueue
+    private let thread: JobThread
     /// Set by `performLast`: a job queued after it fails (`SQLiteError.closed`) instead of writing.
     private var closed = false
     /// Jobs queued and not started: a bulk write running on the queue goes on in its
@@ -22,16 +23,20 @@ final class SQLiteWriter: @unchecked Sendable {
     /// Whether another job waits for the queue (read from the job running on it).
     var othersWaiting: Bool { queued.load(ordering: .relaxed) > 0 }
 
-    init(connection: SQLiteConnection, label: String) {
+    /// `name`: the thread's, as `top -H` and perf show it (at most 15 bytes).
+    init(connection: SQLiteConnection, name: String) {
         self.connection = connection
-        self.queue = DispatchQueue(label: label)
+        self.thread = JobThread(name: name)
     }
 
-    /// Runs `body` on the writer queue and returns its result to the awaiting task.
+    /// The thread ends after the jobs queued before the writer was let go.
+    deinit { thread.finish() }
+
+    /// Runs `body` on the writer's thread and returns its result to the awaiting task.
     func perform<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(SQLiteError) -> T) async throws(SQLiteError) -> T {
         let result: Result<T, SQLiteError> = await withCheckedContinuation { continuation in
             queued.add(1, ordering: .relaxed)
-            queue.async {
+            thread.async {
                 self.queued.subtract(1, ordering: .relaxed)
                 continuation.resume(returning: self.run(body))
             }
@@ -39,11 +44,11 @@ final class SQLiteWriter: @unchecked Sendable {
         return try result.get()
     }
 
-    /// Runs `body` on the writer queue and waits for it: for set-up and for tools, never from
+    /// Runs `body` on the writer's thread and waits for it: for set-up and for tools, never from
     /// an async context on the hot path.
     func performAndWait<T>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
         queued.add(1, ordering: .relaxed)  // the shutdown's checkpoint, too, lets an import's step commit
-        let result: Result<T, SQLiteError> = queue.sync {
+        let result: Result<T, SQLiteError> = thread.sync {
             queued.subtract(1, ordering: .relaxed)
             return run(body)
         }
@@ -61,7 +66,7 @@ final class SQLiteWriter: @unchecked Sendable {
         }
     }
 
-    /// On the queue.
+    /// On the writer's thread.
     private func run<T>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) -> Result<T, SQLiteError> {
         guard !closed else { return .failure(.closed(path: connection.path)) }
         return Result { () throws(SQLiteError) -> T in try body(connection) }
