@@ -26,12 +26,14 @@ extension SQLiteUserRepository {
         importMerge.withLock { $0.running = true }
         let result: Result<SQLiteImportMerge.Outcome, UserError>
         var decided = false
+        await setWriterCache(kiB: Self.mergeCacheKiB)
         do throws(UserError) {
             result = try await mergeSlices(id)
             decided = true
         } catch {
             result = .failure(.unavailable(reason: error.message + " The import was accepted whole: the daemon finishes it when it next opens the store."))
         }
+        await setWriterCache(kiB: Self.normalCacheKiB)
         guardLifted()
         if decided { clearAfterReply(id) } else { await mergeTurns.leave() }
         let outcome = try result.get()
@@ -69,6 +71,14 @@ extension SQLiteUserRepository {
         }
         outcome.read = try read { connection throws(SQLiteError) -> Int in try SQLiteImportMerge.entries(of: id, connection) }
         return refusal.map { .failure($0) } ?? .success(outcome)
+    }
+
+    /// Sizes the writer's page cache (for the whole merge: saves between its slices keep the
+    /// pages it wants, and a slice does not read them again). A failure keeps the size it had.
+    private func setWriterCache(kiB: Int) async {
+        _ = try? await writer?.perform { connection throws(SQLiteError) in
+            try connection.execute("PRAGMA cache_size = -\(kiB)", SQLiteImportMerge.operation)
+        }
     }
 
     /// Deletes a decided import's rows (staged, sorted, its guard, the import itself) after the
