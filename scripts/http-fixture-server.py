@@ -16,6 +16,7 @@ lower-cased prefix of name or email), get, PUT with If-Match (412 + stored user 
 POST (201, 409 on a taken id), DELETE (204), 404 for unknown ids, 422 for an empty name.
 """
 import json
+import os
 import signal
 import sys
 import threading
@@ -140,6 +141,16 @@ def main():
         with open(sys.argv[1]) as f:
             for user in json.load(f):
                 USERS[user["id"].upper()] = user
+    # A test process that dies (a crash) cannot stop its fixture: the fixture stops itself
+    # once it has been handed to another parent, rather than serving on for nobody.
+    parent = os.getppid()
+
+    def follow_parent():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=follow_parent, daemon=True).start()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     print(server.server_address[1], flush=True)

@@ -98,7 +98,7 @@ public final class SQLiteUserRepository: UserRepository {
                 let checkpointer = SQLiteCheckpointer(path: path)
                 checkpointer.attach(to: connection)
                 self.checkpointer = checkpointer
-                writer = SQLiteWriter(connection: connection, name: "userlistd-store")
+                writer = SQLiteWriter(connection: connection, name: "userlistd-store", checkpointer: checkpointer)
             }
             let readConnection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: timeout)
             try readConnection.execute("PRAGMA cache_size = -\(Self.normalCacheKiB); PRAGMA temp_store = MEMORY", "configuring the reader")

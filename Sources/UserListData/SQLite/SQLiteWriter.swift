@@ -14,6 +14,9 @@ final class SQLiteWriter: @unchecked Sendable {
     // (or in `init`, before `self` is shared).
     private let connection: SQLiteConnection
     private let thread: JobThread
+    /// The connection's WAL hook points at it without retaining it: kept as long as the
+    /// connection, so a job still running after the repository let go cannot call a freed one.
+    private let checkpointer: SQLiteCheckpointer?
     /// Set by `performLast`: a job queued after it fails (`SQLiteError.closed`) instead of writing.
     private var closed = false
     /// Jobs queued and not started: a bulk write running on the queue goes on in its
@@ -24,9 +27,10 @@ final class SQLiteWriter: @unchecked Sendable {
     var othersWaiting: Bool { queued.load(ordering: .relaxed) > 0 }
 
     /// `name`: the thread's, as `top -H` and perf show it (at most 15 bytes).
-    init(connection: SQLiteConnection, name: String) {
+    init(connection: SQLiteConnection, name: String, checkpointer: SQLiteCheckpointer?) {
         self.connection = connection
         self.thread = JobThread(name: name)
+        self.checkpointer = checkpointer
     }
 
     /// The thread ends after the jobs queued before the writer was let go.

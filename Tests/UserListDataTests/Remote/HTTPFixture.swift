@@ -29,6 +29,10 @@ final class HTTPFixture {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script.path, seed]
         process.standardOutput = output
+        // Not the test process's own output: a server holding it open past a crashed test
+        // process kept `swift test` waiting for the end of that output forever.
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
         try process.run()
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
