@@ -110,47 +110,36 @@ public final class JobThread: @unchecked Sendable {
 
     /// A `sync` job: its closure, run on the thread, and the result handed to the waiting caller.
     private final class Done<T>: @unchecked Sendable {
-        // Invariant: `body` and `result` are read and written only while holding `mutex`. The
-        // closure is let go before the result is handed over: `sync` checks that it did not
-        // escape once the caller has the result.
-        private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        private let signal = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+        // Invariant: `body` is set before the job is queued (the queue's mutex orders it before
+        // the thread reads it); `result` is written on the thread before `sem_post` and read
+        // after `sem_wait`, which orders the two. The closure is let go before the post: `sync`
+        // checks that it did not escape once the caller has the result.
+        private let finished = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
         private var body: (() -> T)?
         private var result: T?
 
         init(_ body: @escaping () -> T) {
-            pthread_mutex_init(mutex, nil)
-            pthread_cond_init(signal, nil)
+            sem_init(finished, 0, 0)
             self.body = body
         }
 
         deinit {
-            pthread_cond_destroy(signal)
-            pthread_mutex_destroy(mutex)
-            signal.deallocate()
-            mutex.deallocate()
+            sem_destroy(finished)
+            finished.deallocate()
         }
 
         /// On the thread.
         func run() {
-            var value: T?
             do {
-                pthread_mutex_lock(mutex)
-                let body = self.body
+                let body = self.body!
                 self.body = nil
-                pthread_mutex_unlock(mutex)
-                value = body?()
+                result = body()
             }
-            pthread_mutex_lock(mutex)
-            result = value
-            pthread_cond_signal(signal)
-            pthread_mutex_unlock(mutex)
+            sem_post(finished)
         }
 
         func waitForResult() -> T {
-            pthread_mutex_lock(mutex)
-            defer { pthread_mutex_unlock(mutex) }
-            while result == nil { pthread_cond_wait(signal, mutex) }
+            while sem_wait(finished) != 0 {}  // EINTR
             return result!
         }
     }

@@ -320,18 +320,6 @@ enum Commands {
 
 /// Reads users to import: the wire shape, or the REST DTO shape (`full_name`, maybe `avatar`).
 enum ImportFile {
-    static func read(_ path: String) throws(CommandFailure) -> [JSONValue] {
-        let data: Data
-        if path == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            guard FileManager.default.fileExists(atPath: path) else { throw CommandFailure(.noInput, "no such file: \(path)") }
-            guard let contents = FileManager.default.contents(atPath: path) else { throw CommandFailure(.noInput, "cannot read \(path)") }
-            data = contents
-        }
-        return try normalize(data, source: path)
-    }
-
     static func normalize(_ data: Data, source: String) throws(CommandFailure) -> [JSONValue] {
         let value: JSONValue
         do {
@@ -339,6 +327,11 @@ enum ImportFile {
         } catch {
             throw CommandFailure(.dataError, "\(source) is not JSON: \(error)")
         }
+        return try normalize(value, source: source)
+    }
+
+    /// The users of an array, or of a REST page (`{"users": [...]}`), in the wire shape.
+    static func normalize(_ value: JSONValue, source: String) throws(CommandFailure) -> [JSONValue] {
         let items: [JSONValue]
         if let array = value.arrayValue {
             items = array
