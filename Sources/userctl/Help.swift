@@ -28,8 +28,10 @@ enum Help {
                     (JSON Lines), either in the wire shape {id, name, email, avatar_url, version}
                     or in the REST shape with full_name; a UTF-8 byte-order mark is skipped.
                     An entry without "id" is a new user; its id is derived from its email, so that
-                    importing the same file again skips it instead of adding it twice.
-                    All or nothing: the file is streamed (any size, constant memory) to the daemon,
+                    importing the same file again skips it instead of adding it twice. A user the
+                    file names twice is imported as its last entry has it (userctl says so).
+                    All or nothing: the file is streamed (any size; userctl keeps 16 bytes of each
+                    user's id, to count the users the file names) to the daemon,
                     which keeps it aside until the whole file is there, then applies every entry or,
                     if any is refused (invalid, an email another user has, or a "version" older than
                     the stored one), none; the error names the first bad entry by its place in the

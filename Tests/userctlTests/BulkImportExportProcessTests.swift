@@ -232,6 +232,42 @@ struct BulkImportExportProcessTests {
         #expect(refused.status == 65 && refused.stderr == "userctl: \(empty) is empty; nothing was imported\n", "\(refused)")
     }
 
+    /// A user a file names twice (by its id, or by an email that derives the same id) is
+    /// imported as its last entry has it, and is not called "already up to date"; a REST page
+    /// follows the same rule as a streamed file.
+    @Test func aUserNamedTwiceIsImportedAsItsLastEntryAndSaidSo() throws {
+        let daemon = try RealDaemon(sampleData: 0)
+        defer { daemon.tearDown() }
+        let socket = ["--socket", daemon.socketPath, "import", "--quiet"]
+        var users = Self.users(3, seed: 11)
+        var renamed = users[0]
+        renamed["full_name"] = "Renamed Later"
+        users.append(renamed)
+        users.append(["full_name": "No Id", "email": "no.id@example.com"])
+        users.append(["full_name": "No Id Again", "email": "NO.ID@example.com"])
+        let file = daemon.directory + "/twice.json"
+        try Self.write(users, to: file)
+        let run = try Self.userctl(socket + [file])
+        #expect(run.status == 0 && run.stdout == "imported 4 users from \(file) (2 entries repeat users named earlier in the file: each user's last entry counts)\n", "\(run)")
+        let again = try Self.userctl(socket + [file])
+        #expect(again.stdout == "imported 0 users from \(file) (4 already up to date; 2 entries repeat users named earlier in the file: each user's last entry counts)\n", "\(again)")
+        let export = try Self.userctl(["--socket", daemon.socketPath, "export", "--quiet"])
+        let stored = try #require(try JSONValue(parsing: export.stdout).arrayValue)
+        let names = Set(stored.compactMap { $0["name"]?.stringValue })
+        #expect(stored.count == 4 && names.contains("Renamed Later") && names.contains("No Id Again"), "\(names)")
+        #expect(stored.allSatisfy { $0["version"]?.int64Value == 1 }, "a user named twice is written once: \(stored)")
+
+        let page = daemon.directory + "/page.json"
+        let pageUsers: [[String: Any]] = [["full_name": "Paged", "email": "paged@example.com"],
+                                          ["full_name": "Paged Last", "email": "paged@example.com"]]
+        try JSONSerialization.data(withJSONObject: ["users": pageUsers]).write(to: URL(fileURLWithPath: page))
+        let paged = try Self.userctl(socket + [page])
+        #expect(paged.status == 0 && paged.stdout == "imported 1 user from \(page) (1 entry repeats a user named earlier in the file: each user's last entry counts)\n", "\(paged)")
+        let json = try Self.userctl(["--socket", daemon.socketPath, "--json", "import", "--quiet", page])
+        let summary = try JSONValue(parsing: json.stdout)
+        #expect(summary["imported"]?.int64Value == 0 && summary["read"]?.int64Value == 2 && summary["users"]?.int64Value == 1, "\(json)")
+    }
+
     @Test func anInvalidEntryImportsNothingAndIsNamedByItsPlaceInTheFile() throws {
         let daemon = try RealDaemon(sampleData: 0)
         defer { daemon.tearDown() }

@@ -34,12 +34,13 @@ enum BulkImport {
         guard first == UInt8(ascii: "[") || first == UInt8(ascii: "{") else {
             throw CommandFailure(.dataError, "\(path) must hold \(JSONArrayReader.shapes); nothing was imported")
         }
-        // A REST page ({"users": [...]}) is small by nature: read it whole, one atomic intent.
-        // Any other object starts JSON Lines, streamed like an array's elements.
+        // A REST page ({"users": [...]}) is read whole; any other object starts JSON Lines,
+        // streamed like an array's elements. Both are staged the same way (the same rules).
+        let entries: Staging.Entries
         if first == UInt8(ascii: "{"), let page = try restPage(reader, path) {
-            let result = try await context.client.send(screen: "session", action: "import_users", args: ["users": .array(page)])
-            report(read: page.count, written: result?["imported"]?.int64Value.map(Int.init) ?? page.count, path, context)
-            return
+            entries = .page(page[...], reader)
+        } else {
+            entries = .stream(reader)
         }
 
         Interruption.install()
@@ -54,7 +55,7 @@ enum BulkImport {
             throw CommandFailure(ExitCode.for(error), "the import could not begin: \(error.message); nothing was imported")
         }
         let progress = Progress(verb: "import", json: context.json, quiet: context.invocation.flags.contains("quiet"))
-        let staging = Staging(context: context, token: token, reader: reader, progress: progress)
+        let staging = Staging(context: context, token: token, entries: entries, progress: progress)
         do {
             try await staging.sendFile(path)
         } catch let failure as CommandFailure {
@@ -70,7 +71,7 @@ enum BulkImport {
         }
         Interruption.againMessage = "userctl: interrupted again; stopping now (the daemon has the whole file and finishes the import)"
         let summary = try await commit(context, token: token, entries: staging.entries, path)
-        report(read: summary.read, written: summary.written, path, context)
+        report(ImportReport(read: summary.read, users: staging.users.count, written: summary.written), path, context)
     }
 
     /// Sends `import_commit` and waits for the merge. Ctrl-C now only stops the waiting: the
@@ -105,11 +106,12 @@ enum BulkImport {
         message.hasSuffix(".") ? message + " Nothing was imported." : message + "; nothing was imported"
     }
 
-    private static func report(read: Int, written: Int, _ path: String, _ context: CommandContext) {
+    private static func report(_ outcome: ImportReport, _ path: String, _ context: CommandContext) {
         if context.json {
-            print(JSONValue.object(["imported": .int(Int64(written)), "read": .int(Int64(read))]).description)
+            print(JSONValue.object(["imported": .int(Int64(outcome.written)), "read": .int(Int64(outcome.read)),
+                                    "users": .int(Int64(outcome.users))]).description)
         } else {
-            print("imported \(Plural.users(written)) from \(path)" + (written == read ? "" : " (\(read - written) already up to date)"))
+            print(outcome.summary(of: path))
         }
     }
 

@@ -7,12 +7,14 @@ import UserListWire
 final class Staging {
     let context: CommandContext
     let token: String
-    let reader: JSONArrayReader
     let progress: Progress
+    private var source: Entries
     /// Entries read from the file (all of them, once `sendFile` returns without Ctrl-C).
     private(set) var entries = 0
     /// Entries the daemon has staged.
     private(set) var taken = 0
+    /// The users the entries read name (a user named twice counts once).
+    private(set) var users = DistinctUserIDs()
     private var inFlight: [Chunk] = []
 
     private struct Chunk {
@@ -23,11 +25,43 @@ final class Staging {
         let reply: Task<JSONValue?, any Error>
     }
 
-    init(context: CommandContext, token: String, reader: JSONArrayReader, progress: Progress) {
+    /// Where the entries come from: an array or JSON Lines streamed from the file, or the users
+    /// of a REST page (`{"users": [...]}`), read whole.
+    enum Entries {
+        case stream(JSONArrayReader)
+        case page(ArraySlice<JSONValue>, JSONArrayReader)
+    }
+
+    init(context: CommandContext, token: String, entries: Entries, progress: Progress) {
         self.context = context
         self.token = token
-        self.reader = reader
+        self.source = entries
         self.progress = progress
+    }
+
+    private var reader: JSONArrayReader {
+        switch source {
+        case .stream(let reader), .page(_, let reader): reader
+        }
+    }
+
+    /// The next entry of the file, or nil at its end.
+    private func nextEntry(_ path: String) throws(CommandFailure) -> JSONValue? {
+        switch source {
+        case .stream(let reader):
+            let element: ArraySlice<UInt8>?
+            do { element = try reader.next() } catch {
+                throw CommandFailure(.dataError, "\(path): \(BulkImport.describe(error)) (at entry \(entries + 1))")
+            }
+            guard let element else { return nil }
+            do { return try JSONValue(parsing: element) } catch {
+                throw CommandFailure(.dataError, "\(path): entry \(entries + 1) is not JSON: \(error)")
+            }
+        case .page(var users, let reader):
+            guard let user = users.popFirst() else { return nil }
+            source = .page(users, reader)
+            return user
+        }
     }
 
     /// Reads and stages the whole file, or stops at Ctrl-C; throws at the first bad entry, or
@@ -37,15 +71,7 @@ final class Staging {
         var batchBytes = 0
         var batchEnd = 0
         while !Interruption.requested {
-            let element: ArraySlice<UInt8>?
-            do { element = try reader.next() } catch {
-                throw CommandFailure(.dataError, "\(path): \(BulkImport.describe(error)) (at entry \(entries + 1))")
-            }
-            guard let element else { break }
-            let value: JSONValue
-            do { value = try JSONValue(parsing: element) } catch {
-                throw CommandFailure(.dataError, "\(path): entry \(entries + 1) is not JSON: \(error)")
-            }
+            guard let value = try nextEntry(path) else { break }
             let user = try ImportFile.normalizeOne(value, entry: entries + 1, source: path)
             let size = user.description.utf8.count + 1
             if !batch.isEmpty && (batch.count == BulkImport.chunkUsers || batchBytes + size > BulkImport.chunkBytes) {
@@ -53,6 +79,7 @@ final class Staging {
                 batchBytes = 0
             }
             entries += 1
+            users.insert(entry: user)
             batch.append(user)
             batchBytes += size
             batchEnd = reader.bytesRead
