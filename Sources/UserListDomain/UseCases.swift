@@ -122,7 +122,8 @@ public struct RemoveUserUseCase: Sendable {
 }
 
 /// Imports users (insert or replace by id) after validating every one, so a bad row stops the
-/// import before anything is written.
+/// import before anything is written. A user named twice is imported as its last entry has it,
+/// written once, as a staged import does (otherwise each entry would be a write and a version).
 public struct ImportUsersUseCase: Sendable {
     private let repository: any UserRepository
     public var author: ChangeAuthor?
@@ -147,7 +148,17 @@ public struct ImportUsersUseCase: Sendable {
             }
             valid.append(checked)
         }
+        valid = Self.lastEntryOfEachUser(valid)
         if let author { return try await repository.importUsers(valid, by: author.via(.import)) }
         return try await repository.importUsers(valid)
+    }
+
+    /// `users` without the entries a later entry of the same id replaces, in file order.
+    static func lastEntryOfEachUser(_ users: [User]) -> [User] {
+        var last: [UUID: Int] = [:]
+        last.reserveCapacity(users.count)
+        for (index, user) in users.enumerated() { last[user.id] = index }
+        guard last.count < users.count else { return users }
+        return users.enumerated().compactMap { index, user in last[user.id] == index ? user : nil }
     }
 }

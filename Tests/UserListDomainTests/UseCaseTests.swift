@@ -9,6 +9,7 @@ final class RecordingRepository: UserRepository, @unchecked Sendable {
     private let lock = NSLock()
     private var users: [UUID: User] = [:]
     private(set) var updates: [User] = []
+    private(set) var imports: [[User]] = []
 
     init(_ users: [User]) { for user in users { self.users[user.id] = user } }
 
@@ -38,6 +39,13 @@ final class RecordingRepository: UserRepository, @unchecked Sendable {
     }
     func remove(id: UUID) async throws(UserError) {
         _ = lock.withLock { users.removeValue(forKey: id) }
+    }
+    func importUsers(_ users: [User]) async throws(UserError) -> Int {
+        lock.withLock {
+            imports.append(users)
+            for user in users { self.users[user.id] = user }
+        }
+        return users.count
     }
 }
 
@@ -114,4 +122,24 @@ func implausibleEmailsAreRejected(email: String) async {
     _ = try await useCase.execute(limit: 1_000_000)
     #expect(spy.seen.map(\.search) == ["ad", nil, nil])
     #expect(spy.seen.last?.limit == FetchUserPageUseCase.maximumPageSize, "clamped to an export's largest page")
+}
+
+@Test func anImportNamingAUserTwiceWritesItOnceAsItsLastEntryHasIt() async throws {
+    let repository = RecordingRepository([])
+    let bob = User(id: UUID(), name: "Bob", email: "bob@example.com")
+    var adaLater = ada
+    adaLater.name = "Ada King"
+    let written = try await ImportUsersUseCase(repository: repository).execute([ada, bob, adaLater])
+    #expect(written == 2)
+    #expect(repository.imports == [[bob, adaLater]])
+}
+
+@Test func anInvalidEarlierEntryOfARepeatedUserStillRefusesTheImport() async {
+    let repository = RecordingRepository([])
+    var bad = ada
+    bad.email = "not an email"
+    await #expect(throws: UserError.self) {
+        _ = try await ImportUsersUseCase(repository: repository).execute([bad, ada])
+    }
+    #expect(repository.imports.isEmpty)
 }
