@@ -268,6 +268,26 @@ struct BulkImportExportProcessTests {
         #expect(summary["imported"]?.int64Value == 0 && summary["read"]?.int64Value == 2 && summary["users"]?.int64Value == 1, "\(json)")
     }
 
+    /// A second array after the first, and an entry too large for one frame, are refused
+    /// before anything is imported, with a data error rather than a closed connection.
+    @Test func textAfterTheArrayAndAnOversizedEntryImportNothing() throws {
+        let daemon = try RealDaemon(sampleData: 0)
+        defer { daemon.tearDown() }
+        let socket = ["--socket", daemon.socketPath, "import", "--quiet"]
+        let two = daemon.directory + "/two.json"
+        try Data(#"[{"name":"Ann","email":"ann@example.com"}][{"name":"Bob","email":"bob@example.com"}]"#.utf8).write(to: URL(fileURLWithPath: two))
+        let refused = try Self.userctl(socket + [two])
+        #expect(refused.status == 65 && refused.stderr.contains("only spaces may follow") && refused.stderr.contains("nothing was imported"), "\(refused)")
+
+        let huge = daemon.directory + "/huge.json"
+        let users: [[String: Any]] = [["full_name": "Fine", "email": "fine@example.com"],
+                                      ["full_name": String(repeating: "B", count: 2_000_000), "email": "b@example.com"]]
+        try Self.write(users, to: huge)
+        let tooLarge = try Self.userctl(socket + [huge])
+        #expect(tooLarge.status == 65 && tooLarge.stderr.contains("entry 2 is 1953 KiB of JSON") && tooLarge.stderr.contains("nothing was imported"), "\(tooLarge)")
+        #expect(try Self.storedCount(daemon.socketPath) == 0)
+    }
+
     @Test func anInvalidEntryImportsNothingAndIsNamedByItsPlaceInTheFile() throws {
         let daemon = try RealDaemon(sampleData: 0)
         defer { daemon.tearDown() }

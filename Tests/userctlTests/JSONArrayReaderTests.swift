@@ -46,6 +46,14 @@ import Testing
         #expect(throws: JSONArrayReader.ReadError.self) { try elements("{\"a\":1}\n[2]\n") }
     }
 
+    /// A second array or text after the closing `]` was dropped without a word.
+    @Test func onlySpacesMayFollowTheArray() throws {
+        #expect(try elements("[1,2]  \n\n") == ["1", "2"])
+        #expect(throws: JSONArrayReader.ReadError.self) { try elements("[1,2][3]") }
+        #expect(throws: JSONArrayReader.ReadError.self) { try elements("[1] trailing") }
+        #expect(throws: JSONArrayReader.ReadError.self) { try elements("[] []") }
+    }
+
     @Test func objectsOnePerLineAreTheElements() throws {
         let text = "{\"a\":\"}{\\\"\",\"b\":[1,{\"c\":2}]}\n\n{\"d\":\n 3}\r\n{}{\"e\":[]}  \n"
         #expect(try elements(text) == [#"{"a":"}{\"","b":[1,{"c":2}]}"#, "{\"d\":\n 3}", "{}", #"{"e":[]}"#])

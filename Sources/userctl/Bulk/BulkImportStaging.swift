@@ -74,6 +74,10 @@ final class Staging {
             guard let value = try nextEntry(path) else { break }
             let user = try ImportFile.normalizeOne(value, entry: entries + 1, source: path)
             let size = user.description.utf8.count + 1
+            guard size <= BulkImport.chunkBytes else {
+                // Sent, it would pass the daemon's frame limit and close the connection.
+                throw CommandFailure(.dataError, "\(path): entry \(entries + 1) is \(size / 1024) KiB of JSON; an entry may be at most \(BulkImport.chunkBytes / 1024) KiB (a name holds at most 200 characters)")
+            }
             if !batch.isEmpty && (batch.count == BulkImport.chunkUsers || batchBytes + size > BulkImport.chunkBytes) {
                 try await send(&batch, end: batchEnd, path)
                 batchBytes = 0

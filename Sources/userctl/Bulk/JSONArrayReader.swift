@@ -20,6 +20,8 @@ final class JSONArrayReader {
 
     private let fd: Int32
     private let ownsFD: Bool
+    /// The input as messages name it.
+    private let name: String
     private var buffer: [UInt8] = []
     private var position = 0
     private var atEnd = false
@@ -38,6 +40,7 @@ final class JSONArrayReader {
     static let blockSize = 1 << 20
 
     init(path: String) throws(ReadError) {
+        name = path == "-" ? "stdin" : path
         if path == "-" {
             fd = 0
             ownsFD = false
@@ -75,7 +78,10 @@ final class JSONArrayReader {
             peeked = nil
             return element
         }
-        if finished { return nil }
+        if finished {
+            try checkNothingAfterTheArray()
+            return nil
+        }
         if !started {
             switch try peekFirst() {
             case UInt8(ascii: "["):
@@ -84,6 +90,7 @@ final class JSONArrayReader {
                 if try byte() == UInt8(ascii: "]") {
                     position += 1
                     finished = true
+                    try checkNothingAfterTheArray()
                     return nil
                 }
             case UInt8(ascii: "{"): objectPerLine = true
@@ -104,6 +111,16 @@ final class JSONArrayReader {
             throw .notAnArray("an empty element in the array (a stray comma?)")
         }
         return element
+    }
+
+    /// Refuses anything but spaces after the array's closing `]`: a second array or stray text
+    /// would otherwise be dropped without a word.
+    private func checkNothingAfterTheArray() throws(ReadError) {
+        guard !objectPerLine else { return }
+        try skipSpace()
+        if try byte() != nil {
+            throw .notAnArray("after the array's closing ']' only spaces may follow (a second array, or text after it?)")
+        }
     }
 
     /// The next top-level object of a JSON Lines input, or nil at the end of the input.
@@ -184,7 +201,7 @@ final class JSONArrayReader {
             let n = block.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw .unreadable("cannot read the import: \(String(cString: strerror(errno)))")
+                throw .unreadable("cannot read \(name): \(String(cString: strerror(errno)))")
             }
             if n == 0 { atEnd = true; return false }
             buffer.append(contentsOf: block[0..<n])
