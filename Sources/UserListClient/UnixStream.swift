@@ -30,9 +30,15 @@ struct UnixStream: Sendable {
         guard result == 0 else {
             let code = errno
             Glibc.close(fd)
-            throw ClientError(.unreachable, "cannot connect to \(path): \(notASocket(path) ?? String(cString: strerror(code)))")
+            throw ClientError(.unreachable, "cannot connect to \(path): \(notASocket(path) ?? String(cString: strerror(code)) + nobodyListening(code))")
         }
         return UnixStream(fd: fd)
+    }
+
+    /// A hint when no daemon listens at the path (nothing there, or a socket left by one that
+    /// stopped), the usual reason: the daemon is not running.
+    static func nobodyListening(_ code: Int32) -> String {
+        code == ENOENT || code == ECONNREFUSED ? " (is userlistd running? systemctl start userlistd.socket)" : ""
     }
 
     /// "it is a regular file, not a socket" when something other than a socket is at `path`

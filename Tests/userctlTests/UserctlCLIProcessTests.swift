@@ -114,6 +114,11 @@ struct UserctlCLIProcessTests {
         #expect(notSocket.status == 69)
         #expect(notSocket.stderr == "userctl: cannot connect to \(file): it is a regular file, not a socket\n", "\(notSocket.stderr)")
         #expect(try String(contentsOfFile: file, encoding: .utf8) == "notes")
+
+        let nothing = daemon.directory + "/no-daemon.sock"
+        let unreachable = try Self.userctl(["--socket", nothing, "status"])
+        #expect(unreachable.status == 69)
+        #expect(unreachable.stderr == "userctl: cannot connect to \(nothing): No such file or directory (is userlistd running? systemctl start userlistd.socket)\n", "\(unreachable.stderr)")
     }
 
     /// A stored name with an escape sequence and a bidi override, through `list`, `show` and
