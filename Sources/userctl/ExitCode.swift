@@ -10,6 +10,7 @@ enum ExitCode: Int32 {
     case noInput = 66        // EX_NOINPUT: the import file is missing or unreadable
     case unavailable = 69    // EX_UNAVAILABLE: daemon not reachable, or its store is down
     case software = 70       // EX_SOFTWARE: internal error
+    case ioError = 74        // EX_IOERR: stdout refused the output (a full disk)
     case tempFailure = 75    // EX_TEMPFAIL: conflict (someone else saved first) or timeout; retry
     case permission = 77     // EX_NOPERM: read-only session or forbidden
     case interrupted = 130   // 128 + SIGINT: stopped by Ctrl-C; what was done is reported

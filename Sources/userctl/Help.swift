@@ -154,9 +154,11 @@ enum Help {
           66  no input (the import file is missing)
           69  unavailable (daemon not reachable, or its store is down)
           70  internal software error
+          74  output error (stdout refused a write: a full disk); what was written is incomplete
           75  temporary failure (conflict: someone saved first; timeout) - try again
           77  permission denied (read-only session, forbidden)
           130 interrupted (Ctrl-C during import, export or list --all; what was done is said)
+          141 the reader of stdout went away (as SIGPIPE would end it: userctl ... | head)
 
         Colour is used only when stdout is a terminal and NO_COLOR is unset. Control and bidi
         characters in names are shown as escapes (\\x1b, \\u202e); with --json as \\u001b, \\u202e.

@@ -288,6 +288,35 @@ struct BulkImportExportProcessTests {
         #expect(try Self.storedCount(daemon.socketPath) == 0)
     }
 
+    /// An export to a full disk fails loudly (EX_IOERR) instead of ending as if the file were
+    /// whole; a reader that goes away (`| head`) ends userctl quietly, as SIGPIPE would.
+    @Test func anExportToAFullDiskFailsAndAClosedPipeEndsQuietly() throws {
+        let daemon = try RealDaemon(sampleData: 3_000)
+        defer { daemon.tearDown() }
+        let products = try #require(RealDaemon.productsDirectory)
+        func export(to output: FileHandle, closing readEnd: FileHandle? = nil) throws -> (status: Int32, stderr: String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: products + "/userctl")
+            process.arguments = ["--socket", daemon.socketPath, "export", "--quiet"]
+            let err = Pipe()
+            process.standardOutput = output
+            process.standardError = err
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            try readEnd?.close()  // the reader goes away; the export is far larger than a pipe holds
+            let stderr = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: stderr, as: UTF8.self))
+        }
+        let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+        let onFullDisk = try export(to: full)
+        #expect(onFullDisk.status == 74 && onFullDisk.stderr == "userctl: cannot write the output: No space left on device; what was written is incomplete\n", "\(onFullDisk)")
+
+        let pipe = Pipe()
+        let closed = try export(to: pipe.fileHandleForWriting, closing: pipe.fileHandleForReading)
+        #expect(closed.status == 141 && closed.stderr.isEmpty, "\(closed)")
+    }
+
     @Test func anInvalidEntryImportsNothingAndIsNamedByItsPlaceInTheFile() throws {
         let daemon = try RealDaemon(sampleData: 0)
         defer { daemon.tearDown() }

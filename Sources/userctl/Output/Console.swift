@@ -61,9 +61,24 @@ enum Console {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 { if errno == EINTR { continue }; return }
+            if n < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                if fd == 1 { outputFailed(code) }
+                return
+            }
             offset += n
         }
+    }
+
+    /// stdout refused a write: nothing more this run prints can reach anyone, and an export
+    /// to a full disk must not look like a finished one. A reader that went away (`| head`)
+    /// ends userctl as SIGPIPE would have (userctl ignores it), quietly; any other failure
+    /// (a full disk, an I/O error) is said, with EX_IOERR.
+    private static func outputFailed(_ code: Int32) -> Never {
+        if code == EPIPE { exit(128 + SIGPIPE) }
+        write(2, render("userctl: cannot write the output: \(String(cString: strerror(code))); what was written is incomplete") + "\n")
+        exit(ExitCode.ioError.rawValue)
     }
 }
 
