@@ -37,6 +37,11 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
         let connection: SQLiteConnection
         var lastSeq: Int
         var lastDataVersion: Int
+        /// The observed repository holds the write lock, or has committed and not yet handed
+        /// the commit over (`committed`): the log may hold a row of its own that only the
+        /// writer may deliver, once its receipt has it (the write's session tells its own
+        /// changes by that receipt). The watcher reads nothing meanwhile.
+        var ownWriteOpen = false
     }
 
     private struct Observer {
@@ -92,7 +97,9 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
         repository.onCommit { [weak self] notice in self?.committed(notice) }
         // Its writes while it holds the lock are its own: the watcher need not look for them.
         repository.onWriteLock { [weak self] held in
-            self?.watcher.withLock { watcher in held ? watcher?.ownWriteBegan() : watcher?.ownWriteEnded() }
+            guard let self else { return }
+            reader.withLock { $0.ownWriteOpen = held }
+            watcher.withLock { watcher in held ? watcher?.ownWriteBegan() : watcher?.ownWriteEnded() }
         }
     }
 
@@ -152,18 +159,20 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
             return false
         }
         deliverTaken()
-        if mustReadLog { readLog() }
+        if mustReadLog { readLog(byWriter: true) }
     }
 
-    /// On the watcher's thread: reads the log if another connection committed.
-    private func checkForOtherCommits() {
+    /// On the watcher's thread (and from tests): reads the log if another connection committed.
+    func checkForOtherCommits() {
         let committed = reader.withLock { reader -> Bool in
+            // Left for a later check (the version is not taken): the writer reads what it must.
+            guard !reader.ownWriteOpen else { return false }
             guard let version = try? reader.connection.integer("PRAGMA data_version", "watching for changes"),
                   version != reader.lastDataVersion else { return false }
             reader.lastDataVersion = version
             return true
         }
-        if committed { readLog() }
+        if committed { readLog(byWriter: false) }
     }
 
     /// Queues a change for the handlers; under `reader`, in `seq` order.
@@ -175,13 +184,16 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
 
     /// Reads the log past what was read, a batch at a time: each batch is taken under `reader`
     /// and handed out after it, so a big backlog is never held in memory whole.
-    private func readLog() {
-        while reader.withLock({ readLogBatch(&$0) }) { deliverTaken() }
+    /// `byWriter`: the observed repository's writer, handing over its commit; anyone else stops
+    /// while an own write is open.
+    private func readLog(byWriter: Bool) {
+        while reader.withLock({ readLogBatch(&$0, byWriter: byWriter) }) { deliverTaken() }
         deliverTaken()
     }
 
     /// Takes one batch of log rows; returns whether there may be more.
-    private func readLogBatch(_ reader: inout Reader) -> Bool {
+    private func readLogBatch(_ reader: inout Reader, byWriter: Bool) -> Bool {
+        if reader.ownWriteOpen && !byWriter { return false }
         do {
             let hasObservers = observers.withLock { !$0.byID.isEmpty }
             guard hasObservers else {

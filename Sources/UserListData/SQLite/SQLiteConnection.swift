@@ -11,8 +11,11 @@ final class SQLiteConnection {
     private var statements: [String: SQLiteStatement] = [:]
     /// Told when a write transaction of this connection takes the write lock (true) and when it
     /// commits or rolls back (false): the store's own writes, which its change feed need not
-    /// look for in the file.
+    /// look for in the file. Inside `deferringWriteLockEnd` the end is told when that returns.
     var holdingWriteLock: ((Bool) -> Void)?
+    /// Open `deferringWriteLockEnd` calls, and whether a transaction ended inside them.
+    private var writeLockEndDeferrals = 0
+    private var writeLockEndPending = false
 
     enum Mode { case readWrite, readOnly }
 
@@ -102,8 +105,11 @@ final class SQLiteConnection {
     /// so two writers wait (busy timeout) instead of failing half-way with SQLITE_BUSY.
     func writeTransaction<T>(_ operation: String, _ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
         try execute("BEGIN IMMEDIATE", operation)
-        holdingWriteLock?(true)
-        defer { holdingWriteLock?(false) }
+        // A deferred end not told yet: still holding, as far as the listener knows.
+        if writeLockEndPending { writeLockEndPending = false } else { holdingWriteLock?(true) }
+        defer {
+            if writeLockEndDeferrals > 0 { writeLockEndPending = true } else { holdingWriteLock?(false) }
+        }
         do {
             let result = try body()
             try execute("COMMIT", operation)
@@ -112,6 +118,21 @@ final class SQLiteConnection {
             if sqlite3_get_autocommit(handle) == 0 { _ = sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
             throw error
         }
+    }
+
+    /// Runs `body`, telling the end of the write transactions it commits only once it returns:
+    /// the store hands a commit's change and `seq` to its writer's receipt and to its feed
+    /// first, so nothing reads the commit back from the log as someone else's in between.
+    func deferringWriteLockEnd<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        writeLockEndDeferrals += 1
+        defer {
+            writeLockEndDeferrals -= 1
+            if writeLockEndDeferrals == 0 && writeLockEndPending {
+                writeLockEndPending = false
+                holdingWriteLock?(false)
+            }
+        }
+        return try body()
     }
 
     /// Runs `body` in a read transaction so that several queries see one snapshot.

@@ -37,6 +37,9 @@ public final class SQLiteUserRepository: UserRepository {
         var afterMergeSlice: (@Sendable (Int) async -> Void)?
         /// Tests: a pause after an import's reply, before its rows are deleted.
         var beforeClearingImport: (@Sendable () async -> Void)?
+        /// Tests: a pause on the writer right after a write commits, before its receipt and
+        /// its feed hear of it.
+        var afterCommit: (@Sendable () -> Void)?
 
         public init(readOnly: Bool = false, synchronous: Synchronous = .full, busyTimeout: Duration = .seconds(5),
                     maxPageCount: Int? = nil) {
@@ -215,10 +218,16 @@ public final class SQLiteUserRepository: UserRepository {
         let receipt = CommitReceipt.current
         do {
             return try await writer.perform { connection throws(SQLiteError) -> T in
-                let value = try body(connection)
-                if let notice = committed(value) {
-                    if let receipt { Self.record(notice, on: receipt, connection) }
-                    self.notifyCommitted(notice)
+                // The feed's other path (the watcher reading the log) stays off until the
+                // receipt and the feed have the commit: it would deliver it as someone else's.
+                let value = try connection.deferringWriteLockEnd { () throws(SQLiteError) -> T in
+                    let value = try body(connection)
+                    self.options.afterCommit?()
+                    if let notice = committed(value) {
+                        if let receipt { Self.record(notice, on: receipt, connection) }
+                        self.notifyCommitted(notice)
+                    }
+                    return value
                 }
                 if self.writesSincePrune.add(1, ordering: .relaxed).newValue >= Self.pruneEvery {
                     self.writesSincePrune.store(0, ordering: .relaxed)
