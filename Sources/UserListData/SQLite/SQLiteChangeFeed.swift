@@ -15,7 +15,9 @@ import ThreadLocks
 ///   are found by `StoreWriteWatcher`: inotify sees the write, `PRAGMA data_version` confirms
 ///   the commit, and the feed reads the log rows after the last `seq` it delivered. A slow
 ///   safety-net check every `safetyInterval` covers filesystems without inotify. While the
-///   observed repository holds the write lock, the watcher stands aside (those writes are its own).
+///   observed repository holds the write lock, and until it has handed its commit over, the
+///   watcher stands aside and reads no log (those writes are its own, and only the writer knows
+///   whose receipt they go in).
 ///
 /// Either path takes the changes in `seq` order under one lock (`reader`); they are handed to
 /// the handlers after it, in that order (`OrderedHandOff`), so a change is never delivered twice

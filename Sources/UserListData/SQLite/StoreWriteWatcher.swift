@@ -14,8 +14,9 @@ import Synchronization
 /// cannot see: a file on a network filesystem, or a queue overflow.
 ///
 /// The store's own writes are not looked for: the feed hears those from the writer itself. While
-/// an own write transaction holds the write lock (`ownWriteBegan()` … `ownWriteEnded()`), every
-/// write to the file is its own, so the watcher stops reading inotify until it ends. It used to
+/// an own write transaction holds the write lock (`ownWriteBegan()` … `ownWriteEnded()`, told
+/// once the writer has handed its commit to the feed), every write to the file is its own, so
+/// the watcher stops reading inotify until it ends. It used to
 /// wake for each page the commit wrote (a dozen times per save, each time taking the CPU from
 /// the writer) and then check ten times more. A writer that committed before the lock was taken
 /// is seen by the own commit (its change-log row comes first, so the feed reads the log). One
