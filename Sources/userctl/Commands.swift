@@ -320,33 +320,6 @@ enum Commands {
 
 /// Reads users to import: the wire shape, or the REST DTO shape (`full_name`, maybe `avatar`).
 enum ImportFile {
-    static func normalize(_ data: Data, source: String) throws(CommandFailure) -> [JSONValue] {
-        let value: JSONValue
-        do {
-            value = try JSONValue(parsing: Array(data))
-        } catch {
-            throw CommandFailure(.dataError, "\(source) is not JSON: \(error)")
-        }
-        return try normalize(value, source: source)
-    }
-
-    /// The users of an array, or of a REST page (`{"users": [...]}`), in the wire shape.
-    static func normalize(_ value: JSONValue, source: String) throws(CommandFailure) -> [JSONValue] {
-        let items: [JSONValue]
-        if let array = value.arrayValue {
-            items = array
-        } else if let array = value["users"]?.arrayValue {
-            items = array  // {"users": [...]} as a REST page would have it
-        } else {
-            throw CommandFailure(.dataError, "\(source) must hold a JSON array of users")
-        }
-        var users: [JSONValue] = []
-        for (index, item) in items.enumerated() {
-            users.append(try normalizeOne(item, entry: index + 1, source: source))
-        }
-        return users
-    }
-
     /// One user of an import file in the wire shape; `entry` is its 1-based place in the file.
     static func normalizeOne(_ item: JSONValue, entry: Int, source: String) throws(CommandFailure) -> JSONValue {
         guard case .object(let object) = item else {

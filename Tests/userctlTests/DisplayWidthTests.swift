@@ -144,20 +144,26 @@ import UserListWire
         [{"id":"a","name":"Ann","email":"a@x","avatar_url":null,"version":2},
          {"id":"b","full_name":"Bob","email":"b@x","avatar_url":"http://x/b.png"}]
         """
-        let users = try ImportFile.normalize(Data(data.utf8), source: "t")
+        let users = try Self.normalized(Data(data.utf8))
         #expect(users.map { $0["name"]?.stringValue } == ["Ann", "Bob"])
         #expect(users[1]["avatar_url"]?.stringValue == "http://x/b.png")
-        #expect(throws: CommandFailure.self) { try ImportFile.normalize(Data("{}".utf8), source: "t") }
+        #expect(throws: CommandFailure.self) { try Self.normalized(Data("[{}]".utf8)) }
+    }
+
+    /// An array's entries as `userctl import` stages them, one by one.
+    private static func normalized(_ data: Data) throws -> [JSONValue] {
+        let entries = try #require(try JSONValue(parsing: Array(data)).arrayValue)
+        return try entries.enumerated().map { index, entry in try ImportFile.normalizeOne(entry, entry: index + 1, source: "t") }
     }
 
     /// A version it cannot read is refused, not dropped: dropping it would skip the conflict
     /// check the entry asks for.
     @Test func anImportEntrysVersionMustBeAWholeNumber() throws {
         let entry = { (version: String) in Data(#"[{"name":"Ann","email":"a@example.org","version":\#(version)}]"#.utf8) }
-        #expect(try ImportFile.normalize(entry("3"), source: "t")[0]["version"] == .int(3))
-        #expect(try ImportFile.normalize(entry("null"), source: "t")[0]["version"] == nil)
+        #expect(try Self.normalized(entry("3"))[0]["version"] == .int(3))
+        #expect(try Self.normalized(entry("null"))[0]["version"] == nil)
         for unreadable in [#""3""#, "2.5", "true", "[3]"] {
-            #expect(throws: CommandFailure.self, "\(unreadable)") { try ImportFile.normalize(entry(unreadable), source: "t") }
+            #expect(throws: CommandFailure.self, "\(unreadable)") { try Self.normalized(entry(unreadable)) }
         }
     }
 }

@@ -135,13 +135,13 @@ enum BulkImport {
     private static func restPage(_ reader: JSONArrayReader, _ path: String) throws(CommandFailure) -> [JSONValue]? {
         let firstObject: ArraySlice<UInt8>?
         do { firstObject = try reader.peekNext() } catch { return nil }
-        guard let firstObject, let page = try? JSONValue(parsing: firstObject), page["users"]?.arrayValue != nil else { return nil }
+        guard let firstObject, let page = try? JSONValue(parsing: firstObject), let users = page["users"]?.arrayValue else { return nil }
         let next: ArraySlice<UInt8>??
         do { _ = try reader.next(); next = try reader.next() } catch { next = nil }
         guard next == .some(nil) else {
             throw CommandFailure(.dataError, "\(path): a page of users ({\"users\": [...]}) must be the file's only value; nothing was imported")
         }
-        return try ImportFile.normalize(page, source: path)
+        return users  // each normalized as it is staged, as a streamed file's are
     }
 
     static func describe(_ error: JSONArrayReader.ReadError) -> String {
