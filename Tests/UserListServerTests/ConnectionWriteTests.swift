@@ -53,6 +53,26 @@ import UserListWire
         #expect(Self.read(peer, upTo: expected.count, blocking: true) == expected)
     }
 
+    /// Frames sent to an empty queue are written straight from the caller's array; the socket
+    /// takes part of them, and the rest (from inside a frame) is queued and written later.
+    @Test func framesWrittenStraightThatTheSocketTakesInPartGoOnFromTheQueue() async throws {
+        let (connection, peer, loop) = try Self.connection(sendBuffer: 4_096)
+        defer { close(peer); loop.stop() }
+        let frames = try Self.frames(count: 30)  // one call, under the soft limit, past the socket's buffer
+        let expected = frames.flatMap(\.bytes)
+        connection.send(frames.map { ($0, false) })
+        let handed = try #require(await connection.handOver())
+        defer { close(handed.fd) }
+        let written = Self.read(peer, upTo: Int.max, blocking: false)
+        #expect(!written.isEmpty && !handed.unsent.isEmpty, "the socket took some of it, not all")
+        #expect(written + handed.unsent == expected)
+
+        let (second, secondPeer, secondLoop) = try Self.connection(sendBuffer: 4_096)
+        defer { second.close(); close(secondPeer); secondLoop.stop() }
+        second.send(frames.map { ($0, false) })
+        #expect(Self.read(secondPeer, upTo: expected.count, blocking: true) == expected)
+    }
+
     @Test func aHandOverPassesOnExactlyTheBytesNotWritten() async throws {
         let (connection, peer, loop) = try Self.connection(sendBuffer: 4_096)
         defer { close(peer); loop.stop() }

@@ -75,7 +75,7 @@ package final class Connection: EventLoopHandler, Sendable {
     package let peer: PeerCredentials
     /// The loop that reads this connection (and runs its handler's ordered task).
     package let loop: EventLoop
-    private let limits: Limits
+    let limits: Limits
     let outbound: LoopBound<Outbound>
     /// Copies of what other threads ask about (status, sweeps, tests), published by the loop.
     let closedFlag = Atomic<Bool>(false)
@@ -128,7 +128,7 @@ package final class Connection: EventLoopHandler, Sendable {
     }
 
     /// The delegate while the connection is open.
-    private var delegate: (any ConnectionDelegate)? { outbound.withValue { $0.closed ? nil : $0.delegate } }
+    var delegate: (any ConnectionDelegate)? { outbound.withValue { $0.closed ? nil : $0.delegate } }
 
     /// Runs `job` on the loop thread that reads this connection (see `EventLoop.execute`).
     package func onLoop(_ job: @escaping @Sendable () -> Void) { loop.execute(job) }
@@ -182,141 +182,6 @@ package final class Connection: EventLoopHandler, Sendable {
             if paused { out.pauseReasons.insert(reason) } else { out.pauseReasons.remove(reason) }
             setInterest(&out, paused: !out.pauseReasons.isEmpty)
         }
-    }
-
-    // MARK: writing
-
-    /// Queues one whole frame (length prefix included) and writes what the socket takes now.
-    package func send(_ frame: [UInt8], droppable: Bool) {
-        send([(OutgoingFrame(frame), droppable)])
-    }
-
-    /// Queues frames in order and writes what the socket takes now, in one system call when it
-    /// can (a patch and the event after it). Only this connection's loop writes its socket: from
-    /// any other thread (a session on another loop, a sweep) the frames go to the loop as a job,
-    /// in order with everything else sent from there.
-    package func send(_ frames: [(frame: OutgoingFrame, droppable: Bool)]) {
-        guard loop.isLoopThread else {
-            loop.execute { [self] in send(frames) }
-            return
-        }
-        enum Then { case nothing, overflowed, close, farewell }
-        var then = Then.nothing
-        outbound.withValue { out in
-            defer { publish(out) }
-            guard !out.closed, !out.closeWhenDrained else { return }
-            let wasEmpty = out.frames.isEmpty
-            for (frame, droppable) in frames {
-                if out.overflowed && droppable {
-                    out.droppedFrames += 1
-                    continue
-                }
-                // An empty queue always takes the frame, however large: only a backlog is dropped.
-                if droppable && out.queuedBytes > 0 && out.queuedBytes + frame.count > limits.softLimit {
-                    dropDroppable(&out)
-                    out.overflowed = true
-                    out.droppedFrames += 1
-                    // Writability tells us when the socket drains, even if nothing is left queued.
-                    setInterest(&out, write: true)
-                    then = .overflowed
-                    continue
-                }
-                if out.queuedBytes + frame.count > limits.hardLimit {
-                    sayFarewell(&out)
-                    then = .farewell
-                    return
-                }
-                out.frames.append((frame, droppable))
-                out.queuedBytes += frame.count
-            }
-            if wasEmpty && !out.frames.isEmpty {
-                if !flushLocked(&out) {
-                    then = .close
-                } else if !out.frames.isEmpty {
-                    setInterest(&out, write: true)
-                }
-            }
-        }
-        switch then {
-        case .nothing: break
-        case .overflowed: delegate?.connectionOverflowed(self)
-        case .close: close()
-        case .farewell: closeAfterFlush()
-        }
-    }
-
-    /// The client fell past the hard limit: keep only a partly written frame (the stream must
-    /// stay whole) and the farewell; the caller closes once it is read or the grace time ends.
-    private func sayFarewell(_ out: inout Outbound) {
-        if out.headOffset > 0, let head = out.frames.first {
-            out.frames = [head]
-            out.queuedBytes = head.frame.count - out.headOffset
-        } else {
-            out.frames = []
-            out.queuedBytes = 0
-            out.headOffset = 0
-        }
-        if let farewell = out.farewell {
-            out.frames.append((OutgoingFrame(farewell), false))
-            out.queuedBytes += farewell.count
-        }
-    }
-
-    /// Drops queued droppable frames, keeping a frame already partly written.
-    private func dropDroppable(_ out: inout Outbound) {
-        var kept: [(frame: OutgoingFrame, droppable: Bool)] = []
-        for (index, frame) in out.frames.enumerated() {
-            if (index == 0 && out.headOffset > 0) || !frame.droppable {
-                kept.append(frame)
-            } else {
-                out.droppedFrames += 1
-            }
-        }
-        out.frames = kept
-        out.queuedBytes = kept.reduce(0) { $0 + $1.frame.count } - out.headOffset
-    }
-
-    /// Writes queued frames until the socket would block, up to 64 frames per `writev` (each in
-    /// up to three pieces, see `OutgoingFrame`), so a patch and the event after it cost one
-    /// system call. Returns false on a fatal write error.
-    @discardableResult
-    func flushLocked(_ out: inout Outbound) -> Bool {
-        while !out.frames.isEmpty {
-            let batch = min(out.frames.count, 64)
-            let written = withUnsafeTemporaryAllocation(of: iovec.self, capacity: 3 * batch) { vectors -> Int in
-                // The frames' storage stays alive: `out.frames` holds them for the whole call.
-                var used = 0
-                for index in 0..<batch {
-                    out.frames[index].frame.forEachPiece(skipping: index == 0 ? out.headOffset : 0) { base, count in
-                        vectors[used] = iovec(iov_base: UnsafeMutableRawPointer(mutating: base), iov_len: count)
-                        used += 1
-                    }
-                }
-                return writev(fd, vectors.baseAddress, Int32(used))
-            }
-            if written < 0 {
-                if errno == EAGAIN || errno == EWOULDBLOCK { return true }
-                if errno == EINTR { continue }
-                out.frames.removeAll()
-                out.queuedBytes = 0
-                return false
-            }
-            out.queuedBytes -= written
-            var remaining = written
-            while remaining > 0, let head = out.frames.first {
-                let left = head.frame.count - out.headOffset
-                if remaining >= left {
-                    remaining -= left
-                    out.frames.removeFirst()
-                    out.headOffset = 0
-                } else {
-                    out.headOffset += remaining
-                    remaining = 0
-                }
-            }
-            if written == 0 { return true }
-        }
-        return true
     }
 
     // MARK: EventLoopHandler
