@@ -207,6 +207,19 @@ public final class UserListViewModel {
         state = applying(change, to: state, markingStale: markingStale, sharing: outcomes)
     }
 
+    /// Takes the outcome another list in this very state recorded for the change, without
+    /// calling `onStateChange`: a host applying one change to many sessions sends each its patch
+    /// right after, and the callback would only tell it what it already knows. Returns the new
+    /// state, or nil when there is nothing to take (a load in flight, which must replay the
+    /// change; no outcome recorded yet; or one this list would trim): then `apply` it.
+    public func adoptSharedOutcome(markingStale: Bool, from outcomes: SharedListOutcomes) -> UserListState? {
+        guard loadTask == nil, let after = outcomes.outcome(from: current, markingStale: markingStale), !wouldTrim(after) else {
+            return nil
+        }
+        current = after
+        return after
+    }
+
     private func applying(_ change: UserChange, to state: UserListState, markingStale: Bool,
                           sharing outcomes: SharedListOutcomes?) -> UserListState {
         var updated = state

@@ -192,16 +192,18 @@ package final class SessionJournal: Sendable {
         guard let old, old.screens.count == new.screens.count else { return true }
         for (before, after) in zip(old.screens, new.screens) {
             switch (before, after) {
-            case (.list(let a), .list(let b)):
-                if a.search != b.search { return true }
-                if UserListWindow(of: a).differsByAPage(from: UserListWindow(of: b), pageSize: FetchUserPageUseCase.defaultPageSize) {
-                    return true
-                }
+            case (.list(let a), .list(let b)): if restoreChanged(fromList: a, toList: b) { return true }
             case (.detail(let a), .detail(let b)): if a != b { return true }
             default: return true
             }
         }
         return false
+    }
+
+    /// Whether a list moved to another search, or a page further or nearer.
+    static func restoreChanged(fromList a: UserListState, toList b: UserListState) -> Bool {
+        a.search != b.search
+            || UserListWindow(of: a).differsByAPage(from: UserListWindow(of: b), pageSize: FetchUserPageUseCase.defaultPageSize)
     }
 
     /// How far the list of `state` was read, for a restore to read as far again.

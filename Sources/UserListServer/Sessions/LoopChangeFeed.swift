@@ -80,16 +80,27 @@ final class LoopChangeFeed: Sendable {
         }
         guard !batch.isEmpty else { return }
         let memos = batch.map { _ in ChangeMemo(loop: loop) }
-        var gone: [ObjectIdentifier] = []
-        for (key, entry) in sessions.value {
-            guard let session = entry.session else {
-                gone.append(key)
-                continue
-            }
+        for session in liveSessions() {
             session.assumeIsolated { $0.apply(batch, memos: memos) }
         }
-        for key in gone { sessions.value[key] = nil }
         if let through = batch.last(where: { $0.seq != nil })?.seq { advance(through: through) }
+    }
+
+    /// The sessions still alive, forgetting the ones that ended. Read in place: copying each
+    /// weak reference out of the table costs a fan-out more than the load itself.
+    private func liveSessions() -> [Session] {
+        sessions.withValue { table in
+            var live: [Session] = []
+            live.reserveCapacity(table.count)
+            var gone: [ObjectIdentifier] = []
+            var index = table.startIndex
+            while index != table.endIndex {
+                if let session = table.values[index].session { live.append(session) } else { gone.append(table.keys[index]) }
+                table.formIndex(after: &index)
+            }
+            for key in gone { table[key] = nil }
+            return live
+        }
     }
 
     private func advance(through seq: Int) {

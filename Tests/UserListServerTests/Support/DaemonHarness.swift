@@ -15,7 +15,13 @@ final class DaemonHarness: @unchecked Sendable {
     let logger = Logger(sink: .memory, level: .debug)
     private var task: Task<Int32, Never>?
 
-    init(sampleUsers: Int = 120, seed: UInt64 = 7, configure: (inout DaemonConfig) -> Void = { _ in }) async throws {
+    /// Pages shared between sessions through `SharedPageRepository`, as userlistd's composition
+    /// root wires its SQLite store (so sessions showing the same page share its rows).
+    let sharingPages: Bool
+
+    init(sampleUsers: Int = 120, seed: UInt64 = 7, sharingPages: Bool = false,
+         configure: (inout DaemonConfig) -> Void = { _ in }) async throws {
+        self.sharingPages = sharingPages
         directory = NSTemporaryDirectory() + "userlistd-test-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/s.sock"
@@ -38,7 +44,14 @@ final class DaemonHarness: @unchecked Sendable {
         self.config = config
         let repository = try SQLiteUserRepository(path: databasePath)
         let feed = try SQLiteChangeFeed(observing: repository)  // as userlistd's composition root does
-        let store = Daemon.Store(repository: repository, feed: feed, description: "test", history: repository, close: { _ = feed })
+        let store: Daemon.Store
+        if sharingPages {
+            let pages = SharedPageRepository(base: repository)
+            store = Daemon.Store(repository: pages, feed: PageInvalidatingFeed(base: feed, pages: pages), description: "test",
+                                 history: repository, close: { _ = feed })
+        } else {
+            store = Daemon.Store(repository: repository, feed: feed, description: "test", history: repository, close: { _ = feed })
+        }
         let daemon = Daemon(config: config, logger: logger,
                             notifier: SystemdNotifier(environment: [:]), store: store, reloadConfig: { nil })
         self.daemon = daemon

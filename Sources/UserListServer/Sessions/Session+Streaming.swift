@@ -1,0 +1,157 @@
+import UserListDomain
+import UserListPresentation
+import UserListWire
+import ThreadLocks
+
+/// Streaming a session's state: its screens start, follow changes, and after each change
+/// every client in step gets one patch and the events that describe it.
+extension Session {
+    func startIfNeeded() {
+        guard case .waiting(let restoring) = phase else { return }
+        phase = .running
+        if let saved = restoring {
+            navigator = Navigator(restoring: saved.state, listWindow: saved.listWindow, useCases: useCases)
+        } else {
+            let load = navigator.list.onAppear()
+            loadingFirstPage = true
+            Task {
+                _ = await load.value
+                self.firstLoadFinished()
+            }
+        }
+        navigator.onStateChange = { [unowned self] in self.stateChanged() }
+        navigator.onEvent = { [unowned self] event in self.forward(event) }
+        changes.feed(for: loop).follow(self)
+        startPresence()
+        sent = navigator.state
+    }
+
+    /// Changes committed anywhere, as many as its loop queued since the last batch (called by
+    /// `LoopChangeFeed` on this session's loop): every screen follows them, then each client
+    /// gets one patch and the `changed` events together, in one write (an import's thousands of
+    /// changes become a few patches, not thousands). `memos`: one per delivery, shared with the
+    /// loop's other sessions.
+    func apply(_ batch: [ChangeBroadcaster.Delivery], memos: [ChangeMemo]) {
+        if batch.count == 1, followShared(batch[0], memo: memos[0]) { return }
+        applyingChange = true
+        for (delivery, memo) in zip(batch, memos) {
+            changedEventFrame = delivery.eventFrame
+            navigator.apply(delivery.change, madeHere: isOwnChange(delivery), sharing: memo.lists)
+        }
+        changedEventFrame = nil
+        applyingChange = false
+        flush(sharing: batch.count == 1 ? memos[0].patches : nil)
+    }
+
+    /// Coalesces the several changes one completion can make into one patch. An intent's own
+    /// changes are flushed by `handle` itself.
+    func stateChanged() {
+        guard !applyingChange, !handlingIntent, !flushScheduled else { return }
+        flushScheduled = true
+        Task { self.flushScheduledChanges() }
+    }
+
+    func flushScheduledChanges() {
+        flushScheduled = false
+        flush()
+    }
+
+    /// Diffs and sends one patch to every client that is in step, followed by the events that
+    /// describe the new state.
+    ///
+    /// `sharing`: the patches other sessions serialized for the change just applied; a session
+    /// that showed and now shows the same list as one of them sends the same bytes.
+    package func flush(sharing patches: SharedPatches? = nil) {
+        guard case .running = phase else { return }  // nothing started, or nothing more to send
+        let current = navigator.state
+        publishPresence(current, shown: !clients.isEmpty)
+        let previous = sent
+        var serializedOps: [UInt8] = []
+        if let previous {
+            if let shared = patches?.operations(from: previous, to: current) {
+                serializedOps = shared
+            } else {
+                serializedOps = StateDiff.serializedOps(from: previous, to: current)
+                patches?.record(from: previous, to: current, serializedOps)
+            }
+            serializedOps = appendingPresenceOps(to: serializedOps, from: previous, to: current)
+        }
+        sent = current
+        let events = pendingEvents
+        pendingEvents.removeAll()
+        let changed = !serializedOps.isEmpty
+        guard changed || !events.isEmpty else { return }
+        if changed {
+            if current.screens.count != previous?.screens.count {  // a following list's patch changes no count
+                activity.withLock { $0.screens = current.screens.count }
+            }
+            // Handed over, written off this path; a list merely following others' saves is not
+            // worth a hand-over (a restore reloads the rows anyway).
+            if let journal, SessionJournal.restoreChanged(from: previous, to: current) {
+                journal.record(key: key, id: id, state: current)
+            }
+        }
+        send(patch: serializedOps, events: events.map(OutgoingFrame.init))
+    }
+
+    /// Sends every client in step the patch of `serializedOps` (none when empty) with its next
+    /// sequence number, then `events`, in one write.
+    func send(patch serializedOps: [UInt8], events: [OutgoingFrame]) {
+        // Walked by index and changed in place: iterating a copy and storing each client back
+        // would copy the table for every session of a fan-out.
+        var index = clients.startIndex
+        while index != clients.endIndex {
+            defer { clients.formIndex(after: &index) }
+            var frames: [(frame: OutgoingFrame, droppable: Bool)] = []
+            frames.reserveCapacity(1 + events.count)
+            if !serializedOps.isEmpty && !clients.values[index].awaitingSnapshot {
+                clients.values[index].seq += 1
+                let attached = clients.values[index]
+                do {
+                    frames.append((try frameEncoder.patchFrame(epoch: attached.epoch, seq: attached.seq, serializedOperations: serializedOps), true))
+                } catch {
+                    // The client's state is now behind: tell it; its resync brings it back.
+                    reportUnsendable("patch", error, to: attached.client)
+                    clients.values[index].awaitingSnapshot = true
+                }
+            }
+            for frame in events { frames.append((frame, false)) }  // events are never dropped (§7)
+            if !frames.isEmpty { clients.values[index].client.sendFrames(frames) }
+        }
+    }
+
+    private func forward(_ event: NavigatorEvent) {
+        let message: ServerMessage.Event
+        switch event {
+        case .list(.userSelected(let id)):
+            message = .init(screen: "list", name: "user_selected", payload: ["id": .string(UUIDText.lowercase(id))])
+        case .detail(.didSave(let user)):
+            message = .init(screen: "detail", name: "did_save", payload: ["user": StateDocument.user(user)])
+        case .history(let event):
+            message = StateDocument.event(event)
+        case .changed(let change):
+            // Encoded once for all sessions by the broadcaster, when the change came from it.
+            if let frame = changedEventFrame {
+                pendingEvents.append(frame)
+                stateChanged()
+                return
+            }
+            guard let changed = ChangeBroadcaster.event(for: change) else { return }  // a resync: the patch says it all
+            message = changed
+        }
+        // Sent with the next patch, after it: the event describes the state the patch brings.
+        do {
+            pendingEvents.append(try frameEncoder.encode(ServerMessage.event(message)))
+        } catch {
+            for attached in clients.values { reportUnsendable("event \(message.name)", error, to: attached.client) }
+        }
+        stateChanged()
+    }
+
+    /// A frame that could not be encoded (over the 16 MiB limit): logged, and the client told
+    /// with an `internal` error rather than left waiting for something that never comes.
+    private func reportUnsendable(_ what: String, _ error: any Error, to client: any SessionClient) {
+        logger.error("A \(what) frame could not be encoded: \(error)", ["USERLISTD_SESSION": id])
+        client.send(.error(.init(code: .internal, message: "The daemon could not send a \(what) (it is over the frame size limit); resync to get the current state.")), droppable: false)
+    }
+}
