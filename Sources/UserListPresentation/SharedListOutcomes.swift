@@ -17,6 +17,14 @@ public final class SharedListOutcomes {
         let before: UserListState
         let markingStale: Bool
         let after: UserListState
+        let trim: Trim?
+    }
+
+    /// A list cut back to its loaded rows (`UserListViewModel`'s trim) also moved its cursor:
+    /// a list with the same row capacity reaches the same outcome, and takes the cursor too.
+    struct Trim {
+        let capacity: Int
+        let next: PageCursor
     }
 
     /// A handful of distinct windows at most; past that, lists compute their own.
@@ -27,13 +35,13 @@ public final class SharedListOutcomes {
 
     /// The state a list in `state` reaches by this change, if another list in the same state
     /// recorded it.
-    func outcome(from state: UserListState, markingStale: Bool) -> UserListState? {
-        entries.first { $0.markingStale == markingStale && Self.isSameValue($0.before, state) }?.after
+    func outcome(from state: UserListState, markingStale: Bool) -> (after: UserListState, trim: Trim?)? {
+        entries.first { $0.markingStale == markingStale && Self.isSameValue($0.before, state) }.map { ($0.after, $0.trim) }
     }
 
-    func record(from before: UserListState, markingStale: Bool, to after: UserListState) {
+    func record(from before: UserListState, markingStale: Bool, to after: UserListState, trim: Trim? = nil) {
         guard entries.count < Self.capacity else { return }
-        entries.append(Entry(before: before, markingStale: markingStale, after: after))
+        entries.append(Entry(before: before, markingStale: markingStale, after: after, trim: trim))
     }
 
     /// Whether two states are the same value, cheaply: the rows by storage identity (shared

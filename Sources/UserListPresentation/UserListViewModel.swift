@@ -195,12 +195,7 @@ public final class UserListViewModel {
             changesDuringLoad?.append(change)
             if (changesDuringLoad?.count ?? 0) > Self.replayLimit { changesDuringLoad = nil }
         }
-        if let outcomes, let after = outcomes.outcome(from: state, markingStale: markingStale), !wouldTrim(after) {
-            // Told apart by storage, not by comparing every row (most of a fan-out's cost per
-            // list once): a recorded outcome in the same storage is the same value, and one in
-            // other storage is at worst announced as a change that the host's diff finds empty.
-            let changed = !SharedListOutcomes.isSameValue(after, current)
-            current = after
+        if let outcomes, let changed = takeSharedOutcome(from: outcomes, markingStale: markingStale) {
             if changed { onStateChange?() }
             return
         }
@@ -211,23 +206,41 @@ public final class UserListViewModel {
     /// calling `onStateChange`: a host applying one change to many sessions sends each its patch
     /// right after, and the callback would only tell it what it already knows. Returns the new
     /// state, or nil when there is nothing to take (a load in flight, which must replay the
-    /// change; no outcome recorded yet; or one this list would trim): then `apply` it.
+    /// change; no outcome recorded yet; or one this list would not reach): then `apply` it.
     public func adoptSharedOutcome(markingStale: Bool, from outcomes: SharedListOutcomes) -> UserListState? {
-        guard loadTask == nil, let after = outcomes.outcome(from: current, markingStale: markingStale), !wouldTrim(after) else {
+        guard loadTask == nil, takeSharedOutcome(from: outcomes, markingStale: markingStale) != nil else { return nil }
+        return current
+    }
+
+    /// Takes the recorded outcome for this state if it is exactly what this list would compute:
+    /// an untrimmed one that this list would not trim, or one trimmed at this list's capacity
+    /// (then its cursor too). Returns whether the state changed, and nil when nothing was taken.
+    private func takeSharedOutcome(from outcomes: SharedListOutcomes, markingStale: Bool) -> Bool? {
+        guard let (after, trim) = outcomes.outcome(from: current, markingStale: markingStale) else { return nil }
+        if let trim {
+            guard trim.capacity == rowCapacity else { return nil }
+            next = trim.next
+        } else if wouldTrim(after) {
             return nil
         }
+        // Told apart by storage, not by comparing every row (most of a fan-out's cost per
+        // list once): a recorded outcome in the same storage is the same value, and one in
+        // other storage is at worst announced as a change that the host's diff finds empty.
+        let changed = !SharedListOutcomes.isSameValue(after, current)
         current = after
-        return after
+        return changed
     }
 
     private func applying(_ change: UserChange, to state: UserListState, markingStale: Bool,
                           sharing outcomes: SharedListOutcomes?) -> UserListState {
         var updated = state
         Self.apply(change, to: &updated)
+        let capacity = rowCapacity
         let trimmed = trimToLoadedRows(&updated)
         if markingStale { updated.isStale = true }
-        // A trim also moved this list's cursor: not an outcome another list may simply take.
-        if !trimmed { outcomes?.record(from: state, markingStale: markingStale, to: updated) }
+        // A trim also moved this list's cursor: another list takes both, at the same capacity.
+        let trim = trimmed ? next.map { SharedListOutcomes.Trim(capacity: capacity, next: $0) } : nil
+        outcomes?.record(from: state, markingStale: markingStale, to: updated, trim: trim)
         return updated
     }
 

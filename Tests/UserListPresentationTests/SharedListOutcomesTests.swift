@@ -25,6 +25,7 @@ import ThreadLocks
         func update(_ user: User) async throws(UserError) -> User { try await inner.update(user) }
         func add(_ user: NewUser) async throws(UserError) -> User { try await inner.add(user) }
         func remove(id: UUID) async throws(UserError) { try await inner.remove(id: id) }
+        func cursor(after user: User, totalCount: Int?) -> PageCursor? { inner.cursor(after: user, totalCount: totalCount) }
     }
 
     private func loadedList(_ repository: any UserRepository, search: String? = nil) async -> UserListViewModel {
@@ -70,6 +71,38 @@ import ThreadLocks
         control.apply(.removed(id: ada.id))
         #expect(second.state == control.state)
         #expect(Self.sharesRows(first, second))
+    }
+
+    /// An add that grows the list past its page is cut back to the page, which also moves the
+    /// list's cursor: a list in the same state at the same capacity takes both.
+    @Test func aTrimmedOutcomeIsSharedWithItsCursor() async {
+        let store = FakeUserRepository([ada, bob, cleo, dora])
+        store.setMakesCursors(true)
+        let repository = PageSharingRepository(store)
+        func loadedPage(_ repository: any UserRepository) async -> UserListViewModel {
+            let list = UserListViewModel(useCases: UserUseCases(repository: repository), pageSize: 2)
+            _ = await list.onAppear().value
+            return list
+        }
+        let first = await loadedPage(repository)
+        let second = await loadedPage(repository)
+        let control = await loadedPage(store)  // its own storage: computes its own
+        let aaron = user(100, "Aaron Added")
+        store.put(aaron)
+
+        let outcomes = SharedListOutcomes()
+        first.apply(.added(aaron), markingStale: true, sharing: outcomes)
+        second.apply(.added(aaron), markingStale: true, sharing: outcomes)
+        control.apply(.added(aaron), markingStale: true, sharing: outcomes)
+        #expect(first.state.users == [aaron, ada], "cut back to its page")
+        #expect(second.state == control.state)
+        #expect(Self.sharesRows(first, second), "the second took the first's trimmed rows")
+
+        // The cursor came along: the next page goes on after Ada, as the control's does.
+        _ = await second.didDisplayRow(at: 1).value
+        _ = await control.didDisplayRow(at: 1).value
+        #expect(second.state.users == [aaron, ada, bob, cleo])
+        #expect(second.state == control.state)
     }
 
     @Test func listsThatDifferComputeTheirOwn() async {

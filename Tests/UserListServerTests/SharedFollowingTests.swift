@@ -38,21 +38,21 @@ import UserListWire
 
         let renamed = try #require(editor.rows[10]["id"]?.stringValue)
         let removed = try #require(editor.rows[30]["id"]?.stringValue)
-        // Into the window at its top, a row gone, a new row, then the first one out past the
-        // page: none of them grows the list past its page, so each is shared (a change that
-        // would trim the list is computed by each session).
+        // Into the window at its top, a row gone, a new row, another that grows the list past
+        // its page (cut back to it, with its cursor), then the first one out past the page.
         try await expectSuccess(editor.intent("session", "rename_user", ["id": .string(renamed), "name": "Aaaa Renamed"]))
         try await expectSuccess(editor.intent("session", "remove_user", ["id": .string(removed)]))
         let added = try await editor.intent("session", "add_user", ["name": "Aaab Added", "email": "added@example.com"])
         let addedID = try #require(expectSuccess(added)?.objectValue?["id"]?.stringValue)
+        try await expectSuccess(editor.intent("session", "add_user", ["name": "Aaac Added", "email": "added.too@example.com"]))
         try await expectSuccess(editor.intent("session", "rename_user", ["id": .string(renamed), "name": "Zzzz Renamed"]))
 
         for watcher in watchers {
-            // Each change's `changed` event follows its patch: the fourth one comes last.
-            try await watcher.waitForState("all four changes") { _ in changedEvents(watcher) == 4 }
+            // Each change's `changed` event follows its patch: the fifth one comes last.
+            try await watcher.waitForState("all five changes") { _ in changedEvents(watcher) == 5 }
             #expect(watcher.rows.contains { $0["id"] == .string(addedID) })
             #expect(!watcher.rows.contains { $0["id"] == .string(removed) || $0["id"] == .string(renamed) })
-            #expect(watcher.listState["total_count"] == .int(120))
+            #expect(watcher.listState["total_count"] == .int(121))
             #expect(watcher.listState["is_stale"] == .bool(true), "changes made elsewhere mark the list stale")
             try await expectMirrorsASnapshot(watcher)
         }
@@ -65,7 +65,7 @@ import UserListWire
         }
         try await expectSuccess(editor.intent("session", "rename_user", ["id": .string(addedID), "name": "Aaab Added Again"]))
         for watcher in watchers {
-            try await watcher.waitForState("the fifth change") { _ in
+            try await watcher.waitForState("the sixth change") { _ in
                 watcher.rows.contains { $0["id"] == .string(addedID) && $0["name"] == .string("Aaab Added Again") }
             }
             try await expectMirrorsASnapshot(watcher)
