@@ -21,8 +21,10 @@ enum FanOutBench {
         for receivers in sizes {
             var daemonSamples: Samples?
             var patchBytes = 0
+            var daemonCPU: UInt64?
             context.withDaemon(section) { daemon throws(BenchError) in
-                let (samples, bytes) = try measure(daemon, receivers: receivers, rounds: rounds, tag: "f\(receivers)")
+                let (samples, bytes, cpu) = try measure(daemon, receivers: receivers, rounds: rounds, tag: "f\(receivers)")
+                daemonCPU = cpu
                 daemonSamples = samples
                 patchBytes = bytes
                 // The floor holds both ends of N socketpairs in this process.
@@ -37,9 +39,10 @@ enum FanOutBench {
             }
             guard let daemonSamples else { continue }
             do throws(BenchError) {
-                if let redis = try RedisFanOut.run(context, receivers: receivers, payloadSize: patchBytes, rounds: rounds) {
+                if let (redis, redisCPU) = try RedisFanOut.run(context, receivers: receivers, payloadSize: patchBytes, rounds: rounds) {
                     context.report.latency(section, "N=\(grouped(receivers)): same, vs Redis PUBLISH → last subscriber read (\(patchBytes) B payload)",
                                            daemonSamples, baseline: redis)
+                    reportCPU(context, receivers: receivers, rounds: rounds, daemon: daemonCPU, redis: redisCPU)
                 } else if receivers == sizes.first {
                     context.report.note("fan-out: redis-server not installed; the Redis comparison is skipped")
                 }
@@ -49,10 +52,22 @@ enum FanOutBench {
         }
     }
 
-    /// Rounds of rename-and-wait; returns the samples and the size of an observer's patch frame.
+    /// What each delivery cost the server's CPU, all threads: the daemon's whole rounds (the
+    /// writer's draft and save, the commit, every session's patch and `changed` event) against
+    /// Redis's (one PUBLISH to every subscriber), divided by rounds and receivers.
+    static func reportCPU(_ context: BenchContext, receivers: Int, rounds: Int, daemon: UInt64?, redis: UInt64?) {
+        guard receivers >= 100, let daemon, let redis else { return }
+        let deliveries = UInt64(receivers * rounds)
+        let ratio = redis > 0 ? fixed(Double(daemon) / Double(redis), 2) + "x" : "–"
+        context.report.add(section, "N=\(grouped(receivers)): server CPU per session reached, vs Redis per subscriber",
+                           value: formatNanos(daemon / deliveries), baseline: formatNanos(redis / deliveries), ratio: ratio)
+    }
+
+    /// Rounds of rename-and-wait; returns the samples, the size of an observer's patch frame, and
+    /// the CPU time the daemon's threads spent over the rounds (not over opening the sessions).
     /// The observing sessions are on `observers` when given (another daemon on the same store).
     static func measure(_ daemon: DaemonProcess, receivers: Int, rounds: Int, tag: String,
-                        observers: DaemonProcess? = nil) throws(BenchError) -> (Samples, Int) {
+                        observers: DaemonProcess? = nil) throws(BenchError) -> (Samples, Int, cpu: UInt64?) {
         let writer = try WireConnection.connect(daemon.socketPath)
         writer.trackDocument = true
         try writer.attach(sessionKey: "\(tag)-writer")
@@ -65,6 +80,7 @@ enum FanOutBench {
         let set = sessions.connections
         var samples = Samples()
         var patchBytes = 0
+        let cpuBefore = ProcessCPU.nanoseconds(pid: daemon.pid)
         for round in 0..<rounds {
             let marker = "\(tag)r\(round)"
             try writer.awaitReply(writer.intent("detail", "set_draft_name", ["name": .string("Aaaa Bench \(marker)")]).id)
@@ -91,6 +107,7 @@ enum FanOutBench {
             samples.append(last - start)
             try writer.awaitReply(save.id)
         }
-        return (samples, patchBytes)
+        let cpu = ProcessCPU.nanoseconds(pid: daemon.pid).flatMap { after in cpuBefore.map { after - $0 } }
+        return (samples, patchBytes, cpu)
     }
 }

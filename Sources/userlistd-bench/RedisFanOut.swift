@@ -2,8 +2,8 @@ import Foundation
 import Glibc
 
 /// Redis 7 PUBLISH to N subscribers over a Unix socket, read the same way as the daemon's
-/// sessions (one epoll reader): the yardstick PERF-NOTES.md uses. Returns nil when redis-server
-/// is not installed.
+/// sessions (one epoll reader): the yardstick PERF-NOTES.md uses. Returns the latencies and the
+/// CPU time redis-server spent over the rounds; nil when redis-server is not installed.
 enum RedisFanOut {
     static func binary() -> String? {
         for path in ["/usr/bin/redis-server", "/usr/local/bin/redis-server", "/usr/sbin/redis-server"]
@@ -11,7 +11,7 @@ enum RedisFanOut {
         return nil
     }
 
-    static func run(_ context: BenchContext, receivers: Int, payloadSize: Int, rounds: Int) throws(BenchError) -> Samples? {
+    static func run(_ context: BenchContext, receivers: Int, payloadSize: Int, rounds: Int) throws(BenchError) -> (Samples, cpu: UInt64?)? {
         guard let binary = binary() else { return nil }
         let socketPath = context.temporaryPath("redis.sock")
         let process = Process()
@@ -56,6 +56,7 @@ enum RedisFanOut {
         let message = "*3\r\n$7\r\nmessage\r\n$5\r\nbench\r\n$\(payloadSize)\r\n\(payload)\r\n".utf8.count
         var samples = Samples()
         var scratch = [UInt8](repeating: 0, count: 64)
+        let cpuBefore = ProcessCPU.nanoseconds(pid: process.processIdentifier)
         for _ in 0..<rounds {
             var received = [Int](repeating: 0, count: receivers)
             var remaining = receivers
@@ -78,6 +79,7 @@ enum RedisFanOut {
             _ = recv(publisherFD, &scratch, scratch.count, 0)  // ":N\r\n"
             sleepMillis(1)
         }
-        return samples
+        let cpu = ProcessCPU.nanoseconds(pid: process.processIdentifier).flatMap { after in cpuBefore.map { after - $0 } }
+        return (samples, cpu)
     }
 }
