@@ -13,6 +13,28 @@ enum FanOutBench {
 
     static let section = "fan-out"
 
+    /// Reads until every one of `receivers` sessions has a patch containing `needle` (10 s at
+    /// most); returns when the last was read and the size of a patch frame.
+    static func awaitPatches(_ set: ConnectionSet, containing needle: [UInt8], receivers: Int,
+                             what: String) throws(BenchError) -> (last: UInt64, frameBytes: Int) {
+        var seen = [Bool](repeating: false, count: receivers)
+        var remaining = receivers
+        var last: UInt64 = 0
+        var frameBytes = 0
+        let until = deadline(seconds: 10)
+        while remaining > 0 && monotonicNanos() < until {
+            set.pump(timeoutMillis: 50) { index, frame, at in
+                guard !seen[index], frameType(frame) == "patch", contains(frame, needle) else { return }
+                seen[index] = true
+                remaining -= 1
+                last = max(last, at)
+                frameBytes = frame.count + FrameLimits.headerSize
+            }
+        }
+        guard remaining == 0 else { throw BenchError("\(what): \(remaining) of \(receivers) sessions got no patch within 10 s") }
+        return (last, frameBytes)
+    }
+
     static func run(_ context: BenchContext) {
         // 10,000 is reported (issue #15 asks for the figure, with no target).
         let sizes = context.quick ? [1, 100] : [1, 100, 1000, 10_000]
@@ -36,6 +58,19 @@ enum FanOutBench {
                 let floor = try FanOutFloor.run(receivers: receivers, frameSize: bytes, rounds: rounds)
                 context.report.latency(section, "N=\(grouped(receivers)): save → last patch read, vs socketpair floor (\(bytes) B)",
                                        samples, baseline: floor, p99Ratio: receivers == 1000 ? 1.3 : nil)
+            }
+            if receivers == 1000, let daemonSamples {
+                context.withDaemon(section) { daemon throws(BenchError) in
+                    let (afterAdd, _, cpu) = try measure(daemon, receivers: receivers, rounds: rounds, tag: "fa\(receivers)", addingFirst: true)
+                    context.report.latency(section, "N=1,000 after an add cut every list back to its page, vs the same without the add",
+                                           afterAdd, baseline: daemonSamples)
+                    if let cpu, let daemonCPU {
+                        let deliveries = UInt64(receivers * rounds)
+                        context.report.add(section, "N=1,000 after that add: server CPU per session reached, vs without the add",
+                                           value: formatNanos(cpu / deliveries), baseline: formatNanos(daemonCPU / deliveries),
+                                           ratio: fixed(Double(cpu) / Double(max(1, daemonCPU)), 2) + "x")
+                    }
+                }
             }
             guard let daemonSamples else { continue }
             do throws(BenchError) {
@@ -66,8 +101,10 @@ enum FanOutBench {
     /// Rounds of rename-and-wait; returns the samples, the size of an observer's patch frame, and
     /// the CPU time the daemon's threads spent over the rounds (not over opening the sessions).
     /// The observing sessions are on `observers` when given (another daemon on the same store).
+    /// `addingFirst`: before the rounds, the writer adds a user at the top of the first page, which
+    /// grows every session's list past its page and so cuts it back (and moves its cursor).
     static func measure(_ daemon: DaemonProcess, receivers: Int, rounds: Int, tag: String,
-                        observers: DaemonProcess? = nil) throws(BenchError) -> (Samples, Int, cpu: UInt64?) {
+                        observers: DaemonProcess? = nil, addingFirst: Bool = false) throws(BenchError) -> (Samples, Int, cpu: UInt64?) {
         let writer = try WireConnection.connect(daemon.socketPath)
         writer.trackDocument = true
         try writer.attach(sessionKey: "\(tag)-writer")
@@ -78,6 +115,12 @@ enum FanOutBench {
 
         let sessions = try ManySessions.open(socketPath: (observers ?? daemon).socketPath, count: receivers, keyPrefix: tag)
         let set = sessions.connections
+        if addingFirst {
+            let name = "Aaaa Added \(tag)"
+            let add = try writer.intent("session", "add_user", ["name": .string(name), "email": .string("\(tag)@bench.example")])
+            _ = try awaitPatches(set, containing: Array(name.utf8), receivers: receivers, what: "the add")
+            try writer.awaitReply(add.id)
+        }
         var samples = Samples()
         var patchBytes = 0
         let cpuBefore = ProcessCPU.nanoseconds(pid: daemon.pid)
@@ -85,25 +128,10 @@ enum FanOutBench {
             let marker = "\(tag)r\(round)"
             try writer.awaitReply(writer.intent("detail", "set_draft_name", ["name": .string("Aaaa Bench \(marker)")]).id)
             while set.pump(timeoutMillis: 0, { _, _, _ in }) > 0 {}  // trailing events of the last round
-            let needle = Array("\(marker)\"".utf8)
-            var seen = [Bool](repeating: false, count: receivers)
-            var remaining = receivers
-            var last: UInt64 = 0
             let start = monotonicNanos()
             let save = try writer.intent("detail", "save")
-            let until = deadline(seconds: 10)
-            while remaining > 0 && monotonicNanos() < until {
-                set.pump(timeoutMillis: 50) { index, frame, at in
-                    guard !seen[index], frameType(frame) == "patch", contains(frame, needle) else { return }
-                    seen[index] = true
-                    remaining -= 1
-                    last = max(last, at)
-                    if patchBytes == 0 { patchBytes = frame.count + FrameLimits.headerSize }
-                }
-            }
-            guard remaining == 0 else {
-                throw BenchError("round \(round): \(remaining) of \(receivers) sessions got no patch within 10 s")
-            }
+            let (last, bytes) = try awaitPatches(set, containing: Array("\(marker)\"".utf8), receivers: receivers, what: "round \(round)")
+            if patchBytes == 0 { patchBytes = bytes }
             samples.append(last - start)
             try writer.awaitReply(save.id)
         }
