@@ -64,12 +64,8 @@ enum FanOutBench {
                     let (afterAdd, _, cpu) = try measure(daemon, receivers: receivers, rounds: rounds, tag: "fa\(receivers)", addingFirst: true)
                     context.report.latency(section, "N=1,000 after an add cut every list back to its page, vs the same without the add",
                                            afterAdd, baseline: daemonSamples)
-                    if let cpu, let daemonCPU {
-                        let deliveries = UInt64(receivers * rounds)
-                        context.report.add(section, "N=1,000 after that add: server CPU per session reached, vs without the add",
-                                           value: formatNanos(cpu / deliveries), baseline: formatNanos(daemonCPU / deliveries),
-                                           ratio: fixed(Double(cpu) / Double(max(1, daemonCPU)), 2) + "x")
-                    }
+                    reportCPU(context, "N=1,000 after that add: server CPU per session reached, vs without the add",
+                              deliveries: receivers * rounds, cpu: cpu, baseline: daemonCPU)
                 }
             }
             guard let daemonSamples else { continue }
@@ -77,7 +73,10 @@ enum FanOutBench {
                 if let (redis, redisCPU) = try RedisFanOut.run(context, receivers: receivers, payloadSize: patchBytes, rounds: rounds) {
                     context.report.latency(section, "N=\(grouped(receivers)): same, vs Redis PUBLISH → last subscriber read (\(patchBytes) B payload)",
                                            daemonSamples, baseline: redis)
-                    reportCPU(context, receivers: receivers, rounds: rounds, daemon: daemonCPU, redis: redisCPU)
+                    if receivers >= 100 {
+                        reportCPU(context, "N=\(grouped(receivers)): server CPU per session reached, vs Redis per subscriber",
+                                  deliveries: receivers * rounds, cpu: daemonCPU, baseline: redisCPU)
+                    }
                 } else if receivers == sizes.first {
                     context.report.note("fan-out: redis-server not installed; the Redis comparison is skipped")
                 }
@@ -87,15 +86,15 @@ enum FanOutBench {
         }
     }
 
-    /// What each delivery cost the server's CPU, all threads: the daemon's whole rounds (the
-    /// writer's draft and save, the commit, every session's patch and `changed` event) against
-    /// Redis's (one PUBLISH to every subscriber), divided by rounds and receivers.
-    static func reportCPU(_ context: BenchContext, receivers: Int, rounds: Int, daemon: UInt64?, redis: UInt64?) {
-        guard receivers >= 100, let daemon, let redis else { return }
-        let deliveries = UInt64(receivers * rounds)
-        let ratio = redis > 0 ? fixed(Double(daemon) / Double(redis), 2) + "x" : "–"
-        context.report.add(section, "N=\(grouped(receivers)): server CPU per session reached, vs Redis per subscriber",
-                           value: formatNanos(daemon / deliveries), baseline: formatNanos(redis / deliveries), ratio: ratio)
+    /// What each delivery cost the server's CPU, all threads, against `baseline` divided the same
+    /// way: the daemon's whole rounds (the writer's draft and save, the commit, every session's
+    /// patch and `changed` event) against Redis's (one PUBLISH to every subscriber), or against
+    /// the daemon's own rounds of another run.
+    static func reportCPU(_ context: BenchContext, _ metric: String, deliveries: Int, cpu: UInt64?, baseline: UInt64?) {
+        guard let cpu, let baseline, deliveries > 0 else { return }
+        let count = UInt64(deliveries)
+        let ratio = baseline > 0 ? fixed(Double(cpu) / Double(baseline), 2) + "x" : "–"
+        context.report.add(section, metric, value: formatNanos(cpu / count), baseline: formatNanos(baseline / count), ratio: ratio)
     }
 
     /// Rounds of rename-and-wait; returns the samples, the size of an observer's patch frame, and

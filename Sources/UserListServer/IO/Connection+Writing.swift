@@ -117,17 +117,10 @@ extension Connection {
             written = 0
         }
         guard written < total else { return true }
-        var skip = written
-        for (frame, droppable) in frames {
-            if skip >= frame.count {
-                skip -= frame.count
-                continue
-            }
-            if out.frames.isEmpty { out.headOffset = skip }
-            out.frames.append((frame, droppable))
-            skip = 0
-        }
-        out.queuedBytes = total - written
+        out.frames = frames
+        out.headOffset = 0
+        out.queuedBytes = total
+        dropWritten(written, from: &out)
         guard flushLocked(&out) else { return false }
         if !out.frames.isEmpty { setInterest(&out, write: true) }
         return true
@@ -167,21 +160,26 @@ extension Connection {
                 out.queuedBytes = 0
                 return false
             }
-            out.queuedBytes -= written
-            var remaining = written
-            while remaining > 0, let head = out.frames.first {
-                let left = head.frame.count - out.headOffset
-                if remaining >= left {
-                    remaining -= left
-                    out.frames.removeFirst()
-                    out.headOffset = 0
-                } else {
-                    out.headOffset += remaining
-                    remaining = 0
-                }
-            }
+            dropWritten(written, from: &out)
             if written == 0 { return true }
         }
         return true
+    }
+
+    /// Takes `written` bytes off the head of the queue: whole frames, then part of the next.
+    private func dropWritten(_ written: Int, from out: inout Outbound) {
+        out.queuedBytes -= written
+        var remaining = written
+        while remaining > 0, let head = out.frames.first {
+            let left = head.frame.count - out.headOffset
+            if remaining >= left {
+                remaining -= left
+                out.frames.removeFirst()
+                out.headOffset = 0
+            } else {
+                out.headOffset += remaining
+                remaining = 0
+            }
+        }
     }
 }

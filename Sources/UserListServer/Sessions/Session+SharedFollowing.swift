@@ -21,9 +21,10 @@ extension Session {
               let after = list.adoptSharedOutcome(markingStale: true, from: memo.lists)
         else { return false }
         let ops = memo.patches.operations(fromList: sentList, toList: after)
-        sent = NavigationState(screens: [.list(after)])
+        let now = NavigationState(screens: [.list(after)])
+        sent = now
         if !ops.isEmpty, let journal, SessionJournal.restoreChanged(fromList: sentList, toList: after) {
-            journal.record(key: key, id: id, state: sent!)
+            journal.record(key: key, id: id, state: now)
         }
         send(patch: ops, events: [OutgoingFrame(event)])
         return true
