@@ -39,6 +39,14 @@ public final class SharedListOutcomes {
         entries.first { $0.markingStale == markingStale && Self.isSameValue($0.before, state) }.map { ($0.after, $0.trim) }
     }
 
+    /// The state a list in `state` reaches by this change, if another list recorded it and
+    /// reaching it cut no rows (so it moved no cursor): what a host following many lists as
+    /// one takes for all of them.
+    public func uncutOutcome(from state: UserListState, markingStale: Bool) -> UserListState? {
+        guard let (after, trim) = outcome(from: state, markingStale: markingStale), trim == nil else { return nil }
+        return after
+    }
+
     func record(from before: UserListState, markingStale: Bool, to after: UserListState, trim: Trim? = nil) {
         guard entries.count < Self.capacity else { return }
         entries.append(Entry(before: before, markingStale: markingStale, after: after, trim: trim))

@@ -202,6 +202,17 @@ public final class UserListViewModel {
         state = applying(change, to: state, markingStale: markingStale, sharing: outcomes)
     }
 
+    /// Takes `state` as its own, without calling `onStateChange`: for a host that followed this
+    /// list through changes together with others in the same state (a shared view), taking
+    /// only outcomes that cut no rows, so `state` is what its own `apply` of the same changes
+    /// made. False, changing nothing, when this list could not have reached it that way (a load
+    /// in flight, or more rows than it keeps).
+    public func catchUp(to state: UserListState) -> Bool {
+        guard loadTask == nil, !wouldTrim(state) else { return false }
+        current = state
+        return true
+    }
+
     /// Takes the outcome another list in this very state recorded for the change, without
     /// calling `onStateChange`: a host applying one change to many sessions sends each its patch
     /// right after, and the callback would only tell it what it already knows. Returns the new

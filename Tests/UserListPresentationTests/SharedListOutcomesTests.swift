@@ -105,6 +105,53 @@ import ThreadLocks
         #expect(second.state == control.state)
     }
 
+    /// A list followed with others as one (the daemon's shared view) skips the changes, then
+    /// catches up to where the others are: the same state as applying each change itself, and
+    /// it goes on from there. An outcome that cut rows is not offered for that.
+    @Test func aListCatchesUpToTheStateItsSharedViewReached() async throws {
+        let store = FakeUserRepository([ada, bob, cleo, dora])
+        store.setMakesCursors(true)
+        let repository = PageSharingRepository(store)
+        func loadedPage(_ repository: any UserRepository) async -> UserListViewModel {
+            let list = UserListViewModel(useCases: UserUseCases(repository: repository), pageSize: 3)
+            _ = await list.onAppear().value
+            return list
+        }
+        let leader = await loadedPage(repository)
+        let follower = await loadedPage(repository)
+        let control = await loadedPage(store)
+        var bobby = bob
+        bobby.name = "Aaron Bobby"
+        bobby.version = 2
+        var reached = follower.state
+        for change in [UserChange.saved(bobby), .removed(id: ada.id)] {
+            let outcomes = SharedListOutcomes()
+            leader.apply(change, markingStale: true, sharing: outcomes)
+            control.apply(change, markingStale: true)
+            reached = try #require(outcomes.uncutOutcome(from: reached, markingStale: true))
+        }
+        #expect(follower.catchUp(to: reached))
+        #expect(follower.state == control.state)
+        _ = await follower.didDisplayRow(at: 1).value
+        _ = await control.didDisplayRow(at: 1).value
+        #expect(follower.state == control.state, "it goes on as a list that applied each change")
+
+        // An add past the page cuts it back (and moves the cursor): not offered.
+        let aaron = user(100, "Aaron Added")
+        store.put(aaron)
+        let outcomes = SharedListOutcomes()
+        let full = await loadedPage(repository)
+        let twin = await loadedPage(repository)
+        let before = full.state
+        full.apply(.added(aaron), markingStale: true, sharing: outcomes)
+        #expect(full.state.users.count == 3, "cut back to its page")
+        #expect(outcomes.uncutOutcome(from: before, markingStale: true) == nil)
+        var tooMany = twin.state
+        tooMany.users.append(aaron)
+        #expect(!twin.catchUp(to: tooMany), "more rows than it keeps")
+        #expect(twin.adoptSharedOutcome(markingStale: true, from: outcomes) != nil, "recorded all the same, for lists that take the cut")
+    }
+
     @Test func listsThatDifferComputeTheirOwn() async {
         let repository = PageSharingRepository(FakeUserRepository([ada, bob, cleo]))
         let everyone = await loadedList(repository)
