@@ -1,5 +1,6 @@
 import ThreadLocks
 import UserListPresentation
+import UserListWire
 
 /// The committed changes one event loop applies to the sessions it owns.
 ///
@@ -32,11 +33,15 @@ final class LoopChangeFeed: Sendable {
         var waiters: [(seq: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
     private let progress: LoopBound<Progress>
+    /// The loop's shared views: sessions that show the same list, followed as one.
+    let audiences: LoopBound<[ListAudience]>
+    let encoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
 
     init(loop: EventLoop) {
         self.loop = loop
         self.sessions = LoopBound([:], on: loop)
         self.progress = LoopBound(Progress(), on: loop)
+        self.audiences = LoopBound([], on: loop)
     }
 
     /// Returns once every change through log position `seq` has been applied to this loop's
@@ -80,8 +85,15 @@ final class LoopChangeFeed: Sendable {
         }
         guard !batch.isEmpty else { return }
         let memos = batch.map { _ in ChangeMemo(loop: loop) }
-        for session in liveSessions() {
-            session.assumeIsolated { $0.apply(batch, memos: memos) }
+        // Several changes go to a session as one patch; a shared view takes one at a time.
+        if batch.count > 1 { dissolveAudiences() }
+        var joining: [Session] = []
+        for session in liveSessions() where session.assumeIsolated({ $0.apply(batch, memos: memos) }) {
+            joining.append(session)
+        }
+        if batch.count == 1 {
+            advanceAudiences(through: batch[0], memo: memos[0], joining: &joining)
+            seat(joining)
         }
         if let through = batch.last(where: { $0.seq != nil })?.seq { advance(through: through) }
     }
@@ -112,8 +124,8 @@ final class LoopChangeFeed: Sendable {
         for waiter in ready { waiter.continuation.resume() }
     }
 
-    /// How many sessions follow changes on this loop (tests); on the loop.
-    var followerCount: Int { sessions.value.count }
+    /// How many sessions sit in this loop's shared views; on the loop.
+    var seatedCount: Int { audiences.value.reduce(0) { $0 + $1.memberCount } }
 }
 
 /// What one change made of the list windows on one loop, shared by the sessions there that

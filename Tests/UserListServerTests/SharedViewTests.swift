@@ -1,0 +1,92 @@
+import Foundation
+import Glibc
+import Testing
+import UserListDomain
+import UserListServer
+import UserListWire
+
+/// Sessions that show the same list sit in a shared view (`ListAudience`): a change reaches
+/// their clients without entering the sessions. Whatever touches a seated session next (a
+/// second terminal, a resync, an intent, a client that goes away and comes back, someone else
+/// opening a user) must find it exactly where its clients are, and its clients must go on
+/// from there: each holds what a fresh snapshot says, with no patch missing or repeated.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct SharedViewTests {
+    @Test func seatedSessionsComeBackWhereTheirClientsAreWhateverTouchesThem() async throws {
+        let daemon = try await DaemonHarness(sampleUsers: 120, sharingPages: true)
+        let editor = try daemon.client()
+        _ = try await editor.hello(key: "editor")
+        let changes = try #require(daemon.daemon?.registry?.changeBroadcaster, "a daemon that answered hello has its registry")
+        try await editor.waitForState("the editor's first page") { _ in editor.rows.count == 50 }
+        var watchers: [WireTestClient] = []
+        for index in 0..<8 {
+            let watcher = try daemon.client()
+            _ = try await watcher.hello(key: "watcher-\(index)")
+            try await watcher.waitForState("a watcher's first page") { _ in watcher.rows.count == 50 }
+            watchers.append(watcher)
+        }
+        let first = try #require(editor.rows[5]["id"]?.stringValue)
+        var renames = 0
+        func rename() async throws {
+            renames += 1
+            let name = "Aaaa Shared \(renames)"
+            let reply = try await editor.intent("session", "rename_user", ["id": .string(first), "name": .string(name)])
+            guard case .success = reply.outcome else { throw Failure("rename \(renames): \(reply.outcome)") }
+            for watcher in watchers {
+                try await watcher.waitForState("rename \(renames)") { _ in watcher.rows.contains { $0["name"] == .string(name) } }
+            }
+        }
+
+        // The first change seats every session but the one per loop that computes it.
+        try await rename()
+        #expect(await changes.seatedSessions() >= watchers.count - 2, "the watchers sit in shared views")
+        try await rename()
+
+        // A second terminal on a seated session.
+        let secondTerminal = try daemon.client()
+        _ = try await secondTerminal.hello(key: "watcher-0")
+        try await secondTerminal.waitForState("the second terminal's snapshot") { _ in secondTerminal.rows.count == 50 }
+        watchers.append(secondTerminal)
+        // A resync, and an intent (the next page).
+        try watchers[1].send(.resync)
+        let paging = watchers[2]
+        try await paging.intent("list", "did_display_row", ["index": 49])
+        try await paging.waitForState("the second page") { _ in paging.rows.count > 90 }
+        // A client that goes away: its session keeps following, and a new terminal finds it current.
+        let leaving = watchers.remove(at: 3)
+        shutdown(leaving.fd, Int32(SHUT_RDWR))
+        try await rename()
+        let back = try daemon.client()
+        _ = try await back.hello(key: "watcher-3")
+        let latest = JSONValue.string("Aaaa Shared \(renames)")
+        try await back.waitForState("the returning terminal's snapshot") { _ in back.rows.contains { $0["name"] == latest } }
+        watchers.append(back)
+        // Someone opens a user: every list marks it (presence reaches seated sessions too).
+        try await editor.intent("session", "open_user", ["id": .string(first)])
+        for watcher in watchers {
+            try await watcher.waitForState("the marker") { document in
+                document["screens"]?.arrayValue?.first?["state"]?["open_elsewhere"]?[first] == .bool(true)
+            }
+        }
+        try await rename()
+        try await rename()
+
+        for watcher in watchers {
+            try await expectMirrorsASnapshot(watcher)
+        }
+        await daemon.stop()
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// What the client built from patches equals a fresh snapshot of its session.
+    private func expectMirrorsASnapshot(_ client: WireTestClient) async throws {
+        let mirrored = client.document
+        let epoch = client.epoch
+        try client.send(.resync)
+        try await client.waitForState("a fresh snapshot") { _ in client.epoch != epoch }
+        #expect(client.document == mirrored, "the patches built the state a snapshot gives")
+    }
+}
