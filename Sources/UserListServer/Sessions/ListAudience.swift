@@ -102,29 +102,27 @@ final class ListAudience: Sendable {
     /// when empty) with its next sequence number, then `event`. The caller checked that the
     /// patch fits in a frame (`fits`).
     func advance(to after: UserListState, operations: [UInt8], event: OutgoingFrame, encoder: FrameEncoder) {
-        let streams = parts.withValue { parts -> [Stream] in
+        let entries = parts.withValue { parts -> [Entry] in
             parts.state = after
-            var streams: [Stream] = []
-            streams.reserveCapacity(parts.entries.count - parts.vacated)
-            for index in parts.entries.indices where !parts.entries[index].vacated {
-                if !operations.isEmpty { parts.entries[index].stream.seq += 1 }
-                streams.append(parts.entries[index].stream)
+            if !operations.isEmpty {
+                for index in parts.entries.indices where !parts.entries[index].vacated { parts.entries[index].stream.seq += 1 }
             }
-            return streams
+            return parts.entries
         }
-        // Written outside the audience's state: a connection that closes on its write may
-        // reach its session, which then leaves.
-        for stream in streams {
+        // Written from this copy (one reference to the array, not one per client), outside the
+        // audience's state: a connection that closes on its write may reach its session, which
+        // then leaves (and the audience's entries are copied once, on that write).
+        for entry in entries where !entry.vacated {
             var frames: [(frame: OutgoingFrame, droppable: Bool)] = []
             frames.reserveCapacity(2)
             if !operations.isEmpty {
-                guard let patch = try? encoder.patchFrame(epoch: stream.epoch, seq: stream.seq, serializedOperations: operations) else {
+                guard let patch = try? encoder.patchFrame(epoch: entry.stream.epoch, seq: entry.stream.seq, serializedOperations: operations) else {
                     preconditionFailure("a patch the feed found to fit did not")
                 }
                 frames.append((patch, true))
             }
             frames.append((event, false))
-            stream.client.sendFrames(frames)
+            entry.stream.client.sendFrames(frames)
         }
     }
 
