@@ -28,14 +28,23 @@ import ThreadLocks
         func cursor(after user: User, totalCount: Int?) -> PageCursor? { inner.cursor(after: user, totalCount: totalCount) }
     }
 
-    private func loadedList(_ repository: any UserRepository, search: String? = nil) async -> UserListViewModel {
-        let list = UserListViewModel(useCases: UserUseCases(repository: repository))
+    private func loadedList(_ repository: any UserRepository, search: String? = nil,
+                            pageSize: Int = FetchUserPageUseCase.defaultPageSize) async -> UserListViewModel {
+        let list = UserListViewModel(useCases: UserUseCases(repository: repository), pageSize: pageSize)
         if let search {
             _ = await list.search(search).value
         } else {
             _ = await list.onAppear().value
         }
         return list
+    }
+
+    /// A store of four users that makes cursors (so an add can cut a list back), and the same
+    /// store handing every list the same page value.
+    private static func storeMakingCursors() -> (store: FakeUserRepository, sharing: PageSharingRepository) {
+        let store = FakeUserRepository([ada, bob, cleo, dora])
+        store.setMakesCursors(true)
+        return (store, PageSharingRepository(store))
     }
 
     private static func sharesRows(_ a: UserListViewModel, _ b: UserListViewModel) -> Bool {
@@ -76,13 +85,9 @@ import ThreadLocks
     /// An add that grows the list past its page is cut back to the page, which also moves the
     /// list's cursor: a list in the same state at the same capacity takes both.
     @Test func aTrimmedOutcomeIsSharedWithItsCursor() async {
-        let store = FakeUserRepository([ada, bob, cleo, dora])
-        store.setMakesCursors(true)
-        let repository = PageSharingRepository(store)
+        let (store, repository) = Self.storeMakingCursors()
         func loadedPage(_ repository: any UserRepository) async -> UserListViewModel {
-            let list = UserListViewModel(useCases: UserUseCases(repository: repository), pageSize: 2)
-            _ = await list.onAppear().value
-            return list
+            await loadedList(repository, pageSize: 2)
         }
         let first = await loadedPage(repository)
         let second = await loadedPage(repository)
@@ -109,13 +114,9 @@ import ThreadLocks
     /// catches up to where the others are: the same state as applying each change itself, and
     /// it goes on from there. An outcome that cut rows is not offered for that.
     @Test func aListCatchesUpToTheStateItsSharedViewReached() async throws {
-        let store = FakeUserRepository([ada, bob, cleo, dora])
-        store.setMakesCursors(true)
-        let repository = PageSharingRepository(store)
+        let (store, repository) = Self.storeMakingCursors()
         func loadedPage(_ repository: any UserRepository) async -> UserListViewModel {
-            let list = UserListViewModel(useCases: UserUseCases(repository: repository), pageSize: 3)
-            _ = await list.onAppear().value
-            return list
+            await loadedList(repository, pageSize: 3)
         }
         let leader = await loadedPage(repository)
         let follower = await loadedPage(repository)

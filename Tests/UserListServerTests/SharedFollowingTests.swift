@@ -54,7 +54,7 @@ import UserListWire
             #expect(!watcher.rows.contains { $0["id"] == .string(removed) || $0["id"] == .string(renamed) })
             #expect(watcher.listState["total_count"] == .int(121))
             #expect(watcher.listState["is_stale"] == .bool(true), "changes made elsewhere mark the list stale")
-            try await expectMirrorsASnapshot(watcher)
+            try await watcher.expectMirrorsASnapshot()
         }
 
         // Each goes on from the state it took: the next page, and one more change.
@@ -68,7 +68,7 @@ import UserListWire
             try await watcher.waitForState("the sixth change") { _ in
                 watcher.rows.contains { $0["id"] == .string(addedID) && $0["name"] == .string("Aaab Added Again") }
             }
-            try await expectMirrorsASnapshot(watcher)
+            try await watcher.expectMirrorsASnapshot()
             let names = watcher.rows.compactMap { $0["name"]?.stringValue.map(TextKey.fold) }
             #expect(names == names.sorted(), "rows stay in list order")
         }
@@ -87,14 +87,5 @@ import UserListWire
             throw CancellationError()
         }
         return result
-    }
-
-    /// What the client built from patches equals a fresh snapshot of its session.
-    private func expectMirrorsASnapshot(_ client: WireTestClient) async throws {
-        let mirrored = client.document
-        let epoch = client.epoch
-        try client.send(.resync)
-        try await client.waitForState("a fresh snapshot") { _ in client.epoch != epoch }
-        #expect(client.document == mirrored, "the patches built the state a snapshot gives")
     }
 }
