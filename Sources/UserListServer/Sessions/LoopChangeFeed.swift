@@ -9,7 +9,9 @@ import UserListWire
 /// loop's thread, which is every one of its sessions' executor, so it enters each session in
 /// place (`assumeIsolated`, no task and no hop), applies everything queued, and the session
 /// writes its own clients' patches. A list window that several sessions show is computed once
-/// per change on the loop (`ChangeMemo`), and so are its patch's bytes.
+/// per change on the loop (`ChangeMemo`), and so are its patch's bytes; sessions that follow it
+/// that way then sit in the loop's shared views (`ListAudience`), which take later changes once
+/// for all their members (`LoopChangeFeed+Audiences`).
 final class LoopChangeFeed: Sendable {
     let loop: EventLoop
     private struct Queue {

@@ -6,7 +6,8 @@ import UserListWire
 /// loop has already computed the change for a list in the same state (`ChangeMemo`). Such a
 /// session takes the recorded outcome and the recorded patch, and its clients get the patch and
 /// the broadcaster's `changed` event. It sends exactly what the general path (`apply`, then
-/// `flush`) would, without walking the screens, their callbacks and a full diff.
+/// `flush`) would, without walking the screens, their callbacks and a full diff. Such a session
+/// is then offered a seat in the loop's shared view for its list (`ListAudience`).
 extension Session {
     /// Applies `delivery` this way if it can; false when the general path must (the session
     /// shows more than the list, has something pending, made the change, or no outcome is
