@@ -8,8 +8,9 @@ import UserListWire
 /// Sessions that show the same list sit in a shared view (`ListAudience`): a change reaches
 /// their clients without entering the sessions. Whatever touches a seated session next (a
 /// second terminal, a resync, an intent, a client that goes away and comes back, someone else
-/// opening a user) must find it exactly where its clients are, and its clients must go on
-/// from there: each holds what a fresh snapshot says, with no patch missing or repeated.
+/// opening a user, an import that dissolves the shared views) must find it exactly where its
+/// clients are, and its clients must go on from there: each holds what a fresh snapshot says,
+/// with no patch missing or repeated.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct SharedViewTests {
     @Test func seatedSessionsComeBackWhereTheirClientsAreWhateverTouchesThem() async throws {
         let daemon = try await DaemonHarness(sampleUsers: 120, sharingPages: true)
@@ -68,6 +69,27 @@ import UserListWire
             }
         }
         try await rename()
+        try await rename()
+        // An import: many changes at once, rows added at the top (a shared view takes neither:
+        // its members follow them on their own, and sit again at the next change).
+        let imported: [JSONValue] = (10..<30).map { index in
+            .object(["id": .string(UUID().uuidString.lowercased()), "name": .string("Aaab Imported \(index)"),
+                     "email": .string("imported.\(index)@example.com")])
+        }
+        let reply = try await editor.intent("session", "import_users", ["users": .array(imported)])
+        #expect(reply.outcome.isSuccess, "the import: \(reply.outcome)")
+        for watcher in watchers {
+            try await watcher.waitForState("the import") { _ in watcher.rows.contains { $0["name"] == "Aaab Imported 29" } }
+        }
+        try await rename()
+        #expect(await changes.seatedSessions() > 0, "seated again after the import")
+        // One row added at the top of a full page: each list cuts itself back, which a shared
+        // view does not take for its members.
+        let added = try await editor.intent("session", "add_user", ["name": "Aaaa Added", "email": "added@example.com"])
+        #expect(added.outcome.isSuccess, "the add: \(added.outcome)")
+        for watcher in watchers {
+            try await watcher.waitForState("the add") { _ in watcher.rows.contains { $0["name"] == "Aaaa Added" } }
+        }
         try await rename()
 
         for watcher in watchers {
