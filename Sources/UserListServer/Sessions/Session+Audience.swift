@@ -7,10 +7,9 @@ extension Session {
     /// changes would reach it there: it runs, shows only its list, is in step with every
     /// client and waits for nothing (the feed asks right after `followShared` succeeded).
     func takeSeat(in audience: ListAudience) -> Bool {
-        guard seat == nil, case .running = phase, !loadingFirstPage, heldReplies.isEmpty, !flushScheduled,
+        guard let sentList = sharedListState, case .running = phase, !loadingFirstPage, heldReplies.isEmpty, !flushScheduled,
               pendingEvents.isEmpty, writesInFlight.isEmpty, published == nil,
               storedNavigator.screens.count == 1, case .list(let list) = storedNavigator.screens[0],
-              let sentState = storedSent, sentState.screens.count == 1, case .list(let sentList) = sentState.screens[0],
               SharedListOutcomes.isSameValue(sentList, audience.state), SharedListOutcomes.isSameValue(list.state, audience.state),
               storedClients.values.allSatisfy({ !$0.awaitingSnapshot })
         else { return false }
