@@ -19,6 +19,8 @@ final class BenchContext {
     var sqliteOnly = false
     var bulkUsers: Int?
     var bulkBase: Int?
+    /// `--event-loops N`: every daemon of the run gets it, to compare loop counts run by run.
+    var eventLoops: Int?
     private var daemonCount = 0
 
     init(quick: Bool, daemonBinary: String, binDirectory: String, directory: String) {
@@ -36,8 +38,12 @@ final class BenchContext {
     func startDaemon(extraFlags: [String] = [], watchdogMicros: Int? = nil, database: String? = nil) throws(BenchError) -> DaemonProcess {
         daemonCount += 1
         return try DaemonProcess(binary: daemonBinary, directory: directory, name: "d\(daemonCount)",
-                                 database: database ?? self.database, sampleData: 1000, extraFlags: extraFlags, watchdogMicros: watchdogMicros)
+                                 database: database ?? self.database, sampleData: 1000,
+                                 extraFlags: loopFlags + extraFlags, watchdogMicros: watchdogMicros)
     }
+
+    /// The `--event-loops` flag for a daemon, when the run sets one.
+    var loopFlags: [String] { eventLoops.map { ["--event-loops", String($0)] } ?? [] }
 
     /// Runs `body` with a fresh daemon and stops it afterwards, reporting a daemon that would not stop.
     func withDaemon(_ section: String, extraFlags: [String] = [], watchdogMicros: Int? = nil, database: String? = nil,

@@ -22,7 +22,7 @@ enum PostgresPropagationBench {
         let a: DaemonProcess, b: DaemonProcess
         do throws(BenchError) {
             a = try DaemonProcess(binary: context.daemonBinary, directory: context.directory, name: "pg-a",
-                                  database: conninfo, sampleData: 1000)
+                                  database: conninfo, sampleData: 1000, extraFlags: context.loopFlags)
         } catch {
             context.report.failed(section, "daemon A on PostgreSQL", error)
             return
@@ -30,7 +30,7 @@ enum PostgresPropagationBench {
         defer { if let problem = a.stop() { context.report.note("store: daemon A: \(problem)") } }
         do throws(BenchError) {
             b = try DaemonProcess(binary: context.daemonBinary, directory: context.directory, name: "pg-b",
-                                  database: conninfo, sampleData: 0)
+                                  database: conninfo, sampleData: 0, extraFlags: context.loopFlags)
         } catch {
             context.report.failed(section, "daemon B on PostgreSQL", error)
             return

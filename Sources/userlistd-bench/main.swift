@@ -12,13 +12,14 @@ if arguments.first == "--flood", arguments.count == 4 {
 if arguments.contains("-h") || arguments.contains("--help") {
     print("""
         usage: userlistd-bench [--quick] [--only SECTION,...] [--pg-users N] [--pg-only] [--sqlite-only]
-                               [--bulk-users N] [--bulk-base N]
+                               [--bulk-users N] [--bulk-base N] [--event-loops N]
           sections: roundtrip, fanout, otherwriter, sustained, idle, startup, fairness, store, bulk, journal, restart
           --pg-users N    users in the store section's PostgreSQL figures (default 100000; 1000000 for the issue's size)
           --pg-only       the store and bulk sections measure PostgreSQL alone (skip SQLite)
           --sqlite-only   the bulk section measures SQLite alone (skips PostgreSQL)
           --bulk-users N  users the bulk section imports (default 1000000; 100000 quick)
           --bulk-base N   users the bulk section's store holds before the import (default 1000)
+          --event-loops N every daemon runs N event loops (default: the daemon's, one per core)
         """)
     exit(0)
 }
@@ -66,6 +67,7 @@ func number(after flag: String) -> Int? {
 }
 context.bulkUsers = number(after: "--bulk-users")
 context.bulkBase = number(after: "--bulk-base")
+context.eventLoops = number(after: "--event-loops")
 let started = monotonicNanos()
 
 var uts = utsname()

@@ -30,6 +30,7 @@ public enum ConfigParser {
         ("history-days", "DAYS", "days of history (who changed what) kept, default 365 (SIGHUP reloads)"),
         ("session-journal-interval", "MS", "write changed sessions to the state directory this often, to survive a crash (0: only at shutdown)"),
         ("presence-interval", "SECONDS", "with PostgreSQL, tell the other daemons who has which user open this often, default 10"),
+        ("event-loops", "N", "threads serving clients, 1 to \(EventLoopGroup.limit) (default: one per core, at most \(EventLoopGroup.limit)); read at start"),
         ("admin-group", "GROUP", "members may write; others get read-only sessions"),
         ("max-connections-per-uid", "N", "connections one uid may hold (SIGHUP reloads)"),
         ("max-sessions-per-uid", "N", "sessions one uid may hold (SIGHUP reloads)"),
@@ -174,6 +175,11 @@ public enum ConfigParser {
             let interval = try seconds()
             guard interval >= 0.05 else { throw ConfigError("'presence-interval' must be at least 0.05 seconds") }
             config.presenceIntervalSeconds = interval
+        case "event-loops":
+            guard let n = Int(value), (1...EventLoopGroup.limit).contains(n) else {
+                throw ConfigError("'event-loops' needs a number of threads from 1 to \(EventLoopGroup.limit), not '\(value)'")
+            }
+            config.eventLoops = n
         case "admin-group": config.adminGroup = value
         case "max-connections-per-uid": config.maxConnectionsPerUID = try number(1)
         case "max-sessions-per-uid": config.maxSessionsPerUID = try number(1)

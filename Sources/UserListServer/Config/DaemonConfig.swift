@@ -41,6 +41,12 @@ public struct DaemonConfig: Equatable, Sendable {
     /// on a shared PostgreSQL database; another daemon's people not re-announced for three
     /// intervals are dropped (their daemon died). Read at start.
     public var presenceIntervalSeconds: Double = 10
+    /// Threads that serve clients (event loops); nil: one per core, at most `EventLoopGroup`'s
+    /// limit. Every client is local, so the clients reading a change share the cores with the
+    /// loops writing it: on a small machine whose load is mostly many terminals watching the
+    /// same list, fewer loops leave them a core and deliver faster; more loops attach, restore
+    /// and serve intents in parallel (BENCHMARKS.md, "Event loops"). Read at start.
+    public var eventLoops: Int?
     public var adminGroup: String = "userlistd"
     public var maxConnectionsPerUID = 256
     public var maxSessionsPerUID = 64

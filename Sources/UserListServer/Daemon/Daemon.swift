@@ -111,7 +111,7 @@ public final class Daemon: Sendable {
         }
         let loops: EventLoopGroup
         do throws(SystemError) {
-            loops = try EventLoopGroup(count: ProcessInfo.processInfo.activeProcessorCount)
+            loops = try EventLoopGroup(count: config.eventLoops ?? ProcessInfo.processInfo.activeProcessorCount)
         } catch {
             return await fail("Cannot start the event loop", error)
         }
@@ -184,6 +184,7 @@ public final class Daemon: Sendable {
         logger.notice("userlistd \(Self.version) ready", [
             "USERLISTD_SOCKET": listener.ownsSocketPath ? config.socketPath : "fd \(listener.fd) from systemd",
             "USERLISTD_STORE": store.description,
+            "USERLISTD_EVENT_LOOPS": String(loops.loops.count),
             "USERLISTD_STARTUP_MS": String(format: "%.1f", Self.milliseconds(ContinuousClock.now - started)),
         ])
 

@@ -7,10 +7,13 @@ package final class EventLoopGroup: Sendable {
     package let loops: [EventLoop]
     private let turn = Atomic<Int>(0)
 
-    /// One loop per core, at least one and at most `limit`.
-    package init(count: Int, limit: Int = 4) throws(SystemError) {
+    /// The most loops a group runs: a change is published to every loop as a job of its own.
+    package static let limit = 4
+
+    /// `count` loops (one per core, or as configured), at least one and at most `limit`.
+    package init(count: Int) throws(SystemError) {
         var loops: [EventLoop] = []
-        for _ in 0..<max(1, min(count, limit)) { loops.append(try EventLoop()) }
+        for _ in 0..<max(1, min(count, Self.limit)) { loops.append(try EventLoop()) }
         self.loops = loops
     }
 
