@@ -32,8 +32,9 @@ extension FrameEncoder {
     }
 
     /// A frame of its own envelope `own` (a 4-byte length to fill in, then the JSON around the
-    /// hole at `sharedAt`) and the `shared` bytes that go in the hole, not copied.
-    func sharing(_ shared: [UInt8], at sharedAt: Int, in own: [UInt8]) throws(FrameError) -> OutgoingFrame {
+    /// hole at `sharedAt`) and the `shared` bytes that go in the hole, not copied. `own` is
+    /// consumed: the length goes into the caller's buffer rather than into a copy of it.
+    func sharing(_ shared: [UInt8], at sharedAt: Int, in own: consuming [UInt8]) throws(FrameError) -> OutgoingFrame {
         var own = own
         let length = own.count + shared.count - FrameLimits.headerSize
         guard length <= maximumFrameSize else {

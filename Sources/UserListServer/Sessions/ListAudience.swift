@@ -112,16 +112,16 @@ final class ListAudience: Sendable {
         // Written from this copy (one reference to the array, not one per client), outside the
         // audience's state: a connection that closes on its write may reach its session, which
         // then leaves (and the audience's entries are copied once, on that write).
+        // One array for every client: its patch goes in place of the last one's (a connection
+        // that kept the array, to queue it, makes the next write copy it).
+        var frames: [(frame: OutgoingFrame, droppable: Bool)] = operations.isEmpty ? [(event, false)] : [(event, true), (event, false)]
         for entry in entries where !entry.vacated {
-            var frames: [(frame: OutgoingFrame, droppable: Bool)] = []
-            frames.reserveCapacity(2)
             if !operations.isEmpty {
                 guard let patch = try? encoder.patchFrame(epoch: entry.stream.epoch, seq: entry.stream.seq, serializedOperations: operations) else {
                     preconditionFailure("a patch the feed found to fit did not")
                 }
-                frames.append((patch, true))
+                frames[0] = (patch, true)
             }
-            frames.append((event, false))
             entry.stream.client.sendFrames(frames)
         }
     }
