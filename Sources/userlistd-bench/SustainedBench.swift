@@ -58,6 +58,9 @@ enum SustainedBench {
             var latencies = Samples()
             var delivered = 0
             var lastReceipt: UInt64 = 0
+            // Per rename: when its first and its last session's patch was read.
+            var firstRead = [UInt64](repeating: .max, count: renames)
+            var lastRead = [UInt64](repeating: 0, count: renames)
             let marker = Array("Aaaa Bench s".utf8)
             var graceUntil: UInt64 = .max
             let hardStop = deadline(seconds: Double(seconds) + 90)
@@ -67,6 +70,8 @@ enum SustainedBench {
                     let sent = sentAt.withLock { $0[k] }
                     guard sent > 0, at >= sent else { return }
                     latencies.append(at - sent)
+                    firstRead[k] = min(firstRead[k], at)
+                    lastRead[k] = max(lastRead[k], at)
                     delivered += 1
                     lastReceipt = max(lastReceipt, at)
                 }
@@ -87,6 +92,19 @@ enum SustainedBench {
             let targeted = sessions == 1000 && perSecond == 10
             context.report.latency(section, "\(grouped(sessions)) × \(perSecond)/s: save sent → each session's patch", latencies,
                                    baseline: nil, p99Limit: targeted ? 10_000_000 : nil)
+            // Where a patch's time goes: the commit and the hops to the first session read, then
+            // the fan-out to the last (each rename once).
+            let sends = sentAt.withLock { $0 }
+            var toFirst = Samples()
+            var spread = Samples()
+            for k in 0..<renames where sends[k] > 0 && lastRead[k] > 0 {
+                toFirst.append(firstRead[k] - sends[k])
+                spread.append(lastRead[k] - firstRead[k])
+            }
+            context.report.latency(section, "\(grouped(sessions)) × \(perSecond)/s: save sent → the first session's patch (commit), per rename",
+                                   toFirst, baseline: nil)
+            context.report.latency(section, "\(grouped(sessions)) × \(perSecond)/s: first → last session's patch (fan-out), per rename",
+                                   spread, baseline: nil)
             if set.closedCount > 0 { context.report.note("sustained: the daemon closed \(set.closedCount) session connections") }
             measured = latencies
         }
