@@ -58,7 +58,7 @@ extension Fault {
             defer { daemon.killHard() }
             #expect(throws: FaultFailure.self) { try daemon.start() }
             #expect(daemon.reap() != 0)
-            #expect(daemon.log.contains("'event-loops' needs a number of threads from 1 to 4, not '\(count)'"))
+            #expect(daemon.log.contains("'event-loops' needs a whole number from 1 to 4, not '\(count)'"))
         }
     }
 }

@@ -136,9 +136,10 @@ public enum ConfigParser {
     }
 
     static func apply(_ key: String, _ value: String, to config: inout DaemonConfig) throws(ConfigError) {
-        func number(_ minimum: Int = 0) throws(ConfigError) -> Int {
-            guard let n = Int(value), n >= minimum else {
-                throw ConfigError("'\(key)' needs a whole number of at least \(minimum), not '\(value)'")
+        func number(_ minimum: Int = 0, atMost maximum: Int? = nil) throws(ConfigError) -> Int {
+            guard let n = Int(value), n >= minimum, n <= maximum ?? .max else {
+                let range = maximum.map { "from \(minimum) to \($0)" } ?? "of at least \(minimum)"
+                throw ConfigError("'\(key)' needs a whole number \(range), not '\(value)'")
             }
             return n
         }
@@ -175,11 +176,7 @@ public enum ConfigParser {
             let interval = try seconds()
             guard interval >= 0.05 else { throw ConfigError("'presence-interval' must be at least 0.05 seconds") }
             config.presenceIntervalSeconds = interval
-        case "event-loops":
-            guard let n = Int(value), (1...EventLoopGroup.limit).contains(n) else {
-                throw ConfigError("'event-loops' needs a number of threads from 1 to \(EventLoopGroup.limit), not '\(value)'")
-            }
-            config.eventLoops = n
+        case "event-loops": config.eventLoops = try number(1, atMost: EventLoopGroup.limit)
         case "admin-group": config.adminGroup = value
         case "max-connections-per-uid": config.maxConnectionsPerUID = try number(1)
         case "max-sessions-per-uid": config.maxSessionsPerUID = try number(1)
