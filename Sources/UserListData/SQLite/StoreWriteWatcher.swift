@@ -147,7 +147,10 @@ final class StoreWriteWatcher: Sendable {
                     _ = Self.drain(inotify, &buffer, names)  // the own write's pages
                     continue
                 }
-                if !aside && inotify >= 0 && fds[2].revents != 0 && Self.drain(inotify, &buffer, names) {
+                // One read first: while the own write holds the lock its pages keep arriving, and
+                // reading them one by one as they come would take a core from the writer.
+                if !aside && inotify >= 0 && fds[2].revents != 0
+                    && Self.drain(inotify, &buffer, names, until: { ownWrite.load(ordering: .sequentiallyConsistent) == OwnWrite.holdingLock }) {
                     // (Without a resume pipe it could not be told when to come back: it stays.)
                     if resumeFD >= 0,
                        ownWrite.compareExchange(expected: OwnWrite.holdingLock, desired: OwnWrite.watcherAside,
@@ -179,8 +182,10 @@ final class StoreWriteWatcher: Sendable {
             return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
         }
 
-        /// Reads every queued event; true when one was about the store's files (or events were lost).
-        static func drain(_ fd: Int32, _ buffer: inout [UInt8], _ names: Set<String>) -> Bool {
+        /// Reads every queued event, or stops after a read once `until` holds; true when one was
+        /// about the store's files (or events were lost).
+        static func drain(_ fd: Int32, _ buffer: inout [UInt8], _ names: Set<String>,
+                          until stop: () -> Bool = { false }) -> Bool {
             guard fd >= 0 else { return false }
             var relevant = false
             while true {
@@ -202,6 +207,7 @@ final class StoreWriteWatcher: Sendable {
                         offset += MemoryLayout<inotify_event>.size + length
                     }
                 }
+                if stop() { return relevant }
             }
         }
     }
