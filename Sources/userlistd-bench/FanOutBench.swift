@@ -73,6 +73,11 @@ enum FanOutBench {
                 if let (redis, redisCPU) = try RedisFanOut.run(context, receivers: receivers, payloadSize: patchBytes, rounds: rounds) {
                     context.report.latency(section, "N=\(grouped(receivers)): same, vs Redis PUBLISH → last subscriber read (\(patchBytes) B payload)",
                                            daemonSamples, baseline: redis)
+                    if receivers == 1000 {
+                        let commit = try CommitFloor.run(directory: context.directory, rounds: rounds)
+                        context.report.latency(section, "a save's disk writes alone (\(CommitFloor.frames) WAL frames + fdatasync), vs Redis PUBLISH to 1,000",
+                                               commit, baseline: redis)
+                    }
                     if receivers >= 100 {
                         reportCPU(context, "N=\(grouped(receivers)): server CPU per session reached, vs Redis per subscriber",
                                   deliveries: receivers * rounds, cpu: daemonCPU, baseline: redisCPU)
