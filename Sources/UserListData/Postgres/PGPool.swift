@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import ThreadLocks
 
 /// A few `PGConnection`s, each owned by its own serial Dispatch queue, so libpq's blocking calls
 /// never run on a Swift-concurrency pool thread (two threads here: blocking one on the network
@@ -8,15 +9,19 @@ final class PGPool: Sendable {
     private let workers: [Worker]
     let server: String
 
-    private final class Worker: @unchecked Sendable {  // Invariant: `connection` (a PGconn) is touched only on `queue`.
+    private final class Worker: Sendable {
         let queue: DispatchQueue
-        let connection: PGConnection
+        /// Its PGconn: the queue's alone.
+        private let owned: Confined<PGConnection>
         let pending = Atomic<Int>(0)
 
         init(index: Int, conninfo: String, server: String) {
             queue = DispatchQueue(label: "userlistd.postgres.\(index)")
-            connection = PGConnection(conninfo: conninfo, server: server)
+            owned = Confined(PGConnection(conninfo: conninfo, server: server), to: .queue(queue))
         }
+
+        /// The connection, on the queue only.
+        var connection: PGConnection { owned.withValue { $0 } }
     }
 
     init(conninfo: String, server: String, size: Int) {

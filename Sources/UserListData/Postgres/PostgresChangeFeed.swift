@@ -72,8 +72,11 @@ public final class PostgresChangeFeed: DirectUserChangeFeed, Sendable {
 }
 
 extension PostgresChangeFeed {
-    final class Core: @unchecked Sendable {  // Invariant: `listener` (a PGconn) only on the feed thread or in init; the rest is Lock, atomics or lets.
-        private let listener: PGConnection
+    final class Core: Sendable {
+        /// Its PGconn for LISTEN and the log: `init`'s, then the feed thread's alone (the first to
+        /// use it after `init`).
+        private let owned: Confined<PGConnection>
+        private var listener: PGConnection { owned.withValue { $0 } }
         let state: Lock<State>
         /// Changes taken in `seq` order under `state`, yielded to the subscribers after it.
         private let handOff: OrderedHandOff<CommittedChange>
@@ -93,7 +96,7 @@ extension PostgresChangeFeed {
         static let batchSize = 1_000
 
         init(connection: PGConnectionString) throws(UserError) {
-            listener = PGConnection(conninfo: connection.value, server: connection.redacted)
+            let listener = PGConnection(conninfo: connection.value, server: connection.redacted)
             let state: Lock<State>
             do {
                 try listener.connect()
@@ -105,6 +108,7 @@ extension PostgresChangeFeed {
                 throw error.userError
             }
             self.state = state
+            owned = Confined(listener, to: .firstUser)
             handOff = OrderedHandOff { changes in
                 let observers = state.withLock { Array($0.observers.values) }
                 for change in changes {

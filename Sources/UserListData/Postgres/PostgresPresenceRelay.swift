@@ -38,8 +38,10 @@ public final class PostgresPresenceRelay: PresenceRelay, Sendable {
 }
 
 extension PostgresPresenceRelay {
-    final class Core: @unchecked Sendable {  // Invariant: `connection` (a PGconn) only on the relay's thread; the rest is Lock, atomics or lets.
-        private let connection: PGConnection
+    final class Core: Sendable {
+        /// Its PGconn: the relay thread's alone (the first to use it).
+        private let owned: Confined<PGConnection>
+        private var connection: PGConnection { owned.withValue { $0 } }
         private let stopping = Atomic<Bool>(false)
         /// Called once the thread has ended (or at once if it never started).
         private let finished = Lock<(ended: Bool, waiters: [@Sendable () -> Void])>((false, []))
@@ -47,7 +49,7 @@ extension PostgresPresenceRelay {
         private let wakePipe = WakePipe()
 
         init(connection: PGConnectionString) {
-            self.connection = PGConnection(conninfo: connection.value, server: connection.redacted)
+            owned = Confined(PGConnection(conninfo: connection.value, server: connection.redacted), to: .firstUser)
         }
 
         func wake() {

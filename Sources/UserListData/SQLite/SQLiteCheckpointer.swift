@@ -1,6 +1,7 @@
 import CSQLite
 import Dispatch
 import Synchronization
+import ThreadLocks
 
 /// Copies the WAL back into the database file on a thread of its own, so that a commit never
 /// waits for a checkpoint.
@@ -19,11 +20,11 @@ import Synchronization
 /// their next transaction, off the writer's thread, so the saves of other clients are not held
 /// up behind a checkpoint. Any writer past `inlineFrames` (a stream of writes from another
 /// process, say) checkpoints right after its commit, as SQLite would have: the WAL stays bounded.
-final class SQLiteCheckpointer: @unchecked Sendable {
-    // Invariant that makes it Sendable: `connection` is touched only on `queue`.
+final class SQLiteCheckpointer: Sendable {
     private let path: String
-    private let queue = DispatchQueue(label: "userlistd.sqlite.checkpoint")
-    private var connection: SQLiteConnection?
+    private let queue: DispatchQueue
+    /// Its own connection, opened by the first checkpoint: the queue's alone.
+    private let connection: Confined<SQLiteConnection?>
     private let pending = Atomic<Bool>(false)
     /// Frames in the WAL after the last commit of the observed writer.
     private let walFrames = Atomic<Int>(0)
@@ -34,6 +35,8 @@ final class SQLiteCheckpointer: @unchecked Sendable {
 
     init(path: String) {
         self.path = path
+        queue = DispatchQueue(label: "userlistd.sqlite.checkpoint")
+        connection = Confined(nil, to: .queue(queue))
     }
 
     /// Installs the hook on the writer's connection. The writer must not outlive `self` (the
@@ -71,12 +74,14 @@ final class SQLiteCheckpointer: @unchecked Sendable {
     /// connection is reading the WAL at that moment. (Measured with the bulk bench at 100,000
     /// users: RESTART 13.2k users/s and a save p99 of 26 ms, TRUNCATE 11.6k/s and 36 ms.)
     private func checkpoint(restart: Bool = false) -> Bool {
-        if connection == nil, let opened = try? SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: Self.restartWait) {
-            // A connection that has read nothing has not opened the WAL yet, and a checkpoint on it
-            // does nothing and says so only by logging -1 frames.
-            if (try? opened.integer("PRAGMA user_version", "opening the checkpointer")) != nil { connection = opened }
-        }
-        guard let connection else { return false }
+        guard let connection = connection.withValue({ connection in
+            if connection == nil, let opened = try? SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: Self.restartWait) {
+                // A connection that has read nothing has not opened the WAL yet, and a checkpoint on
+                // it does nothing and says so only by logging -1 frames.
+                if (try? opened.integer("PRAGMA user_version", "opening the checkpointer")) != nil { connection = opened }
+            }
+            return connection
+        }) else { return false }
         var logged: Int32 = 0, copied: Int32 = 0
         var code = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logged, &copied)
         if restart && code == SQLITE_OK {

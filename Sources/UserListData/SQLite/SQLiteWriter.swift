@@ -9,16 +9,19 @@ import ThreadLocks
 /// busy timeout. Blocking a Swift-concurrency thread for that long would starve the daemon's
 /// sessions (the cooperative pool has one thread per core: two here). One thread, not a serial
 /// Dispatch queue, so the connection's page cache stays in one malloc arena (`JobThread`).
-final class SQLiteWriter: @unchecked Sendable {
-    // Invariant that makes it Sendable: `connection` and `closed` are touched only on `thread`
-    // (or in `init`, before `self` is shared).
-    private let connection: SQLiteConnection
+final class SQLiteWriter: Sendable {
+    /// What only the writer's thread touches.
+    private struct Owned {
+        let connection: SQLiteConnection
+        /// Set by `performLast`: a job queued after it fails (`SQLiteError.closed`) instead of writing.
+        var closed = false
+    }
+
+    private let owned: Confined<Owned>
     private let thread: JobThread
     /// The connection's WAL hook points at it without retaining it: kept as long as the
     /// connection, so a job still running after the repository let go cannot call a freed one.
     private let checkpointer: SQLiteCheckpointer?
-    /// Set by `performLast`: a job queued after it fails (`SQLiteError.closed`) instead of writing.
-    private var closed = false
     /// Jobs queued and not started: a bulk write running on the queue goes on in its
     /// transaction while this is 0, and commits to let them in when it is not.
     private let queued = Atomic<Int>(0)
@@ -28,8 +31,8 @@ final class SQLiteWriter: @unchecked Sendable {
 
     /// `name`: the thread's, as `top -H` and perf show it (at most 15 bytes).
     init(connection: SQLiteConnection, name: String, checkpointer: SQLiteCheckpointer?) {
-        self.connection = connection
         self.thread = JobThread(name: name)
+        self.owned = Confined(Owned(connection: connection), to: .thread(thread))
         self.checkpointer = checkpointer
     }
 
@@ -65,13 +68,15 @@ final class SQLiteWriter: @unchecked Sendable {
     /// next open finishes the import and the catch-up from their marks.
     func performLast<T>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
         try performAndWait { connection throws(SQLiteError) -> T in
-            defer { closed = true }
+            defer { owned.withValue { $0.closed = true } }
             return try body(connection)
         }
     }
 
     /// On the writer's thread.
     private func run<T>(_ body: (SQLiteConnection) throws(SQLiteError) -> T) -> Result<T, SQLiteError> {
+        // Taken out, not used in place: `performLast`'s body marks the writer closed.
+        let (connection, closed) = owned.withValue { ($0.connection, $0.closed) }
         guard !closed else { return .failure(.closed(path: connection.path)) }
         return Result { () throws(SQLiteError) -> T in try body(connection) }
     }
