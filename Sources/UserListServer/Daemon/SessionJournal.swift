@@ -36,8 +36,8 @@ package final class SessionJournal: Sendable {
         var bytes: Int
     }
 
-    /// The writer's own state. Invariant: touched only on `queue`.
-    private final class WriterState: @unchecked Sendable {
+    /// The writer's own state, touched only on `queue` (see `writer`).
+    private final class WriterState {
         var fd: Int32 = -1
         var fileBytes = 0
         var live: [SessionKey: Entry] = [:]
@@ -54,7 +54,9 @@ package final class SessionJournal: Sendable {
     private let logger: Logger
     private let pending = Lock(Pending())
     private let queue = LowPriorityWorker(name: "ul-journal")
-    private let writer = WriterState()
+    /// The writer's state: the queue's thread's alone (the first and only one to use it).
+    private let writerState = Confined(WriterState(), to: .firstUser)
+    private var writer: WriterState { writerState.withValue { $0 } }
     /// Set by `abandon`: nothing more is written.
     private let abandoned = Atomic<Bool>(false)
     /// Entered by `start` until its work (and its `then`) is done.

@@ -132,24 +132,21 @@ final class LoopChangeFeed: Sendable {
 
 /// What one change made of the list windows on one loop, shared by the sessions there that
 /// show the same window: the list state it led to, and the patch's serialized operations.
-final class ChangeMemo: @unchecked Sendable {
-    // Invariant (why @unchecked is sound): made for one change by one loop's job, and read only
-    // on that loop's thread (asserted), so its unlocked memos are never used by two threads.
-    private let loop: EventLoop
-    private let sharedLists = SharedListOutcomes()
-    private let sharedPatches = SharedPatches()
+///
+/// Made for one change by one loop's job, and used only on that loop's thread.
+final class ChangeMemo: Sendable {
+    private struct Memos {
+        let lists = SharedListOutcomes()
+        let patches = SharedPatches()
+    }
+
+    private let memos: LoopBound<Memos>
 
     init(loop: EventLoop) {
-        self.loop = loop
+        memos = LoopBound(Memos(), on: loop)
     }
 
-    var lists: SharedListOutcomes {
-        assert(loop.isLoopThread, "a change memo used off its loop")
-        return sharedLists
-    }
+    var lists: SharedListOutcomes { memos.value.lists }
 
-    var patches: SharedPatches {
-        assert(loop.isLoopThread, "a change memo used off its loop")
-        return sharedPatches
-    }
+    var patches: SharedPatches { memos.value.patches }
 }
