@@ -23,16 +23,8 @@ import UserListTestSupport
         try await root.intent("list", "did_select_row", ["index": 0])
         try await root.intent("detail", "set_draft_name", ["name": "Root's Secret Draft"])
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups",
-                             "/usr/bin/python3", Self.probeScript, daemon.socketPath, "shared"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let (status, data) = try await Self.probeAsNobody(daemon.socketPath, key: "shared")
+        #expect(status == 0)
 
         let result = try JSONValue(parsing: Array(data)).objectValue ?? [:]
         let welcome = result["welcome"]?.objectValue ?? [:]
@@ -46,5 +38,27 @@ import UserListTestSupport
         // Root's session is untouched.
         #expect(root.detailState?["draft_name"] == .string("Root's Secret Draft"))
         await daemon.stop()
+    }
+
+    /// Runs the probe client as `nobody` and hands back its exit status and what it printed.
+    /// It is waited for on a thread of its own: waiting on a Swift-concurrency thread would hold
+    /// one of the few this process's daemon runs on (a plain `swift test` once starved it so, and
+    /// the probe timed out waiting for its reply).
+    static func probeAsNobody(_ socketPath: String, key: String) async throws -> (status: Int32, output: Data) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                             "/usr/bin/python3", probeScript, socketPath, key]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let reader = output.fileHandleForReading
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let data = reader.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: (process.terminationStatus, data))
+            }
+        }
     }
 }
