@@ -40,6 +40,12 @@ public final class Confined<Value>: @unchecked Sendable {
         }
     }
 
+    /// The value (a connection, say, to use outside the access); on the owner only.
+    public var value: Value {
+        assert(isOwner(), "confined state read off its owner's thread or queue")
+        return stored
+    }
+
     /// Uses the value in place; on the owner only.
     public func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         assert(isOwner(), "confined state used off its owner's thread or queue")

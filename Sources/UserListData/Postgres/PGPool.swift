@@ -21,7 +21,7 @@ final class PGPool: Sendable {
         }
 
         /// The connection, on the queue only.
-        var connection: PGConnection { owned.withValue { $0 } }
+        var connection: PGConnection { owned.value }
     }
 
     init(conninfo: String, server: String, size: Int) {

@@ -76,7 +76,7 @@ extension PostgresChangeFeed {
         /// Its PGconn for LISTEN and the log: `init`'s, then the feed thread's alone (the first to
         /// use it after `init`).
         private let owned: Confined<PGConnection>
-        private var listener: PGConnection { owned.withValue { $0 } }
+        private var listener: PGConnection { owned.value }
         let state: Lock<State>
         /// Changes taken in `seq` order under `state`, yielded to the subscribers after it.
         private let handOff: OrderedHandOff<CommittedChange>

@@ -41,7 +41,7 @@ extension PostgresPresenceRelay {
     final class Core: Sendable {
         /// Its PGconn: the relay thread's alone (the first to use it).
         private let owned: Confined<PGConnection>
-        private var connection: PGConnection { owned.withValue { $0 } }
+        private var connection: PGConnection { owned.value }
         private let stopping = Atomic<Bool>(false)
         /// Called once the thread has ended (or at once if it never started).
         private let finished = Lock<(ended: Bool, waiters: [@Sendable () -> Void])>((false, []))

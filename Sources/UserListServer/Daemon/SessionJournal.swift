@@ -56,7 +56,7 @@ package final class SessionJournal: Sendable {
     private let queue = LowPriorityWorker(name: "ul-journal")
     /// The writer's state: the queue's thread's alone (the first and only one to use it).
     private let writerState = Confined(WriterState(), to: .firstUser)
-    private var writer: WriterState { writerState.withValue { $0 } }
+    private var writer: WriterState { writerState.value }
     /// Set by `abandon`: nothing more is written.
     private let abandoned = Atomic<Bool>(false)
     /// Entered by `start` until its work (and its `then`) is done.
