@@ -41,9 +41,8 @@ import UserListTestSupport
     }
 
     /// Runs the probe client as `nobody` and hands back its exit status and what it printed.
-    /// It is waited for on a thread of its own: waiting on a Swift-concurrency thread would hold
-    /// one of the few this process's daemon runs on (a plain `swift test` once starved it so, and
-    /// the probe timed out waiting for its reply).
+    /// It is waited for off the pool: this process's daemon needs the pool's threads (a plain
+    /// `swift test` once starved it so, and the probe timed out waiting for its reply).
     static func probeAsNobody(_ socketPath: String, key: String) async throws -> (status: Int32, output: Data) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
@@ -53,12 +52,10 @@ import UserListTestSupport
         process.standardOutput = output
         try process.run()
         let reader = output.fileHandleForReading
-        return await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                let data = reader.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: (process.terminationStatus, data))
-            }
+        return try await offPool {
+            let data = reader.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, data)
         }
     }
 }

@@ -120,12 +120,6 @@ final class WireTestClient: @unchecked Sendable {
 
     // MARK: async wrappers (off the cooperative pool)
 
-    private func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-        }
-    }
-
     func hello(key: String, versions: ClosedRange<Int> = 1...1) async throws -> ServerMessage.Welcome {
         try await offPool { try self.blockingHello(key: key, versions: versions) }
     }
@@ -177,5 +171,14 @@ final class WireTestClient: @unchecked Sendable {
     var detailState: [String: JSONValue]? {
         guard screens.count > 1 else { return nil }
         return screens.last?.objectValue?["state"]?.objectValue
+    }
+}
+
+/// Runs a blocking wait on a Dispatch worker and hands back its result: waiting on a
+/// Swift-concurrency thread would hold one of the few an in-process daemon (`DaemonHarness`)
+/// runs on.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
     }
 }
