@@ -5,7 +5,8 @@ import Synchronization
 
 /// The raw floor under fan-out: one frame of the patch's size written to N sockets (socketpairs)
 /// by a writer thread, read by a reader thread with epoll; the time from the first write to the
-/// last socket's frame read whole. Same shape as the daemon measurement, minus the daemon.
+/// last socket's frame read whole. Same shape as the daemon measurement, minus the daemon; its
+/// first round warms up and is not a sample, as the daemon's and Redis's are not.
 enum FanOutFloor {
     static func run(receivers: Int, frameSize: Int, rounds: Int) throws(BenchError) -> Samples {
         var writeEnds: [Int32] = []
@@ -36,7 +37,7 @@ enum FanOutFloor {
             var fds = [Int32](repeating: 0, count: 256)
             var events = [UInt32](repeating: 0, count: 256)
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-            for _ in 0..<totalRounds {
+            for _ in 0...totalRounds {
                 for fd in readerFDs { received[Int(fd)] = 0 }
                 var complete = 0
                 let until = deadline(seconds: 10)
@@ -59,7 +60,7 @@ enum FanOutFloor {
         }
         var samples = Samples()
         var failure: BenchError?
-        for _ in 0..<rounds {
+        for round in -1..<rounds {
             let start = monotonicNanos()
             for fd in writeEnds {
                 do throws(BenchError) { try Sockets.writeAll(fd, frame) } catch { failure = error }
@@ -67,7 +68,7 @@ enum FanOutFloor {
             guard roundDone.wait(timeout: .now() + 15) == .success else { failure = BenchError("fan-out floor: reader stuck"); break }
             let end = lastRead.load(ordering: .acquiring)
             guard end > 0 else { failure = BenchError("fan-out floor: a receiver missed its frame"); break }
-            samples.append(end - start)
+            if round >= 0 { samples.append(end - start) }
             sleepMillis(1)
         }
         reader.join(timeout: 15)

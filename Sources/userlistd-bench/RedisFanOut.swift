@@ -3,7 +3,8 @@ import Glibc
 
 /// Redis 7 PUBLISH to N subscribers over a Unix socket, read the same way as the daemon's
 /// sessions (one epoll reader): the yardstick PERF-NOTES.md uses. Returns the latencies and the
-/// CPU time redis-server spent over the rounds; nil when redis-server is not installed.
+/// CPU time redis-server spent over the rounds, after one warm-up round (returned as `first`,
+/// as the daemon's is); nil when redis-server is not installed.
 enum RedisFanOut {
     static func binary() -> String? {
         for path in ["/usr/bin/redis-server", "/usr/local/bin/redis-server", "/usr/sbin/redis-server"]
@@ -11,7 +12,7 @@ enum RedisFanOut {
         return nil
     }
 
-    static func run(_ context: BenchContext, receivers: Int, payloadSize: Int, rounds: Int) throws(BenchError) -> (Samples, cpu: UInt64?)? {
+    static func run(_ context: BenchContext, receivers: Int, payloadSize: Int, rounds: Int) throws(BenchError) -> (Samples, cpu: UInt64?, first: UInt64)? {
         guard let binary = binary() else { return nil }
         let socketPath = context.temporaryPath("redis.sock")
         let process = Process()
@@ -55,9 +56,10 @@ enum RedisFanOut {
         let publish = Array("*3\r\n$7\r\nPUBLISH\r\n$5\r\nbench\r\n$\(payloadSize)\r\n\(payload)\r\n".utf8)
         let message = "*3\r\n$7\r\nmessage\r\n$5\r\nbench\r\n$\(payloadSize)\r\n\(payload)\r\n".utf8.count
         var samples = Samples()
+        var first: UInt64 = 0
         var scratch = [UInt8](repeating: 0, count: 64)
-        let cpuBefore = ProcessCPU.nanoseconds(pid: process.processIdentifier)
-        for _ in 0..<rounds {
+        var cpuBefore = ProcessCPU.nanoseconds(pid: process.processIdentifier)
+        for round in -1..<rounds {
             var received = [Int](repeating: 0, count: receivers)
             var remaining = receivers
             var last: UInt64 = 0
@@ -75,11 +77,16 @@ enum RedisFanOut {
                 }
             }
             guard remaining == 0 else { throw BenchError("\(remaining) Redis subscribers missed a message") }
-            samples.append(last - start)
             _ = recv(publisherFD, &scratch, scratch.count, 0)  // ":N\r\n"
+            if round < 0 {
+                first = last - start
+                cpuBefore = ProcessCPU.nanoseconds(pid: process.processIdentifier)
+            } else {
+                samples.append(last - start)
+            }
             sleepMillis(1)
         }
         let cpu = ProcessCPU.nanoseconds(pid: process.processIdentifier).flatMap { after in cpuBefore.map { after - $0 } }
-        return (samples, cpu)
+        return (samples, cpu, first)
     }
 }
