@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import UserListTestSupport
 import UserListWire
 
 extension Fault {

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import UserListData
 import UserListServer
+import UserListTestSupport
 
 /// Starting where another daemon already answers is refused; a socket file left by a crash is not.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct DaemonStartTests {
@@ -46,7 +47,7 @@ import UserListServer
         let (daemon, _) = try secondDaemon(on: path, directory: directory)
         let running = Task { await daemon.run() }
         var answering = false
-        let deadline = ContinuousClock.now + .seconds(WireTestClient.generousDeadline)
+        let deadline = ContinuousClock.now + .seconds(generousDeadline)
         while !answering, ContinuousClock.now < deadline {
             answering = UnixSocket.isAnswering(path)
             if !answering { try await Task.sleep(for: .milliseconds(10)) }

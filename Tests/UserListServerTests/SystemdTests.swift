@@ -24,7 +24,7 @@ struct SystemdTests {
         defer { SystemdFixture.kill(daemon) }
 
         var kinds: [String] = []
-        func receive(until wanted: String, timeout: Double = SystemdFixture.generousDeadline) throws {
+        func receive(until wanted: String, timeout: Double = generousDeadline) throws {
             let deadline = Date().addingTimeInterval(timeout)
             while Date() < deadline {
                 guard let datagram = notify.receive() else { continue }
@@ -60,7 +60,7 @@ struct SystemdTests {
         try receive(until: "READY")
         Glibc.kill(daemon.processIdentifier, SIGTERM)
         try receive(until: "STOPPING")
-        SystemdFixture.wait(daemon, timeout: SystemdFixture.generousDeadline)
+        SystemdFixture.wait(daemon, timeout: generousDeadline)
         #expect(daemon.terminationReason == .exit)
         #expect(daemon.terminationStatus == 0)
 
@@ -90,9 +90,9 @@ struct SystemdTests {
         let activator = try SystemdFixture.launch(activate, arguments: arguments, environment: [:])
         defer { SystemdFixture.kill(activator) }
 
-        let fd = try SystemdFixture.connect(to: socketPath, timeout: SystemdFixture.generousDeadline)
+        let fd = try SystemdFixture.connect(to: socketPath, timeout: generousDeadline)
         defer { Glibc.close(fd) }
-        var timeout = timeval(tv_sec: Int(SystemdFixture.generousDeadline), tv_usec: 0)
+        var timeout = timeval(tv_sec: Int(generousDeadline), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let hello = #"{"type":"hello","protocol":{"min":1,"max":1},"client":{"name":"t","build":"0"},"session_key":"k"}"#
         try SystemdFixture.writeFrame(Array(hello.utf8), to: fd)
@@ -102,7 +102,7 @@ struct SystemdTests {
 
         // systemd-socket-activate execs the daemon in its own process on the first connection.
         Glibc.kill(activator.processIdentifier, SIGTERM)
-        SystemdFixture.wait(activator, timeout: SystemdFixture.generousDeadline)
+        SystemdFixture.wait(activator, timeout: generousDeadline)
         #expect(activator.terminationReason == .exit)
         #expect(activator.terminationStatus == 0)
     }
@@ -123,7 +123,7 @@ struct SystemdTests {
                          "no journald is listening and we cannot start one (\(path), root)")
             try FileManager.default.createDirectory(atPath: "/run/systemd/journal", withIntermediateDirectories: true)
             journald = try SystemdFixture.launch(path, arguments: [], environment: [:])
-            let deadline = Date().addingTimeInterval(SystemdFixture.generousDeadline)
+            let deadline = Date().addingTimeInterval(generousDeadline)
             while !SystemdFixture.datagramSocketAnswers(journalSocket), Date() < deadline { usleep(50_000) }
             guard SystemdFixture.datagramSocketAnswers(journalSocket) else {
                 Issue.record("the journald we started does not listen on \(journalSocket)")
@@ -148,7 +148,7 @@ struct SystemdTests {
         defer { SystemdFixture.kill(daemon) }
 
         var entry: [String: Any]?
-        let deadline = Date().addingTimeInterval(SystemdFixture.generousDeadline)
+        let deadline = Date().addingTimeInterval(generousDeadline)
         while entry == nil, Date() < deadline {
             usleep(200_000)  // polls the journal for the entry; the deadline decides only a hang
             let output = SystemdFixture.run(journalctl, ["-o", "json", "--no-pager",
@@ -158,7 +158,7 @@ struct SystemdTests {
                 .first { ($0["MESSAGE"] as? String)?.contains("ready") == true }
         }
         Glibc.kill(daemon.processIdentifier, SIGTERM)
-        SystemdFixture.wait(daemon, timeout: SystemdFixture.generousDeadline)
+        SystemdFixture.wait(daemon, timeout: generousDeadline)
         #expect(daemon.terminationStatus == 0)
 
         let found = try #require(entry, "no 'ready' entry with USERLISTD_SOCKET=\(socketPath) in the journal")
@@ -203,9 +203,6 @@ enum SystemdFixture {
     /// This file is Tests/UserListServerTests/SystemdTests.swift.
     static let repositoryRoot: String = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-
-    /// How long a test waits for something that must happen: only a hang misses it.
-    static let generousDeadline: Double = 60
 
     static var daemonBuilt: Bool { FileManager.default.isExecutableFile(atPath: repositoryRoot + "/.build/debug/userlistd") }
 

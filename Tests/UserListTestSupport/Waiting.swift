@@ -19,3 +19,15 @@ package func waitUntil(timeout: Double = generousDeadline, poll: Double = 0.05,
         usleep(useconds_t(poll * 1_000_000))
     }
 }
+
+/// Runs blocking test code (a child's `waitUntilExit`, a blocking socket read, `waitUntil`) on a
+/// thread of its own and hands back its result. Waiting on a Swift-concurrency thread would hold
+/// one of the two an in-process daemon (`DaemonHarness`) needs on this machine, and a dedicated
+/// thread depends on no pool's limits.
+package func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.stackSize = 4 << 20
+        thread.start()
+    }
+}

@@ -197,15 +197,6 @@ final class ChildDaemon: @unchecked Sendable {
 }
 
 
-/// Runs blocking work on its own thread, never on the Swift cooperative pool.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread { continuation.resume(with: Result { try body() }) }
-        thread.stackSize = 4 << 20
-        thread.start()
-    }
-}
-
 /// Starts `count` threads running `body(index)` and waits for all of them.
 func runThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let group = DispatchGroup()

@@ -3,6 +3,7 @@ import Glibc
 import UserListData
 import UserListDomain
 import UserListServer
+import UserListTestSupport
 
 /// A real daemon in this process on a temporary socket, store and state directory.
 final class DaemonHarness: @unchecked Sendable {
@@ -56,7 +57,7 @@ final class DaemonHarness: @unchecked Sendable {
                             notifier: SystemdNotifier(environment: [:]), store: store, reloadConfig: { nil })
         self.daemon = daemon
         task = Task { await daemon.run() }
-        let deadline = ContinuousClock.now + .seconds(WireTestClient.generousDeadline)
+        let deadline = ContinuousClock.now + .seconds(generousDeadline)
         while ContinuousClock.now < deadline {
             if UnixSocket.isAnswering(socketPath) { return }
             try await Task.sleep(for: .milliseconds(10))

@@ -1,19 +1,16 @@
 import Foundation
 import Glibc
 import UserListServer
+import UserListTestSupport
 import UserListWire
 
 /// A blocking protocol client for tests: raw frames over a real Unix socket, with timeouts, and
 /// a local copy of the state document kept by applying patches exactly as a real client must.
 ///
-/// Its waits block, so the async wrappers run them on a Dispatch thread: a blocked cooperative
+/// Its waits block, so the async wrappers run them through `offPool`: a blocked cooperative
 /// thread would starve the in-process daemon (two cores, two cooperative threads).
 // Invariant for @unchecked Sendable: one test drives one client, one call at a time.
 final class WireTestClient: @unchecked Sendable {
-    /// How long a test waits for something that must happen: only a hang misses it, even on a
-    /// loaded machine. (This target does not link UserListTestSupport, which says the same.)
-    static let generousDeadline: Double = 60
-
     struct Timeout: Error, CustomStringConvertible {
         let waitingFor: String
         var description: String { "timed out waiting for \(waitingFor)" }
@@ -64,7 +61,7 @@ final class WireTestClient: @unchecked Sendable {
     /// Sends an intent and waits for its reply.
     @discardableResult
     func blockingIntent(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil,
-                        timeout: Double = WireTestClient.generousDeadline) throws -> ServerMessage.Reply {
+                        timeout: Double = generousDeadline) throws -> ServerMessage.Reply {
         let id = nextIntentID
         nextIntentID += 1
         try send(.intent(.init(id: id, screen: screen, action: action, args: args)))
@@ -74,7 +71,7 @@ final class WireTestClient: @unchecked Sendable {
     }
 
     /// Reads messages (applying snapshots and patches) until `match` returns non-nil.
-    func blockingNext<T>(where what: String, timeout: Double = WireTestClient.generousDeadline, _ match: (ServerMessage) -> T?) throws -> T {
+    func blockingNext<T>(where what: String, timeout: Double = generousDeadline, _ match: (ServerMessage) -> T?) throws -> T {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             while let frame = try decoder.nextFrame() {
@@ -98,18 +95,18 @@ final class WireTestClient: @unchecked Sendable {
     }
 
     /// Waits until the local document satisfies `condition`.
-    func blockingWaitForState(_ what: String, timeout: Double = WireTestClient.generousDeadline, _ condition: (JSONValue) -> Bool) throws {
+    func blockingWaitForState(_ what: String, timeout: Double = generousDeadline, _ condition: (JSONValue) -> Bool) throws {
         if condition(document) { return }
         _ = try blockingNext(where: what, timeout: timeout) { _ in condition(document) ? true : nil }
     }
 
     /// Waits for an error frame and returns it.
-    func blockingNextError(timeout: Double = WireTestClient.generousDeadline) throws -> ServerMessage.ErrorMessage {
+    func blockingNextError(timeout: Double = generousDeadline) throws -> ServerMessage.ErrorMessage {
         try blockingNext(where: "error frame", timeout: timeout) { if case .error(let e) = $0 { e } else { nil } }
     }
 
     /// True when the server closes the connection within `timeout`.
-    func blockingWaitForClose(timeout: Double = WireTestClient.generousDeadline) -> Bool {
+    func blockingWaitForClose(timeout: Double = generousDeadline) -> Bool {
         do {
             _ = try blockingNext(where: "close", timeout: timeout) { _ -> Bool? in nil }
         } catch {
@@ -126,25 +123,25 @@ final class WireTestClient: @unchecked Sendable {
 
     @discardableResult
     func intent(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil,
-                timeout: Double = WireTestClient.generousDeadline) async throws -> ServerMessage.Reply {
+                timeout: Double = generousDeadline) async throws -> ServerMessage.Reply {
         try await offPool { try self.blockingIntent(screen, action, args, timeout: timeout) }
     }
 
-    func next<T: Sendable>(where what: String, timeout: Double = WireTestClient.generousDeadline,
+    func next<T: Sendable>(where what: String, timeout: Double = generousDeadline,
                            _ match: @escaping @Sendable (ServerMessage) -> T?) async throws -> T {
         try await offPool { try self.blockingNext(where: what, timeout: timeout, match) }
     }
 
-    func waitForState(_ what: String, timeout: Double = WireTestClient.generousDeadline,
+    func waitForState(_ what: String, timeout: Double = generousDeadline,
                       _ condition: @escaping @Sendable (JSONValue) -> Bool) async throws {
         try await offPool { try self.blockingWaitForState(what, timeout: timeout, condition) }
     }
 
-    func nextError(timeout: Double = WireTestClient.generousDeadline) async throws -> ServerMessage.ErrorMessage {
+    func nextError(timeout: Double = generousDeadline) async throws -> ServerMessage.ErrorMessage {
         try await offPool { try self.blockingNextError(timeout: timeout) }
     }
 
-    func waitForClose(timeout: Double = WireTestClient.generousDeadline) async -> Bool {
+    func waitForClose(timeout: Double = generousDeadline) async -> Bool {
         (try? await offPool { self.blockingWaitForClose(timeout: timeout) }) ?? false
     }
 
@@ -171,14 +168,5 @@ final class WireTestClient: @unchecked Sendable {
     var detailState: [String: JSONValue]? {
         guard screens.count > 1 else { return nil }
         return screens.last?.objectValue?["state"]?.objectValue
-    }
-}
-
-/// Runs a blocking wait on a Dispatch worker and hands back its result: waiting on a
-/// Swift-concurrency thread would hold one of the few an in-process daemon (`DaemonHarness`)
-/// runs on.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
     }
 }
