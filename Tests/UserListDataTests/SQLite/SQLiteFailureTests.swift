@@ -29,6 +29,12 @@ func run(_ executable: String, _ arguments: [String]) -> Int32 {
     return process.terminationStatus
 }
 
+/// How many of this process's descriptors are open on `path` (from `/proc/self/fd`).
+func descriptorsOpen(on path: String) -> Int {
+    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    return descriptors.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) == path }.count
+}
+
 @Suite(.serialized, .childProcesses) struct SQLiteFailureTests {
     @Test func aMissingDirectoryIsNamed() async throws {
         let directory = try TemporaryDirectory()
@@ -68,6 +74,11 @@ func run(_ executable: String, _ arguments: [String]) -> Int32 {
             let store = try SQLiteUserRepository(path: path)
             _ = try await store.importUsers(SampleUsers.generate(count: 3))
         }
+        // The writer's thread lets its connection go a moment after the import's reply. Until
+        // every connection to the file is closed, SQLite keeps the closed ones' read-write
+        // descriptors for reuse, and the next open would take one of those instead of opening
+        // the now-immutable file.
+        try #require(try await offPool { waitUntil { descriptorsOpen(on: path) == 0 } }, "the first store still holds \(path) open")
         try #require(run("/usr/bin/chattr", ["+i", path]) == 0, "chattr +i \(path) failed")
         defer { _ = run("/usr/bin/chattr", ["-i", path]) }
         let reason = await unavailableReason { _ = try SQLiteUserRepository(path: path) }
