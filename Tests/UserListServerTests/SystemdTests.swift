@@ -123,9 +123,7 @@ struct SystemdTests {
                          "no journald is listening and we cannot start one (\(path), root)")
             try FileManager.default.createDirectory(atPath: "/run/systemd/journal", withIntermediateDirectories: true)
             journald = try SystemdFixture.launch(path, arguments: [], environment: [:])
-            let deadline = Date().addingTimeInterval(generousDeadline)
-            while !SystemdFixture.datagramSocketAnswers(journalSocket), Date() < deadline { usleep(50_000) }
-            guard SystemdFixture.datagramSocketAnswers(journalSocket) else {
+            guard waitUntil({ SystemdFixture.datagramSocketAnswers(journalSocket) }) else {
                 Issue.record("the journald we started does not listen on \(journalSocket)")
                 return
             }
@@ -148,14 +146,13 @@ struct SystemdTests {
         defer { SystemdFixture.kill(daemon) }
 
         var entry: [String: Any]?
-        let deadline = Date().addingTimeInterval(generousDeadline)
-        while entry == nil, Date() < deadline {
-            usleep(200_000)  // polls the journal for the entry; the deadline decides only a hang
+        waitUntil(poll: 0.2) {  // polls the journal for the entry; the deadline decides only a hang
             let output = SystemdFixture.run(journalctl, ["-o", "json", "--no-pager",
                                                          "SYSLOG_IDENTIFIER=userlistd", "USERLISTD_SOCKET=\(socketPath)"])
             entry = output.split(separator: "\n")
                 .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
                 .first { ($0["MESSAGE"] as? String)?.contains("ready") == true }
+            return entry != nil
         }
         Glibc.kill(daemon.processIdentifier, SIGTERM)
         SystemdFixture.wait(daemon, timeout: generousDeadline)

@@ -78,7 +78,7 @@ func descriptorsOpen(on path: String) -> Int {
         // every connection to the file is closed, SQLite keeps the closed ones' read-write
         // descriptors for reuse, and the next open would take one of those instead of opening
         // the now-immutable file.
-        try #require(try await offPool { waitUntil { descriptorsOpen(on: path) == 0 } }, "the first store still holds \(path) open")
+        try #require(await eventually { descriptorsOpen(on: path) == 0 }, "the first store still holds \(path) open")
         try #require(run("/usr/bin/chattr", ["+i", path]) == 0, "chattr +i \(path) failed")
         defer { _ = run("/usr/bin/chattr", ["-i", path]) }
         let reason = await unavailableReason { _ = try SQLiteUserRepository(path: path) }
