@@ -46,6 +46,16 @@ case .version:
 case .run(let config):
     let logger = Logger(sink: Logger.detectSink(), level: config.logLevel)
     let notifier = SystemdNotifier()
+    // Before anything reads or writes the state directory (or the store fills it with samples).
+    let stateLock: StateDirectoryLock
+    do throws(StateDirectoryLock.Failure) {
+        stateLock = try StateDirectoryLock.acquire(directory: config.stateDirectory, socket: config.socketPath)
+    } catch {
+        logger.error(error.description)
+        notifier.failed(status: error.description, errno: EBUSY)
+        FileHandle.standardError.write(Data("userlistd: \(error.description)\n".utf8))
+        exit(75)  // EX_TEMPFAIL: try again once the other daemon has stopped
+    }
     let store: Daemon.Store
     do throws(UserError) {
         store = try await openStore(config, logger: logger)
@@ -54,7 +64,8 @@ case .run(let config):
         notifier.failed(status: "Cannot open the store: \(error.message)", errno: EIO)
         exit(1)
     }
-    let daemon = Daemon(config: config, logger: logger, notifier: notifier, store: store, reloadConfig: {
+    let daemon = Daemon(config: config, logger: logger, notifier: notifier, store: store, stateLock: stateLock,
+                        reloadConfig: {
         guard case .success(.run(let fresh)) = parseConfig() else { return nil }
         return fresh
     })

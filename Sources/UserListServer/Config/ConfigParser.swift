@@ -23,7 +23,7 @@ public enum ConfigParser {
         ("socket-mode", "MODE", "octal mode of that socket (default 0660 as root, else 0600)"),
         ("socket-group", "GROUP", "group of that socket (default: the daemon's own group)"),
         ("database", "PATH", "SQLite file of the embedded store"),
-        ("state-directory", "DIR", "where sessions are saved across restarts"),
+        ("state-directory", "DIR", "where sessions are saved across restarts (one daemon at a time)"),
         ("sample-data", "N", "fill an empty store with N generated users"),
         ("log-level", "LEVEL", "debug, info, notice, warning or error (SIGHUP reloads)"),
         ("retention", "SECONDS", "how long a detached session is kept (SIGHUP reloads)"),
@@ -225,6 +225,8 @@ public enum ConfigParser {
         (with USERLISTD_FDSTORE=1 under systemd, SIGTERM hands every connection to the next
         start instead); SIGUSR2 re-executes the binary in place (an upgrade), handing every
         connection over, so attached clients never reconnect.
+        One daemon per state directory: a second one exits 75 at once, naming the first's pid
+        and socket (the lock is the file userlistd.lock there; the kernel frees it on any exit).
 
         """
         return text

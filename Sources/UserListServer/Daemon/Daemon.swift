@@ -43,6 +43,8 @@ public final class Daemon: Sendable {
     let logger: Logger
     let notifier: SystemdNotifier
     let store: Store
+    /// This daemon's hold on its state directory (nil in-process, where tests own the directory).
+    let stateLock: StateDirectoryLock?
     let reloadConfig: @Sendable () -> DaemonConfig?
     private let stopSignal = AsyncStream<Void>.makeStream()
     /// How the next stop ends: a plain stop, or handing the connections to the next process.
@@ -59,8 +61,10 @@ public final class Daemon: Sendable {
 
     /// - Parameter reloadConfig: reads the configuration again on SIGHUP (nil: keep the old one).
     public init(config: DaemonConfig, logger: Logger, notifier: SystemdNotifier, store: Store,
+                stateLock: StateDirectoryLock? = nil,
                 reloadConfig: @escaping @Sendable () -> DaemonConfig?) {
         self.config = Lock(config)
+        self.stateLock = stateLock
         self.logger = logger
         self.notifier = notifier
         self.store = store
@@ -209,7 +213,9 @@ public final class Daemon: Sendable {
             return 0
         case .reexec?:
             logger.notice("Upgrading: re-executing with \(outcome.handed.count) descriptors", saved)
-            Handover.reexec(outcome.handed, logger: logger)
+            // The state directory stays locked across the exec: the new image adopts the lock.
+            let lock = stateLock.map { [(name: StateDirectoryLock.descriptorName, fd: $0.fd)] } ?? []
+            Handover.reexec(outcome.handed + lock, logger: logger)
             return 1  // exec failed; the clients see the connection close and reconnect
         case nil:
             logger.notice("Stopped", saved)
@@ -220,7 +226,8 @@ public final class Daemon: Sendable {
     /// The listening socket: systemd's (from the socket unit, the descriptor store, or a
     /// re-exec's hand-over), or our own. `ownsSocketPath`: ours to unlink at the end.
     private func listen(_ config: DaemonConfig, passed: [(fd: Int32, name: String)]) throws(SystemError) -> (fd: Int32, ownsSocketPath: Bool) {
-        let passedListener = passed.first { $0.name == Handover.listenName } ?? passed.first { !$0.name.hasPrefix(Handover.connectionPrefix) }
+        let passedListener = passed.first { $0.name == Handover.listenName }
+            ?? passed.first { !$0.name.hasPrefix(Handover.connectionPrefix) && $0.name != StateDirectoryLock.descriptorName }
         if let passedListener {
             // A socket this daemon made itself, handed over: still ours to unlink at the end.
             let owns = passedListener.name == Handover.listenName
