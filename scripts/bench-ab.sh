@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A/B of two revisions with the same bench, alternating runs so that the machine's drift hits
-# both sides alike (BENCHMARKS.md, "One owner for everything", was made this way by hand).
+# both sides alike (BENCHMARKS.md, "How to run it").
 #   scripts/bench-ab.sh BASE NEW [SECTIONS] [ROUNDS]
 #   e.g. scripts/bench-ab.sh 125308e HEAD fanout,roundtrip,sustained 2
 # Each revision is built in release mode in its own worktree under $TMPDIR, and its own

@@ -8,8 +8,8 @@
 #
 #   scripts/bench-bulk-import.sh [BASE NEW UPD ROUNDS]     (default 100000 300000 30000 3)
 #
-# Needs release binaries (swift build -c release), sqlite3 and python3. PostgreSQL is not
-# measured here yet (see BENCHMARKS.md).
+# Needs release binaries (swift build -c release), sqlite3 and python3. PostgreSQL: the same
+# figure by scripts/bench-bulk-import-pg.sh (see BENCHMARKS.md).
 set -eu
 BASE=${1:-100000} NEW=${2:-300000} UPD=${3:-30000} ROUNDS=${4:-3}
 BIN=$(cd "$(dirname "$0")/.." && pwd)/.build/release

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Sends set_draft_name back to back on one session of a running userlistd, for profiling the
-daemon's own work per intent (BENCHMARKS.md, sixth pass):
+daemon's own work per intent (BENCHMARKS.md, "How to run it"):
 
     userlistd --socket /tmp/d/s --database /tmp/d/db --state-directory /tmp/d/st --sample-data 1000 \\
         --intents-per-second 1000000 --intents-per-second-per-uid 1000000 &

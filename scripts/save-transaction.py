@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A save's SQLite transaction alone, three ways, on a copy of a store's own schema (BENCHMARKS.md,
-"A save's round trip, made cheaper"): how much the history entry costs the commit, apart from
+"How to run it"): how much the history entry costs the commit, apart from
 the daemon around it.
 
   scripts/save-transaction.py STORE VARIANT [SAVES] [SYNCHRONOUS]

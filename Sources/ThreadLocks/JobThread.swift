@@ -8,7 +8,7 @@ import Glibc
 /// is free, and glibc gives each thread a malloc arena of its own, so memory allocated by one
 /// job (an SQLite page cache) was freed into another arena by the next and not reused: a 64 MiB
 /// page cache took the daemon's peak RSS from 80 to 178-224 MiB, 110 MiB with one arena
-/// (BENCHMARKS.md, seventeenth pass). One named thread also shows whose work it is in
+/// (BENCHMARKS.md, "Where the time goes"). One named thread also shows whose work it is in
 /// `top -H`, perf and strace.
 ///
 /// The thread ends once `finish()` is called and the jobs queued before it have run. Locks

@@ -47,8 +47,8 @@ import CSQLite
 /// - v9: `users_by_name_key` holds the rest of the row too (name, email, avatar URL, version),
 ///   so a page in list order is read from the index alone, in order. Before, each user of a page
 ///   was a lookup in the table, which is in rowid order, not name order: a random page a user,
-///   most of a fresh daemon's CPU in a 300,000-user export (BENCHMARKS.md, "SQLite export: the
-///   first export after a start"). The price: the index is as big as the table (the file +14 %
+///   most of a fresh daemon's CPU in a 300,000-user export (BENCHMARKS.md, "Where the time
+///   goes"). The price: the index is as big as the table (the file +14 %
 ///   at 300,000 sample users), and a save rewrites the user's entry (its version is in it).
 enum SQLiteSchema {
     static let currentVersion = 9

@@ -50,7 +50,7 @@ extension SQLiteUserRepository {
     /// The writer's page cache while a staged import is merged: the name and address indexes
     /// it updates at random stay in memory (300,000 entries into 100,000 took about a fifth
     /// less time than with the normal 16 MiB; the daemon's peak RSS 120 MiB, with the writer on
-    /// one thread; BENCHMARKS.md, seventeenth pass).
+    /// one thread; BENCHMARKS.md, "Where the time goes").
     static let mergeCacheKiB = 64 * 1024
     static let rebuildIndexesFrom = 50_000
 

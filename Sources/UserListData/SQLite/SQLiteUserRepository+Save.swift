@@ -11,8 +11,8 @@ import UserListDomain
 /// value or not. The save used to name `email_key` always (as `CASE WHEN email = ?2 THEN
 /// email_key ELSE ?5 END`), so a rename rewrote its entry in `users_by_email_key`: one more
 /// page in the WAL at every commit (a rename wrote 11.3 frames before history, 14.7 with it,
-/// 13.7 once only the changed keys are named: `scripts/save-transaction.py`; BENCHMARKS.md,
-/// "A save's round trip, made cheaper").
+/// 13.7 once only the changed keys are named: `scripts/save-transaction.py`; the runs are in
+/// BENCHMARKS.md's git history).
 /// The values written are the ones the old statement wrote.
 extension SQLiteUserRepository {
     struct SaveRead {

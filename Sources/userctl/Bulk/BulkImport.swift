@@ -15,7 +15,7 @@ enum BulkImport {
     /// 1,000, not more: 5,000 (one COPY each on PostgreSQL, 200 intents for a million users)
     /// staged no faster, the staging being CPU-bound rather than paced, and each chunk's decode
     /// and checks run on an event loop, so another client's save on SQLite waited longer (p99
-    /// 43-54 ms against 41-48 ms; BENCHMARKS.md, fifteenth pass).
+    /// 43-54 ms against 41-48 ms; BENCHMARKS.md, "Tried and not kept").
     static let chunkUsers = 1_000
     static let chunkBytes = 768 * 1024
     static let window = 8
