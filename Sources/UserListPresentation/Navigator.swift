@@ -129,6 +129,28 @@ public final class Navigator {
         return .success(user)
     }
 
+    /// Opens an empty user screen whose save creates the user (the TUI's `a`), in place of an
+    /// open detail screen, as `openUser` does.
+    public func openNewUser(id: UUID = UUID()) {
+        let detail = wire(UserDetailViewModel(newUserID: id, useCases: useCases))
+        if case .history = screens.last { screens.removeLast() }
+        if case .detail = screens.last {
+            screens[screens.count - 1] = .detail(detail)
+        } else {
+            screens.append(.detail(detail))
+        }
+        onStateChange?()
+    }
+
+    /// Whether this session may change users: its detail screens say "read-only" and take no
+    /// edits. The host sets it from its access policy (which a reload may change).
+    public var isReadOnly = false {
+        didSet {
+            guard isReadOnly != oldValue else { return }
+            for case .detail(let detail) in screens { detail.setReadOnly(isReadOnly) }
+        }
+    }
+
     /// Selects a row of the list; the list's `userSelected` event opens that user's detail
     /// screen. Returns nil when `index` names no row (nothing happens then).
     @discardableResult
@@ -176,7 +198,7 @@ public final class Navigator {
         for screen in screens {
             switch screen {
             case .list(let list): list.apply(change, markingStale: !madeHere, sharing: outcomes)
-            case .detail(let detail): detail.apply(change)
+            case .detail(let detail): detail.apply(change, isolation: isolation)
             case .history(let history): history.apply(change, isolation: isolation)
             }
         }
@@ -214,6 +236,7 @@ public final class Navigator {
     }
 
     private func wire(_ detail: UserDetailViewModel) -> UserDetailViewModel {
+        detail.setReadOnly(isReadOnly)
         detail.onStateChange = { [weak self] in self?.onStateChange?() }
         detail.onEvent = { [weak self] event in
             guard let self else { return }

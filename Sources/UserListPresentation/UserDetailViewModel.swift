@@ -1,22 +1,27 @@
 import Foundation
 import UserListDomain
 
-/// The user detail and edit screen (seed 001's `UserDetailViewModel`), without Combine.
+/// The user detail and edit screen (seed 001's `UserDetailViewModel`), without Combine, with a
+/// draft per field (the seed's `draftName`, generalised to the email and the avatar URL).
 ///
-/// Owned by one actor like `UserListViewModel`. The draft survives failures and conflicts: a
-/// person never loses what they typed because someone else saved first.
+/// Owned by one actor like `UserListViewModel`. The draft survives failures and conflicts, and
+/// follows others' saves field by field (`UserDetailViewModel+Live.swift`): a person never
+/// loses what they typed, and never overwrites what someone else saved without seeing it.
 public final class UserDetailViewModel {
-    public private(set) var state: UserDetailState {
+    public internal(set) var state: UserDetailState {
         didSet { if state != oldValue { onStateChange?() } }
     }
     public var onStateChange: (() -> Void)?
     public var onEvent: ((UserDetailEvent) -> Void)?
 
-    private let useCases: UserUseCases
+    let useCases: UserUseCases
     private var loadTask: Load?
     private var saveTask: Task<Result<User, UserError>, Never>?
     /// True until a load succeeds. A restored screen has a `user` but still needs the stored one.
     private var needsLoad = true
+    /// The newest save by someone else that arrived while this screen's own save was in flight:
+    /// merged once the save has finished (the save's outcome decides what it is merged into).
+    var arrivedWhileSaving: User?
 
     public var userID: UUID { state.userID }
 
@@ -29,7 +34,16 @@ public final class UserDetailViewModel {
     public init(loaded user: User, useCases: UserUseCases) {
         var state = UserDetailState(userID: user.id)
         state.user = user
-        state.draftName = user.name
+        state.draft = UserFields(user)
+        self.state = state
+        self.useCases = useCases
+        self.needsLoad = false
+    }
+
+    /// An empty screen whose save creates a user with `newUserID` (the TUI's `a`).
+    public init(newUserID: UUID, useCases: UserUseCases) {
+        var state = UserDetailState(userID: newUserID)
+        state.isNew = true
         self.state = state
         self.useCases = useCases
         self.needsLoad = false
@@ -41,6 +55,7 @@ public final class UserDetailViewModel {
         state.isSaving = false
         self.state = state
         self.useCases = useCases
+        self.needsLoad = !saved.isNew
     }
 
     deinit {
@@ -48,60 +63,75 @@ public final class UserDetailViewModel {
         saveTask?.cancel()
     }
 
-    // MARK: intents
+    // MARK: loading
 
     /// A load the host may await for its outcome: the stored user, or why it could not be read.
     public typealias Load = Task<Result<User, UserError>, Never>
 
     /// Loads the user if not loaded yet (a restored screen reloads too) and returns the load (the
-    /// one in flight, or a finished one when nothing needs loading). A restored draft is kept
-    /// over the stored name; if someone saved since, its next save is refused with a conflict.
+    /// one in flight, or a finished one when nothing needs loading). A restored draft is merged
+    /// with what was saved meanwhile, as a live save would be.
     @discardableResult
     public func onAppear(isolation: isolated (any Actor) = #isolation) -> Load {
         if let loading = loadTask { return loading }
         guard needsLoad else {
-            let outcome: Result<User, UserError> = state.user.map { .success($0) } ?? .failure(.notFound(id: state.userID))
+            let outcome: Result<User, UserError> = state.user.map { .success($0) }
+                ?? .failure(.notFound(id: state.userID))
             return Load { outcome }
         }
         state.errorMessage = nil
-        return read(isolation: isolation) { result in
-            switch result {
-            case .success(let user):
-                self.needsLoad = false
-                if self.state.user != nil {
-                    self.apply(.saved(user))  // restored: follow it, or keep the draft (and its version)
-                } else {
-                    var updated = self.state
-                    updated.user = user
-                    if updated.draftName.isEmpty { updated.draftName = user.name }
-                    self.state = updated
-                }
-            case .failure(let error):
-                self.state.errorMessage = error.message
+        return read(isolation: isolation, then: .firstLoad)
+    }
+
+    private func finishFirstLoad(_ result: Result<User, UserError>, isolation: isolated any Actor) {
+        switch result {
+        case .success(let user):
+            needsLoad = false
+            if state.user != nil {
+                apply(.saved(user), isolation: isolation)  // restored: follow it, merging the draft
+            } else {
+                var updated = state
+                updated.user = user
+                // Fields a restored draft left empty start from the stored user.
+                var draft = updated.draft
+                let stored = UserFields(user)
+                for field in UserField.allCases where draft[field].isEmpty { draft[field] = stored[field] }
+                updated.draft = draft
+                state = updated
             }
+        case .failure(let error):
+            state.errorMessage = error.message
         }
     }
 
     /// The change feed lost track of changes (`UserChange.resync`): reads the user again and
-    /// follows it as it follows a save made elsewhere (`apply`), so a draft is kept, with the
-    /// version it was edited from. A user gone meanwhile shows as removed. Returns the read.
+    /// follows it as it follows a save made elsewhere (`apply`). A user gone meanwhile shows as
+    /// removed. Returns the read.
     @discardableResult
     public func resync(isolation: isolated (any Actor) = #isolation) -> Load {
         if let loading = loadTask { return loading }  // a load in flight reads the store anyway
         guard !needsLoad else { return onAppear(isolation: isolation) }
-        let id = state.userID
-        return read(isolation: isolation) { result in
-            switch result {
-            case .success(let user): self.apply(.saved(user))
-            case .failure(.notFound): self.apply(.removed(id: id))
-            case .failure(let error): self.state.errorMessage = error.message
-            }
+        if state.isNew {
+            let outcome: Result<User, UserError> = .failure(.notFound(id: state.userID))
+            return Load { outcome }
+        }
+        return read(isolation: isolation, then: .resync)
+    }
+
+    private func finishResync(_ result: Result<User, UserError>, isolation: isolated any Actor) {
+        switch result {
+        case .success(let user): apply(.saved(user), isolation: isolation)
+        case .failure(.notFound): apply(.removed(id: state.userID), isolation: isolation)
+        case .failure(let error): state.errorMessage = error.message
         }
     }
 
-    /// Reads the user on the owner's actor, hands the outcome to `finish` there, and is the load
+    private enum AfterRead { case firstLoad, resync }
+
+    /// Reads the user on the owner's actor, finishes there (`after`), and is the load
     /// in flight until then (both the first load and a resync read this way).
-    private func read(isolation: isolated (any Actor), then finish: @escaping (Result<User, UserError>) -> Void) -> Load {
+    private func read(isolation: isolated (any Actor),
+                      then after: AfterRead) -> Load {
         let id = state.userID
         let task = Load {
             _ = isolation
@@ -112,25 +142,56 @@ public final class UserDetailViewModel {
             } catch {
                 result = .failure(error)
             }
-            finish(result)
+            switch after {
+            case .firstLoad: self.finishFirstLoad(result, isolation: isolation)
+            case .resync: self.finishResync(result, isolation: isolation)
+            }
             return result
         }
         loadTask = task
         return task
     }
 
-    public func setDraftName(_ name: String) {
-        state.draftName = name
+    // MARK: editing
+
+    /// Types into one field. Refused (false) on a read-only screen, which takes no edits.
+    @discardableResult
+    public func setDraft(_ field: UserField, _ text: String) -> Bool {
+        guard !state.isReadOnly else { return false }
+        var updated = state
+        var draft = updated.draft
+        draft[field] = text
+        updated.draft = draft
+        updated.followed.removeAll()  // "alice changed the email just now" lasts until one types
+        state = updated
+        return true
     }
 
-    /// Saves the draft and returns the save's outcome. Success emits `didSave`; a conflict shows
-    /// the stored user (`conflict`) and keeps the draft, so a second save deliberately overwrites
-    /// what is stored now. A screen still loading saves once loaded; one with nothing to save
+    @discardableResult
+    public func setDraftName(_ name: String) -> Bool { setDraft(.name, name) }
+
+    /// Whether this session may change users; a read-only screen says so and takes no edits.
+    public func setReadOnly(_ readOnly: Bool) {
+        state.isReadOnly = readOnly
+    }
+
+    /// Clears the error banner (the person has read it).
+    public func dismissError() {
+        state.errorMessage = nil
+    }
+
+    // MARK: saving
+
+    /// Saves the changed fields and returns the save's outcome. Only the fields this draft
+    /// changed are written, over the newest stored version this screen has seen; a save that
+    /// loses the version race merges what was stored (as a live save would be) and is not
+    /// retried, so the person sees the other change before a second save. A new user's screen
+    /// adds the user. A screen still loading saves once loaded; one with nothing to save
     /// succeeds at once with the stored user.
     @discardableResult
     public func save(isolation: isolated (any Actor) = #isolation) -> Task<Result<User, UserError>, Never> {
         if let saving = saveTask { return saving }
-        guard let user = state.user else {
+        if state.user == nil && !state.isNew && state.removal == nil {
             let loading = loadTask
             return Task {
                 _ = isolation
@@ -140,10 +201,10 @@ public final class UserDetailViewModel {
             }
         }
         guard state.canSave else {
-            let outcome = Self.refusal(for: state, user: user)
+            let outcome = Self.refusal(for: state)
             return Task { outcome }
         }
-        let draft = state.draftName
+        let draft = state.draft, dirty = state.dirtyFields, base = state.user, creating = state.isNew
         var saving = state
         saving.errorMessage = nil
         saving.isSaving = true
@@ -152,25 +213,18 @@ public final class UserDetailViewModel {
             _ = isolation
             defer { self.saveTask = nil }
             do throws(UserError) {
-                let saved = try await self.useCases.update.rename(user, to: draft)
-                var updated = self.state
-                updated.user = saved
-                // What was typed while saving is newer than what was saved: keep it.
-                if updated.draftName == draft { updated.draftName = saved.name }
-                updated.conflict = nil
-                updated.isSaving = false
-                self.state = updated
-                self.onEvent?(.didSave(saved))
+                let saved: User
+                if creating || base == nil {
+                    let new = NewUser(id: self.state.userID, name: draft.name, email: draft.email,
+                                      avatarURL: draft.avatarURL)
+                    saved = try await self.useCases.add.execute(new)
+                } else {
+                    saved = try await self.useCases.update.execute(Self.edit(base!, with: draft, fields: dirty))
+                }
+                self.finishSave(saved, draft: draft, isolation: isolation)
                 return .success(saved)
             } catch {
-                var updated = self.state
-                updated.isSaving = false
-                updated.errorMessage = error.message
-                if case .conflict(let stored) = error {
-                    updated.user = stored
-                    updated.conflict = stored
-                }
-                self.state = updated
+                self.failSave(error, isolation: isolation)
                 return .failure(error)
             }
         }
@@ -178,14 +232,71 @@ public final class UserDetailViewModel {
         return task
     }
 
+    /// `user` with `fields` taken from `draft`: what a save writes (the rest stays as stored).
+    static func edit(_ user: User, with draft: UserFields, fields: [UserField]) -> User {
+        var stored = UserFields(user)
+        for field in fields { stored[field] = draft[field] }
+        var edited = user
+        edited.name = stored.name
+        edited.email = stored.email
+        edited.avatarURL = stored.avatarURL
+        return edited
+    }
+
+    private func finishSave(_ saved: User, draft: UserFields, isolation: isolated any Actor) {
+        var updated = state
+        updated.user = saved
+        updated.isNew = false
+        updated.removal = nil
+        updated.isSaving = false
+        updated.conflicts.removeAll()
+        updated.followed.removeAll()
+        // What was typed while saving is newer than what was saved: keep it, field by field.
+        var shown = updated.draft
+        let stored = UserFields(saved)
+        for field in UserField.allCases where shown[field] == draft[field] { shown[field] = stored[field] }
+        updated.draft = shown
+        state = updated
+        onEvent?(.didSave(saved))
+        mergeWhatArrivedWhileSaving(isolation: isolation)
+    }
+
+    private func failSave(_ error: UserError, isolation: isolated any Actor) {
+        var updated = state
+        updated.isSaving = false
+        switch error {
+        case .conflict(let stored):
+            state = updated
+            merge(stored, isolation: isolation)
+            state.errorMessage = "Someone else saved this user first: their changes are on screen now. "
+                + (state.conflicts.isEmpty ? "Save again to write yours." : "Choose between yours and theirs, then save.")
+        case .notFound where !updated.isNew:
+            state = updated
+            apply(.removed(id: updated.userID), isolation: isolation)
+        default:
+            updated.errorMessage = error.message
+            state = updated
+        }
+        mergeWhatArrivedWhileSaving(isolation: isolation)
+    }
+
     /// Why a screen that cannot save now does not: nothing to save is a success with the stored
-    /// user; otherwise the name rule it breaks.
-    private static func refusal(for state: UserDetailState, user: User) -> Result<User, UserError> {
-        guard state.isDirty else { return .success(user) }
-        do throws(UserError) {
-            _ = try UserValidation.validName(state.draftName)
-        } catch {
-            return .failure(error)
+    /// user; otherwise the first rule it breaks.
+    private static func refusal(for state: UserDetailState) -> Result<User, UserError> {
+        if state.isReadOnly {
+            return .failure(.forbidden(reason: "This screen is read-only: saving needs root or membership of the admin group."))
+        }
+        if let conflict = state.conflicts.first {
+            let who = conflict.author ?? "someone else"
+            return .failure(.validation(field: conflict.field, message: "Choose between your \(conflict.field.label) "
+                + "and the one \(who) saved (keep mine or take theirs) before saving."))
+        }
+        if let user = state.user, !state.isDirty { return .success(user) }
+        if let (field, message) = state.fieldErrors.min(by: { $0.key.order < $1.key.order }) {
+            return .failure(.validation(field: field, message: message))
+        }
+        if state.removal != nil {
+            return .failure(.notFound(id: state.userID))
         }
         return .failure(.validation(field: .name, message: "The draft cannot be saved while a save is in flight."))
     }
@@ -195,38 +306,10 @@ public final class UserDetailViewModel {
         _ = await saveTask?.value
     }
 
-    /// Clears the error banner and the conflict (the person has seen what is stored now).
-    public func dismissError() {
-        var updated = state
-        updated.errorMessage = nil
-        updated.conflict = nil
-        state = updated
-    }
+    var isSaveInFlight: Bool { saveTask != nil }
+}
 
-    // MARK: live updates
-
-    /// A change committed elsewhere. An untouched screen follows it; a screen with a draft keeps
-    /// the draft and the version it was edited from, so its next save is refused with a
-    /// conflict by the store (`conflict` is set only when this screen tried to save).
-    /// `.resync` names no user and is left to `resync(isolation:)`.
-    public func apply(_ change: UserChange) {
-        guard change.userID == state.userID, let current = state.user else { return }
-        switch change {
-        case .saved(let stored), .added(let stored):
-            guard stored.version > current.version, !state.isSaving else { return }
-            guard !state.isDirty else { return }
-            var updated = state
-            updated.user = stored
-            updated.draftName = stored.name
-            updated.conflict = nil
-            state = updated
-        case .removed:
-            var updated = state
-            updated.user = nil
-            updated.errorMessage = "This user was removed."
-            state = updated
-        case .resync:
-            break
-        }
-    }
+extension UserField {
+    /// The field's place on the screen (name, email, avatar URL).
+    var order: Int { UserField.allCases.firstIndex(of: self) ?? 0 }
 }

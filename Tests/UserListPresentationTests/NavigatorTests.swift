@@ -40,7 +40,8 @@ import UserListPresentation
     private func detail(_ user: User?, id: UUID? = nil, draft: String? = nil) -> NavigationState.ScreenState {
         var state = UserDetailState(userID: id ?? user!.id)
         state.user = user
-        state.draftName = draft ?? user?.name ?? ""
+        state.draft = user.map(UserFields.init) ?? UserFields(name: "", email: "")
+        if let draft { state.draftName = draft }
         return .detail(state)
     }
 
@@ -160,8 +161,10 @@ import UserListPresentation
         }
         states.expect {
             var removed = UserDetailState(userID: ada.id)
+            removed.draft = UserFields(ada)
             removed.draftName = "Ada King"
             removed.errorMessage = "This user was removed."
+            removed.removal = Removal()
             $0.screens[1] = .detail(removed)
         }
         states.expectNoMoreChanges()

@@ -85,8 +85,8 @@ import UserListPresentation
         await waitUntil { navigator.topDetail?.state.user == stored && navigator.list.state.users.contains(stored) }
         #expect(navigator.topDetail?.state == detail(stored))
 
-        // With a draft: the draft and the version it was edited from are kept; saving it then
-        // meets the newer stored user as a conflict, never overwriting it unseen.
+        // With a draft: the draft is kept and merged with what is stored now: both changed the
+        // name, so it is a conflict, and nothing is saved until the person chooses.
         _ = await navigator.openUser(second.id)
         navigator.topDetail?.setDraftName("My draft")
         let newer = User(id: second.id, name: "User 01 elsewhere", email: second.email, version: 2)
@@ -95,9 +95,15 @@ import UserListPresentation
         feed.send(.resync)
         await waitUntil { repository.count(of: .fetchUser) == reads + 1 && navigator.list.state.users.contains(newer) }
         await settle()
-        #expect(navigator.topDetail?.state == detail(second, draft: "My draft"))
+        var merged = detail(newer, draft: "My draft")
+        merged.conflicts = [FieldConflict(field: .name, theirs: "User 01 elsewhere", version: 2)]
+        #expect(navigator.topDetail?.state == merged)
         let outcome = try await #require(navigator.topDetail).save().value
-        #expect(outcome == .failure(.conflict(stored: newer)))
+        guard case .failure(.validation(.name, _)) = outcome else {
+            Issue.record("refused: \(outcome)")
+            return
+        }
+        #expect(repository.stored(second.id) == newer, "never overwritten unseen")
         #expect(navigator.topDetail?.state.draftName == "My draft")
     }
 
@@ -114,7 +120,8 @@ import UserListPresentation
     private func detail(_ user: User, draft: String? = nil) -> UserDetailState {
         var state = UserDetailState(userID: user.id)
         state.user = user
-        state.draftName = draft ?? user.name
+        state.draft = UserFields(user)
+        if let draft { state.draftName = draft }
         return state
     }
 }

@@ -9,6 +9,7 @@ import UserListPresentation
     private func state(draft: String) -> UserDetailState {
         var state = UserDetailState(userID: UUID())
         state.user = User(id: state.userID, name: "Ada Lovelace", email: "ada@example.com")
+        state.draft = UserFields(state.user!)
         state.draftName = draft
         return state
     }

@@ -14,7 +14,7 @@ import UserListPresentation
     {
         let (detail, states, events) = makeDetail(repository, id: ada.id)
         detail.onAppear()
-        await states.receive { $0.user = ada; $0.draftName = ada.name }
+        await states.receive { $0.user = ada; $0.draft = UserFields(ada) }
         return (detail, states, events)
     }
 
@@ -31,7 +31,7 @@ import UserListPresentation
         await waitUntil { repository.heldCalls.count == 1 }
         states.expectNoMoreChanges()
         repository.release()
-        await states.receive { $0.user = ada; $0.draftName = "Ada Lovelace" }
+        await states.receive { $0.user = ada; $0.draft = UserFields(ada) }
 
         detail.onAppear()   // loaded: nothing more
         await settle()
@@ -47,7 +47,7 @@ import UserListPresentation
 
         detail.onAppear()
         states.expect { $0.errorMessage = nil }
-        await states.receive { $0.user = ada; $0.draftName = ada.name }
+        await states.receive { $0.user = ada; $0.draft = UserFields(ada) }
         states.expectNoMoreChanges()
     }
 
@@ -203,31 +203,25 @@ import UserListPresentation
         states.expectNoMoreChanges()
     }
 
-    @Test func aConflictShowsTheStoredUserKeepsTheDraftAndASecondSaveWins() async {
+    @Test func aSaveThatLosesTheRaceMergesTheirsAndTheNextSaveWritesOnlyMine() async {
         let (detail, states, events) = await loadedDetail()
         let countess = User(id: ada.id, name: "Countess", email: ada.email, version: 2)
-        repository.put(countess)   // someone else saved first
-        detail.setDraftName("Ada King")
-        states.expect { $0.draftName = "Ada King" }
+        repository.put(countess)   // someone else renamed her first
+        detail.setDraft(.email, "ada@king.example")
+        states.expect { $0.draftEmail = "ada@king.example" }
 
-        detail.save()
-        states.expect { $0.isSaving = true }
-        await states.receive {
-            $0.isSaving = false
-            $0.user = countess
-            $0.conflict = countess
-            $0.errorMessage = "Someone else saved this user first; the stored name is now “Countess”."
-        }
-        #expect(detail.state.draftName == "Ada King")
-        #expect(detail.state.canSave)
+        #expect(await detail.save().value == .failure(.conflict(stored: countess)))
+        #expect(detail.state.user == countess, "the draft is now based on their version")
+        #expect(detail.state.draftName == "Countess", "their name, which I did not touch, is on screen")
+        #expect(detail.state.draftEmail == "ada@king.example", "my email is kept")
+        #expect(detail.state.followed.map(\.field) == [.name] && detail.state.conflicts.isEmpty)
+        #expect(detail.state.errorMessage?.contains("Someone else saved this user first") == true)
         #expect(events.all.isEmpty)
 
-        detail.save()
-        states.expect { $0.errorMessage = nil; $0.isSaving = true }
-        let saved = User(id: ada.id, name: "Ada King", email: ada.email, version: 3)
-        await states.receive { $0.isSaving = false; $0.user = saved; $0.conflict = nil }
-        #expect(events.all == [.didSave(saved)])
-        #expect(repository.stored(ada.id) == saved)
+        let saved = User(id: ada.id, name: "Countess", email: "ada@king.example", version: 3)
+        #expect(await detail.save().value == .success(saved), "the second save writes my email over their name")
+        #expect(repository.stored(ada.id) == saved && events.all == [.didSave(saved)])
+        #expect(detail.state.followed.isEmpty && !detail.state.isDirty)
     }
 
     // MARK: live changes
@@ -240,37 +234,67 @@ import UserListPresentation
         #expect(!detail.state.isDirty)
     }
 
-    @Test func aDirtyScreenKeepsTheDraftAndShowsNoConflictUntilItSaves() async {
+    @Test func aSaveByOthersIsMergedIntoADraftAtOnce() async {
         let (detail, states, _) = await loadedDetail()
-        detail.setDraftName("Mine")
+        detail.setDraft(.name, "Mine")
         states.expect { $0.draftName = "Mine" }
-        let renamed = User(id: ada.id, name: "Theirs", email: ada.email, version: 2)
-        repository.put(renamed)
-        detail.apply(.saved(renamed))
-        states.expectNoMoreChanges()
-        #expect(detail.state.conflict == nil, "no conflict before this screen tried to save")
-        #expect(detail.state.user == ada, "still the version the draft was edited from")
-        #expect(detail.state.draftName == "Mine")
-
-        // The save is what finds the conflict, through the store's version check.
-        let outcome = await detail.save().value
-        #expect(outcome == .failure(.conflict(stored: renamed)))
-        #expect(detail.state.conflict == renamed)
-        #expect(detail.state.draftName == "Mine")
+        let theirs = User(id: ada.id, name: ada.name, email: "lovelace@example.com", version: 2)
+        detail.apply(.saved(theirs))
+        states.expect {
+            $0.user = theirs
+            $0.draftEmail = "lovelace@example.com"
+            $0.followed = [FollowedChange(field: .email, version: 2)]
+        }
+        #expect(detail.state.dirtyFields == [.name], "only my name is mine to save")
+        detail.setDraft(.name, "Mine!")
+        states.expect { $0.draftName = "Mine!"; $0.followed = [] }   // the mark lasts until one types
     }
 
-    @Test func dismissErrorClearsTheConflictAndTheMessage() async {
+    @Test func bothChangingOneFieldIsAConflictNoSaveUntilChosen() async {
+        let (detail, states, _) = await loadedDetail()
+        detail.setDraft(.name, "Mine")
+        states.expect { $0.draftName = "Mine" }
+        let theirs = User(id: ada.id, name: "Theirs", email: ada.email, version: 2)
+        repository.put(theirs)
+        detail.apply(.saved(theirs))
+        states.expect { $0.user = theirs; $0.conflicts = [FieldConflict(field: .name, theirs: "Theirs", version: 2)] }
+        #expect(!detail.state.canSave)
+        guard case .failure(.validation(.name, let message))? = Optional(await detail.save().value) else {
+            Issue.record("a save before the choice is refused")
+            return
+        }
+        #expect(message.contains("keep mine or take theirs"))
+        #expect(repository.stored(ada.id) == theirs, "nothing was written")
+
+        #expect(detail.keepMine(.name))
+        states.expect { $0.conflicts = [] }
+        #expect(await detail.save().value == .success(User(id: ada.id, name: "Mine", email: ada.email, version: 3)))
+    }
+
+    @Test func takingTheirsSettlesTheConflictWithTheirValue() async {
+        let (detail, states, _) = await loadedDetail()
+        detail.setDraft(.name, "Mine")
+        detail.setDraft(.email, "mine@example.com")
+        let theirs = User(id: ada.id, name: "Theirs", email: ada.email, version: 2)
+        detail.apply(.saved(theirs))
+        #expect(detail.state.conflicts.map(\.field) == [.name])
+        #expect(!detail.takeTheirs(.email), "no conflict on the email")
+        #expect(detail.takeTheirs(.name))
+        #expect(detail.state.draftName == "Theirs" && detail.state.dirtyFields == [.email] && detail.state.canSave)
+        _ = states
+    }
+
+    @Test func dismissErrorClearsTheMessageButAConflictWaitsForAChoice() async {
         let (detail, _, _) = await loadedDetail()
         let renamed = User(id: ada.id, name: "Theirs", email: ada.email, version: 2)
         repository.put(renamed)
         detail.setDraftName("Mine")
         #expect(await detail.save().value == .failure(.conflict(stored: renamed)))
-        #expect(detail.state.conflict != nil && detail.state.errorMessage != nil)
+        #expect(!detail.state.conflicts.isEmpty && detail.state.errorMessage != nil)
         detail.dismissError()
-        #expect(detail.state.conflict == nil)
         #expect(detail.state.errorMessage == nil)
+        #expect(detail.state.conflicts.map(\.field) == [.name], "a conflict is settled by a choice only")
         #expect(detail.state.draftName == "Mine", "the draft survives the dismissal")
-        #expect(await detail.save().value == .success(User(id: ada.id, name: "Mine", email: ada.email, version: 3)))
     }
 
     @Test func saveReturnsItsOutcome() async {
@@ -312,16 +336,83 @@ import UserListPresentation
         states.expectNoMoreChanges()
     }
 
-    @Test func aRemovalShowsAnError() async {
+    @Test func aRemovalKeepsTheDraftAndRecreatingSavesItAgain() async {
         let (detail, states, _) = await loadedDetail()
         detail.setDraftName("Ada King")
         states.expect { $0.draftName = "Ada King" }
         detail.apply(.removed(id: ada.id))
-        states.expect { $0.user = nil; $0.errorMessage = "This user was removed." }
-        #expect(!detail.state.canSave)
+        states.expect { $0.user = nil; $0.removal = Removal(); $0.errorMessage = "This user was removed." }
+        #expect(!detail.state.canSave && detail.state.draftName == "Ada King")
         detail.onAppear()
         await settle()
         #expect(repository.count(of: .fetchUser) == 1)
+
+        _ = try? await repository.remove(id: ada.id)
+        #expect(detail.recreate())
+        states.expect { $0.removal = nil; $0.isNew = true; $0.errorMessage = nil }
+        #expect(detail.state.canSave)
+        let created = await detail.save().value
+        #expect((try? created.get())?.name == "Ada King" && repository.stored(ada.id)?.name == "Ada King")
+        #expect(!detail.state.isNew && !detail.state.isDirty)
+    }
+
+    // MARK: read-only, new users
+
+    @Test func aReadOnlyScreenTakesNoEditsAndDoesNotSave() async {
+        let (detail, states, _) = await loadedDetail()
+        detail.setReadOnly(true)
+        states.expect { $0.isReadOnly = true }
+        #expect(!detail.setDraft(.name, "Typed"))
+        states.expectNoMoreChanges()
+        let refused = await detail.save().value
+        guard case .failure(.forbidden) = refused else {
+            Issue.record("a read-only screen's save is forbidden, got \(refused)")
+            return
+        }
+    }
+
+    @Test func aNewUserScreenValidatesAsYouTypeAndItsSaveAddsTheUser() async {
+        let id = userID(900)
+        let detail = UserDetailViewModel(newUserID: id, useCases: UserUseCases(repository: repository))
+        #expect(detail.state.isNew && !detail.state.canSave)
+        #expect(detail.state.fieldErrors[.name] == "The name cannot be empty.")
+        detail.setDraft(.name, "Grace Hopper")
+        detail.setDraft(.email, "grace@")
+        #expect(detail.state.fieldErrors[.email]?.contains("does not look like an email address") == true)
+        detail.setDraft(.email, "grace@example.com")
+        detail.setDraft(.avatarURL, "ftp://x")
+        #expect(detail.state.fieldErrors[.avatarURL] != nil && !detail.state.canSave)
+        detail.setDraft(.avatarURL, "")
+        #expect(detail.state.fieldErrors.isEmpty && detail.state.canSave)
+        let added = try? await detail.save().value.get()
+        #expect(added?.id == id && added?.email == "grace@example.com" && repository.stored(id) != nil)
+        #expect(!detail.state.isNew && detail.state.user == added)
+    }
+
+    @Test func eachFieldHasItsOwnDirtyFlagAndValidation() async {
+        let (detail, _, _) = await loadedDetail()
+        detail.setDraft(.email, "not an email")
+        #expect(detail.state.dirtyFields == [.email] && !detail.state.canSave)
+        #expect(detail.state.fieldErrors.keys.sorted { $0.rawValue < $1.rawValue } == [.email])
+        detail.setDraft(.email, ada.email)
+        detail.setDraft(.avatarURL, "https://example.com/a.png")
+        #expect(detail.state.dirtyFields == [.avatarURL] && detail.state.canSave)
+        let saved = try? await detail.save().value.get()
+        #expect(saved?.avatarURL == "https://example.com/a.png" && saved?.name == ada.name)
+    }
+
+    @Test func aConflictNamesItsAuthorFromTheHistory() async {
+        let store = FakeHistoryStore([ada])
+        let detail = UserDetailViewModel(loaded: ada, useCases: UserUseCases(repository: store, history: store))
+        detail.setDraft(.name, "Mine")
+        var theirs = ada
+        theirs.name = "Theirs"
+        let alice = ChangeAuthor(uid: 1001, userName: "alice", client: "userctl", via: .command)
+        let saved = try? await store.update(theirs, by: alice)
+        detail.apply(.saved(saved!))
+        #expect(detail.state.conflicts.first?.field == .name)
+        await waitUntil { detail.state.conflicts.first?.author != nil }
+        #expect(detail.state.conflicts.first?.author == "alice")
     }
 
     // MARK: restoring
@@ -342,26 +433,25 @@ import UserListPresentation
         states.expectNoMoreChanges()   // the store still holds what the draft is based on
     }
 
-    @Test func aRestoredDraftMeetsASaveMadeMeanwhileAsAConflictWhenSaved() async {
+    @Test func aRestoredDraftIsMergedWithASaveMadeMeanwhile() async {
         let (original, _, _) = await loadedDetail()
         original.setDraftName("Ada King")
         var saved = original.state
         saved.isSaving = true        // saved mid-save: the restored screen is not saving
-        let theirs = User(id: ada.id, name: "Theirs", email: ada.email, version: 2)
+        let theirs = User(id: ada.id, name: "Theirs", email: "theirs@example.com", version: 2)
         repository.put(theirs)
 
         let restored = UserDetailViewModel(restoring: saved, useCases: UserUseCases(repository: repository))
         #expect(!restored.state.isSaving)
-        let states = StateRecorder(restored.state)
-        restored.onStateChange = { [unowned restored] in states.record(restored.state) }
         restored.onAppear()
-        await waitUntil { repository.count(of: .fetchUser) == 2 }
-        await settle()
-        states.expectNoMoreChanges()   // no conflict shown before this screen tries to save
+        await waitUntil { restored.state.user == theirs }
         #expect(restored.state.draftName == "Ada King")
-        #expect(await restored.save().value == .failure(.conflict(stored: theirs)))
-        #expect(restored.state.conflict == theirs)
-        #expect(restored.state.draftName == "Ada King")
+        #expect(restored.state.conflicts == [FieldConflict(field: .name, theirs: "Theirs", version: 2)])
+        #expect(restored.state.draftEmail == "theirs@example.com", "their email, which the draft left, follows")
+        guard case .failure(.validation(.name, _))? = Optional(await restored.save().value) else {
+            Issue.record("no save before the choice")
+            return
+        }
     }
 
     @Test func aRestoredUntouchedScreenFollowsASaveMadeMeanwhile() async {
@@ -380,6 +470,7 @@ import UserListPresentation
     @Test func stateEncodesTheDerivedFlagsAndDecodesWithoutThem() throws {
         var state = UserDetailState(userID: ada.id)
         state.user = ada
+        state.draft = UserFields(ada)
         state.draftName = "Ada King"
         let data = try JSONEncoder().encode(state)
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])

@@ -6,7 +6,7 @@ import UserListPresentation
 import UserListWire
 
 /// The worst state a session can be in still fits one server frame: every user field is bounded in
-/// bytes by the Domain, and the strings a client sets (draft name, search) by the client frame.
+/// bytes by the Domain, and the strings a client sets (the three drafts, search) by the client frame.
 @Suite struct FrameBudgetTests {
     /// A name at every limit at once: 200 characters, 800 bytes, and as many bytes as possible that
     /// JSON must escape (one backslash per character, padded with combining accents).
@@ -48,11 +48,15 @@ import UserListWire
         let clientString = String(repeating: "\\", count: FrameLimits.clientToServer / 2)
         list.search = clientString
         list.errorMessage = UserError.conflict(stored: Self.worstUser(1)).message
-        // ...and a detail screen with a draft, a stored user, a conflict and an error.
+        // ...and a detail screen with a draft in every field, a stored user, a conflict on every
+        // field (their values are stored values) and an error.
         var detail = UserDetailState(userID: UUID())
         detail.user = Self.worstUser(2)
-        detail.conflict = Self.worstUser(3)
+        let theirs = UserFields(Self.worstUser(3))
+        detail.conflicts = UserField.allCases.map { FieldConflict(field: $0, theirs: theirs[$0], author: Self.worstName, version: 3) }
         detail.draftName = clientString
+        detail.draftEmail = clientString
+        detail.draftAvatarURL = clientString
         detail.errorMessage = UserError.duplicateEmail(email: Self.worstEmail, other: Self.worstUser(4)).message
         let state = NavigationState(screens: [.list(list), .detail(detail)])
 
@@ -60,8 +64,8 @@ import UserListWire
         let frame = try FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
             .encode(ServerMessage.snapshot(.init(epoch: Int.max, seq: 0, state: document)))
         #expect(frame.count <= FrameLimits.serverToClient)
-        // By construction: users, plus two client-sized strings, plus slack for the rest.
-        let bound = 1_004 * Self.userBound + 2 * FrameLimits.clientToServer + 16 * 1024
+        // By construction: users, plus four client-sized strings, plus slack for the rest.
+        let bound = 1_005 * Self.userBound + 4 * FrameLimits.clientToServer + 16 * 1024
         #expect(frame.count <= bound)
         #expect(bound <= FrameLimits.serverToClient)
     }

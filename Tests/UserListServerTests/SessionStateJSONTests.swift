@@ -30,7 +30,9 @@ import UserListWire
         editing.draftName = "Alice\n Renamed 😀"
         editing.isSaving = true
         editing.errorMessage = "Someone else changed this user"
-        editing.conflict = bob
+        editing.draftEmail = "alice@renamed.example"
+        editing.conflicts = [FieldConflict(field: .name, theirs: bob.name, author: "bob", version: 9)]
+        editing.followed = [FollowedChange(field: .avatarURL, version: 9)]
         var history = UserHistoryState(userID: alice.id)
         history.entries = [HistoryEntry(id: 51, at: Date(timeIntervalSinceReferenceDate: 786_000_000.25), userID: alice.id,
                                         kind: .saved, author: ChangeAuthor(uid: 1000, userName: "alice", via: .intent),

@@ -93,12 +93,20 @@ enum SessionStateJSON {
         writeOptional(detail.user, into: &out)
         out.append(contentsOf: #","draftName":"#.utf8)
         JSONWriter.writeString(detail.draftName, into: &out)
+        out.append(contentsOf: #","draftEmail":"#.utf8)
+        JSONWriter.writeString(detail.draftEmail, into: &out)
+        out.append(contentsOf: #","draftAvatarURL":"#.utf8)
+        JSONWriter.writeString(detail.draftAvatarURL, into: &out)
         out.append(contentsOf: #","isSaving":"#.utf8)
         writeBool(detail.isSaving, into: &out)
         out.append(contentsOf: #","errorMessage":"#.utf8)
-        if let message = detail.errorMessage { JSONWriter.writeString(message, into: &out) } else { out.append(contentsOf: "null".utf8) }
-        out.append(contentsOf: #","conflict":"#.utf8)
-        writeOptional(detail.conflict, into: &out)
+        if let message = detail.errorMessage {
+            JSONWriter.writeString(message, into: &out)
+        } else {
+            out.append(contentsOf: "null".utf8)
+        }
+        if detail.isNew { out.append(contentsOf: #","isNew":true"#.utf8) }
+        writeMerge(detail, into: &out)
         out.append(contentsOf: #","isDirty":"#.utf8)
         writeBool(detail.isDirty, into: &out)
         out.append(contentsOf: #","canSave":"#.utf8)
@@ -117,6 +125,43 @@ enum SessionStateJSON {
         out.append(contentsOf: #","version":"#.utf8)
         JSONWriter.writeInt(Int64(user.version), into: &out)
         out.append(UInt8(ascii: "}"))
+    }
+
+    /// What a merge left on the screen (conflicts, followed fields, a removal), only when any:
+    /// rare, and a screen without them journals as before.
+    private static func writeMerge(_ detail: UserDetailState, into out: inout [UInt8]) {
+        if !detail.conflicts.isEmpty {
+            out.append(contentsOf: #","conflicts":"#.utf8)
+            writeArray(detail.conflicts, into: &out) { conflict, out in
+                out.append(contentsOf: #"{"field":"#.utf8)
+                JSONWriter.writeString(conflict.field.rawValue, into: &out)
+                out.append(contentsOf: #","theirs":"#.utf8)
+                JSONWriter.writeString(conflict.theirs, into: &out)
+                writeMember("author", conflict.author, into: &out)
+                out.append(contentsOf: #","version":"#.utf8)
+                JSONWriter.writeInt(Int64(conflict.version), into: &out)
+                out.append(UInt8(ascii: "}"))
+            }
+        }
+        if !detail.followed.isEmpty {
+            out.append(contentsOf: #","followed":"#.utf8)
+            writeArray(detail.followed, into: &out) { followed, out in
+                out.append(contentsOf: #"{"field":"#.utf8)
+                JSONWriter.writeString(followed.field.rawValue, into: &out)
+                writeMember("author", followed.author, into: &out)
+                out.append(contentsOf: #","version":"#.utf8)
+                JSONWriter.writeInt(Int64(followed.version), into: &out)
+                out.append(UInt8(ascii: "}"))
+            }
+        }
+        if let removal = detail.removal {
+            out.append(contentsOf: #","removal":{"#.utf8)
+            if let author = removal.author {
+                out.append(contentsOf: #""author":"#.utf8)
+                JSONWriter.writeString(author, into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
     }
 
     private static func writeOptional(_ user: User?, into out: inout [UInt8]) {
@@ -236,11 +281,31 @@ enum SessionStateJSON {
             guard let stored = user(member) else { return nil }
             detail.user = stored
         }
-        if let member = present(object["conflict"]) {
-            guard let stored = user(member) else { return nil }
-            detail.conflict = stored
-        }
+        // Journals written before per-field drafts have the name only: the rest starts as stored.
+        detail.draftEmail = object["draftEmail"]?.stringValue ?? detail.user?.email ?? ""
+        detail.draftAvatarURL = object["draftAvatarURL"]?.stringValue ?? detail.user?.avatarURL ?? ""
+        detail.isNew = object["isNew"]?.boolValue ?? false
+        guard let merge = mergeState(object) else { return nil }
+        (detail.conflicts, detail.followed, detail.removal) = merge
         return detail
+    }
+
+    private static func mergeState(_ object: [String: JSONValue]) -> ([FieldConflict], [FollowedChange], Removal?)? {
+        var conflicts: [FieldConflict] = [], followed: [FollowedChange] = []
+        for item in present(object["conflicts"])?.arrayValue ?? [] {
+            guard let field = item["field"]?.stringValue.flatMap(UserField.init(rawValue:)),
+                  let theirs = item["theirs"]?.stringValue,
+                  let version = item["version"]?.int64Value.flatMap(Int.init(exactly:)) else { return nil }
+            conflicts.append(FieldConflict(field: field, theirs: theirs, author: item["author"]?.stringValue,
+                                           version: version))
+        }
+        for item in present(object["followed"])?.arrayValue ?? [] {
+            guard let field = item["field"]?.stringValue.flatMap(UserField.init(rawValue:)),
+                  let version = item["version"]?.int64Value.flatMap(Int.init(exactly:)) else { return nil }
+            followed.append(FollowedChange(field: field, author: item["author"]?.stringValue, version: version))
+        }
+        let removal = present(object["removal"]).map { Removal(author: $0["author"]?.stringValue) }
+        return (conflicts, followed, removal)
     }
 
     static func user(_ value: JSONValue) -> User? {

@@ -14,12 +14,15 @@ enum Intent: Equatable {
     /// connection's handler from the registry: a session knows only itself.
     case daemon(DaemonQuery)
 
-    /// Whether the intent would change stored data (refused on a read-only connection).
+    /// Whether the intent changes stored data, or edits a draft toward it: refused on a
+    /// read-only connection, with a message instead of an edit the person could never save.
     var writes: Bool {
         switch self {
         case .list(.addUser), .list(.removeUser): true
         case .detail(.save): true
-        case .session(.importUsers), .session(.renameUser), .session(.addUser), .session(.removeUser): true
+        case .session(.importUsers), .session(.renameUser), .session(.setUser), .session(.addUser),
+             .session(.removeUser), .session(.openNewUser): true
+        case .detail(.setDraft), .detail(.keepMine), .detail(.takeTheirs), .detail(.recreate): true
         case .session(.revert), .history(.revert): true
         case .session(.stagedImport): true
         default: false
@@ -82,7 +85,12 @@ enum ListIntent: Equatable {
 /// Intents of the `detail` screen.
 enum DetailIntent: Equatable {
     case onAppear
-    case setDraftName(String)
+    case setDraft(UserField, String)
+    /// Settles a conflict on a field with this person's value, or with the saved one.
+    case keepMine(UserField)
+    case takeTheirs(UserField)
+    /// The user was removed while the screen was open: its next save creates it again.
+    case recreate
     case save
     case dismissError
     case back
@@ -93,7 +101,12 @@ enum DetailIntent: Equatable {
         switch action {
         case "on_appear": self = .onAppear
         case "open_history": self = .openHistory
-        case "set_draft_name": self = .setDraftName(try args.string("name"))
+        case "set_draft_name": self = .setDraft(.name, try args.string("name"))
+        case "set_draft_email": self = .setDraft(.email, try args.string("email"))
+        case "set_draft_avatar_url": self = .setDraft(.avatarURL, try args.string("avatar_url"))
+        case "keep_mine": self = .keepMine(try args.field("field"))
+        case "take_theirs": self = .takeTheirs(try args.field("field"))
+        case "recreate": self = .recreate
         case "save": self = .save
         case "dismiss_error": self = .dismissError
         case "back": self = .back
@@ -111,8 +124,12 @@ enum SessionIntent: Equatable {
     case importUsers([User])
     /// `expectedVersion` nil: rename whatever version is stored now.
     case renameUser(id: UUID, name: String, expectedVersion: Int?)
+    /// Changes the given fields only (`userctl set`); `expectedVersion` as for `renameUser`.
+    case setUser(id: UUID, edit: UserEdit, expectedVersion: Int?)
     case addUser(NewUser)
     case removeUser(id: UUID)
+    /// Opens an empty user screen whose save creates the user (the TUI's `a`).
+    case openNewUser
     /// A draft the client still holds that the daemon lost (a crash between journal writes),
     /// typed against `baseVersion` of the user.
     case offerDraft(userID: UUID, name: String, baseVersion: Int)
@@ -143,14 +160,22 @@ enum SessionIntent: Equatable {
         case "back": self = .back
         case "import_users": self = .importUsers(try args.users("users"))
         case "rename_user":
-            let version = try args.optionalInt("expected_version")
-            if let version, version < 1 {
-                throw IntentError(.invalidArgs, "'expected_version' must be a version (1 or more).")
-            }
-            self = .renameUser(id: try args.uuid("id"), name: try args.string("name"), expectedVersion: version)
+            self = .renameUser(id: try args.uuid("id"), name: try args.string("name"),
+                               expectedVersion: try Self.expectedVersion(args))
+        case "set_user":
+            self = .setUser(id: try args.uuid("id"), edit: try args.userEdit(), expectedVersion: try Self.expectedVersion(args))
+        case "open_new_user": self = .openNewUser
         case "add_user": self = .addUser(try args.newUser())
         case "remove_user": self = .removeUser(id: try args.uuid("id"))
         default: throw IntentError(.unknownAction, "The session has no action '\(action)'.")
         }
+    }
+
+    private static func expectedVersion(_ args: IntentArguments) throws(IntentError) -> Int? {
+        let version = try args.optionalInt("expected_version")
+        if let version, version < 1 {
+            throw IntentError(.invalidArgs, "'expected_version' must be a version (1 or more).")
+        }
+        return version
     }
 }

@@ -51,6 +51,34 @@ struct IntentArguments {
         NewUser(name: try string("name"), email: try string("email"), avatarURL: try optionalString("avatar_url"))
     }
 
+    /// A field's wire name (`name`, `email`, `avatar_url`).
+    func field(_ name: String) throws(IntentError) -> UserField {
+        switch values[name]?.stringValue {
+        case "name"?: return .name
+        case "email"?: return .email
+        case "avatar_url"?: return .avatarURL
+        default: throw IntentError(.invalidArgs, "'\(name)' must be one of \"name\", \"email\" or \"avatar_url\".")
+        }
+    }
+
+    /// The fields `set_user` changes: each one given, the rest left as stored. `avatar_url`
+    /// null removes the avatar; absent leaves it.
+    func userEdit() throws(IntentError) -> UserEdit {
+        var edit = UserEdit()
+        edit.name = try optionalString("name")
+        edit.email = try optionalString("email")
+        if let avatar = values["avatar_url"] {
+            guard avatar == .null || avatar.stringValue != nil else {
+                throw IntentError(.invalidArgs, "'avatar_url' must be a string, or null to remove the avatar.")
+            }
+            edit.avatarURL = .some(avatar.stringValue)
+        }
+        guard edit.name != nil || edit.email != nil || edit.avatarURL != nil else {
+            throw IntentError(.invalidArgs, "Give at least one of 'name', 'email' and 'avatar_url' to change.")
+        }
+        return edit
+    }
+
     func uuid(_ name: String) throws(IntentError) -> UUID {
         // Not `UUID(uuidString:)`: it goes through `sscanf`, a quarter of the daemon's CPU in an import.
         guard let text = values[name]?.stringValue, let id = UUIDText.parse(text) else {

@@ -26,6 +26,7 @@ extension Session {
             if intent.writes && !canWrite() {
                 throw IntentError(.readOnly, "This session is read-only: '\(message.action)' needs root or membership of the admin group.")
             }
+            navigator.isReadOnly = readOnly  // a reload may have changed the admin group
             handlingIntent = true
             defer { handlingIntent = false }
             outcome = try perform(intent)
@@ -152,8 +153,19 @@ extension Session {
 
     func perform(_ intent: DetailIntent, on detail: UserDetailViewModel) -> Outcome {
         switch intent {
-        case .setDraftName(let name):
-            detail.setDraftName(name)
+        case .setDraft(let field, let text):
+            detail.setDraft(field, text)
+            return .done(nil)
+        case .keepMine(let field):
+            guard detail.keepMine(field) else { return Self.noConflict(field) }
+            return .done(nil)
+        case .takeTheirs(let field):
+            guard detail.takeTheirs(field) else { return Self.noConflict(field) }
+            return .done(nil)
+        case .recreate:
+            guard detail.recreate() else {
+                return .failed(.invalidArgs, "This user was not removed; there is nothing to create again.")
+            }
             return .done(nil)
         case .save:
             let before = detail.state.user
@@ -235,6 +247,24 @@ extension Session {
                     }
                 }
             }
+        case .setUser(let id, let edit, let expectedVersion):
+            let useCases = useCases.via(.command)
+            return .pending { session in
+                await session.write { _ in
+                    do throws(UserError) {
+                        var user = try await useCases.fetchUser.execute(id: id)
+                        if let expectedVersion { user.version = expectedVersion }
+                        let saved = try await useCases.update.execute(edit.applied(to: user))
+                        return .success((StateDocument.user(saved), .saved(saved)))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+        case .openNewUser:
+            navigator.openNewUser()
+            guard let detail = navigator.topDetail else { return .done(nil) }
+            return .done(["id": .string(UUIDText.lowercase(detail.userID))])
         case .addUser(let new):
             let useCases = useCases.via(.command)
             return .pending { session in
@@ -284,13 +314,17 @@ extension Session {
         guard let detail = navigator.topDetail, detail.userID == id else {
             return .failure(IntentError(.conflict, "Your unsaved name \"\(name)\" was not put back: the session moved on while it was offered."))
         }
-        detail.setDraftName(name)
+        detail.setDraft(.name, name)
         return .success(StateDocument.user(stored))
     }
 
     /// An outcome that waits for a list load.
     static func outcome(of load: UserListViewModel.Load) -> Outcome {
         .pending { _ in await load.value.map { nil }.mapError(IntentError.init) }
+    }
+
+    static func noConflict(_ field: UserField) -> Outcome {
+        .failed(.invalidArgs, "There is no conflict on the \(field.label) to settle.")
     }
 
     static func noRow(_ index: Int, rows: Int) -> IntentError {

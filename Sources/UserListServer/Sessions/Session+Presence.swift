@@ -23,7 +23,7 @@ extension Session {
            let detail = state.screens.lazy.reversed().compactMap({ screen -> UserDetailState? in
                if case .detail(let detail) = screen { detail } else { nil }
            }).first {
-            shows = (detail.userID, detail.isDirty)
+            shows = (detail.userID, detail.isDirty && !detail.isReadOnly)  // a read-only person never edits
         }
         guard shows?.user != published?.user || shows?.editing != published?.editing else { return }
         let userChanged = shows?.user != published?.user

@@ -146,6 +146,7 @@ package actor Session {
     /// attach starts the screens.
     package func attach(_ client: any SessionClient, epoch: Int = EpochSource.next()) {
         startIfNeeded()
+        navigator.isReadOnly = readOnly  // its screens say "read-only" and take no edits
         flush()  // bring existing clients up to date first, so `sent` is current
         let document = document(sent ?? navigator.state)
         clients[ObjectIdentifier(client)] = Attached(client: client, epoch: epoch, seq: 0)

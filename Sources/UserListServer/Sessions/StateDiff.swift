@@ -76,11 +76,19 @@ package enum StateDiff {
             }
         }
         field(a.draftName, b.draftName, "draft_name", path, &ops) { .string($0) }
+        field(a.draftEmail, b.draftEmail, "draft_email", path, &ops) { .string($0) }
+        field(a.draftAvatarURL, b.draftAvatarURL, "draft_avatar_url", path, &ops) { .string($0) }
+        field(a.dirtyFields, b.dirtyFields, "dirty_fields", path, &ops, StateDocument.fields)
+        field(a.fieldErrors, b.fieldErrors, "field_errors", path, &ops, StateDocument.fieldErrors)
         field(a.isDirty, b.isDirty, "is_dirty", path, &ops) { .bool($0) }
         field(a.canSave, b.canSave, "can_save", path, &ops) { .bool($0) }
         field(a.isSaving, b.isSaving, "is_saving", path, &ops) { .bool($0) }
+        field(a.isNew, b.isNew, "is_new", path, &ops) { .bool($0) }
+        field(a.isReadOnly, b.isReadOnly, "read_only", path, &ops) { .bool($0) }
         field(a.errorMessage, b.errorMessage, "error_message", path, &ops, optionalString)
-        field(a.conflict, b.conflict, "conflict", path, &ops) { $0.map(StateDocument.user) ?? .null }
+        field(a.conflicts, b.conflicts, "conflicts", path, &ops, StateDocument.conflicts)
+        field(a.followed, b.followed, "followed", path, &ops, StateDocument.followed)
+        field(a.removal, b.removal, "removal", path, &ops) { $0.map(StateDocument.removal) ?? .null }
     }
 
     /// New entries at the top are adds at the front, a page read is adds at the end; anything

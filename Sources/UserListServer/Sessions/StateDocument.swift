@@ -41,13 +41,49 @@ package enum StateDocument {
             "user_id": .string(UUIDText.lowercase(state.userID)),
             "user": state.user.map(user) ?? .null,
             "draft_name": .string(state.draftName),
+            "draft_email": .string(state.draftEmail),
+            "draft_avatar_url": .string(state.draftAvatarURL),
+            "dirty_fields": fields(state.dirtyFields),
+            "field_errors": fieldErrors(state.fieldErrors),
             "is_dirty": .bool(state.isDirty),
             "can_save": .bool(state.canSave),
             "is_saving": .bool(state.isSaving),
+            "is_new": .bool(state.isNew),
+            "read_only": .bool(state.isReadOnly),
             "error_message": optional(state.errorMessage),
-            "conflict": state.conflict.map(user) ?? .null,
+            "conflicts": conflicts(state.conflicts),
+            "followed": followed(state.followed),
+            "removal": state.removal.map(removal) ?? .null,
         ])
     }
+
+    /// A field's wire name: `name`, `email`, `avatar_url`.
+    static func fieldName(_ field: UserField) -> String {
+        switch field {
+        case .name: "name"
+        case .email: "email"
+        case .avatarURL: "avatar_url"
+        }
+    }
+
+    static func fields(_ fields: [UserField]) -> JSONValue { .array(fields.map { .string(fieldName($0)) }) }
+
+    static func fieldErrors(_ errors: [UserField: String]) -> JSONValue {
+        .object(Dictionary(uniqueKeysWithValues: errors.map { (fieldName($0.key), JSONValue.string($0.value)) }))
+    }
+
+    static func conflicts(_ conflicts: [FieldConflict]) -> JSONValue {
+        .array(conflicts.map { conflict in
+            .object(["field": .string(fieldName(conflict.field)), "theirs": .string(conflict.theirs),
+                     "author": optional(conflict.author)])
+        })
+    }
+
+    static func followed(_ followed: [FollowedChange]) -> JSONValue {
+        .array(followed.map { .object(["field": .string(fieldName($0.field)), "author": optional($0.author)]) })
+    }
+
+    static func removal(_ removal: Removal) -> JSONValue { .object(["author": optional(removal.author)]) }
 
     /// A user in the wire's shape (also used by replies, events and exports).
     static func user(_ user: User) -> JSONValue {
@@ -78,7 +114,7 @@ package enum StateDocument {
         out.append(UInt8(ascii: "}"))
     }
 
-    private static func optional(_ text: String?) -> JSONValue {
+    static func optional(_ text: String?) -> JSONValue {
         text.map(JSONValue.string) ?? .null
     }
 }

@@ -1,0 +1,160 @@
+import Foundation
+import UserListDomain
+
+/// Live updates: others' saves and removals reach the open screen, merged into its draft.
+extension UserDetailViewModel {
+    /// A change committed elsewhere. An untouched screen follows it. A screen with a draft merges
+    /// it (`UserMerge`, base: the stored user the draft is based on): fields only they changed
+    /// follow theirs and are marked (`followed`), fields both changed differently become
+    /// `conflicts`, and the draft is now based on their version, so a save writes only this
+    /// person's fields over it. A removal keeps the draft and says who removed the user.
+    /// `.resync` names no user and is left to `resync(isolation:)`.
+    public func apply(_ change: UserChange, isolation: isolated (any Actor) = #isolation) {
+        guard change.userID == state.userID else { return }
+        switch change {
+        case .saved(let stored), .added(let stored):
+            if state.isNew {
+                // Someone created this very user (the same id) first: edit it from here on.
+                state.isNew = false
+                state.removal = nil
+                state.user = UserFields(name: "", email: "").asUser(id: stored.id)
+            }
+            guard let current = state.user, stored.version > current.version else { return }
+            guard !isSaveInFlight else {
+                if stored.version > (arrivedWhileSaving?.version ?? 0) { arrivedWhileSaving = stored }
+                return
+            }
+            merge(stored, isolation: isolation)
+        case .removed:
+            guard state.user != nil, !state.isNew else { return }
+            var updated = state
+            updated.user = nil
+            updated.conflicts.removeAll()
+            updated.followed.removeAll()
+            updated.removal = Removal()
+            updated.errorMessage = "This user was removed."
+            state = updated
+            lookUpAuthors(isolation: isolation)
+        case .resync:
+            break
+        }
+    }
+
+    /// Merges `stored` (someone else's save) into the draft, and makes it the draft's base.
+    func merge(_ stored: User, isolation: isolated (any Actor) = #isolation) {
+        guard let base = state.user else { return }
+        var updated = state
+        let theirs = UserFields(stored)
+        let merge = UserMerge(base: UserFields(base), mine: updated.draft, theirs: theirs)
+        updated.user = stored
+        updated.draft = merge.merged
+        // Earlier conflicts stand while theirs still differs from mine (their value may be newer).
+        var conflicts = updated.conflicts.compactMap { conflict -> FieldConflict? in
+            guard theirs[conflict.field] != merge.merged[conflict.field] else { return nil }
+            guard theirs[conflict.field] != conflict.theirs else { return conflict }
+            return FieldConflict(field: conflict.field, theirs: theirs[conflict.field], version: stored.version)
+        }
+        for field in merge.conflicts where !conflicts.contains(where: { $0.field == field }) {
+            conflicts.append(FieldConflict(field: field, theirs: theirs[field], version: stored.version))
+        }
+        updated.conflicts = conflicts.sorted { $0.field.order < $1.field.order }
+        if updated.isDirty || !updated.conflicts.isEmpty {
+            var followed = updated.followed.filter { !merge.followed.contains($0.field) }
+            followed += merge.followed.map { FollowedChange(field: $0, version: stored.version) }
+            updated.followed = followed.sorted { $0.field.order < $1.field.order }
+        } else {
+            updated.followed.removeAll()  // an untouched screen simply shows what is stored
+        }
+        state = updated
+        lookUpAuthors(isolation: isolation)
+    }
+
+    /// Settles a conflict on `field` with this person's value; false when there is none.
+    @discardableResult
+    public func keepMine(_ field: UserField) -> Bool {
+        guard !state.isReadOnly, let index = state.conflicts.firstIndex(where: { $0.field == field }) else { return false }
+        state.conflicts.remove(at: index)
+        return true
+    }
+
+    /// Settles a conflict on `field` with the saved value; false when there is none.
+    @discardableResult
+    public func takeTheirs(_ field: UserField) -> Bool {
+        guard !state.isReadOnly, let index = state.conflicts.firstIndex(where: { $0.field == field }) else { return false }
+        var updated = state
+        let conflict = updated.conflicts.remove(at: index)
+        var draft = updated.draft
+        draft[field] = conflict.theirs
+        updated.draft = draft
+        state = updated
+        return true
+    }
+
+    /// The user was removed while this screen held a draft: makes the draft a new user's, to be
+    /// created again (with the same id) by the next save; false when the user was not removed.
+    @discardableResult
+    public func recreate() -> Bool {
+        guard !state.isReadOnly, state.removal != nil else { return false }
+        var updated = state
+        updated.removal = nil
+        updated.isNew = true
+        updated.errorMessage = nil
+        state = updated
+        return true
+    }
+
+    func mergeWhatArrivedWhileSaving(isolation: isolated (any Actor) = #isolation) {
+        guard let arrived = arrivedWhileSaving else { return }
+        arrivedWhileSaving = nil
+        apply(.saved(arrived), isolation: isolation)
+    }
+
+    // MARK: who changed it
+
+    /// Fills in who made the changes the screen shows without an author (conflicts, followed
+    /// fields, a removal), from the history, when the store keeps one. Until then the screen
+    /// says "someone".
+    func lookUpAuthors(isolation: isolated (any Actor) = #isolation) {
+        guard let history = useCases.history else { return }
+        let needsAuthor = state.conflicts.contains { $0.author == nil } || state.followed.contains { $0.author == nil }
+            || (state.removal != nil && state.removal?.author == nil)
+        guard needsAuthor else { return }
+        let id = state.userID
+        Task {
+            _ = isolation
+            guard let page = try? await history.user(id, limit: 20) else { return }
+            self.fillAuthors(from: page.entries)
+        }
+    }
+
+    private func fillAuthors(from entries: [HistoryEntry]) {
+        func author(version: Int) -> String? {
+            entries.first { $0.versionAfter == version }.map { $0.author.personName }
+        }
+        var updated = state
+        for index in updated.conflicts.indices where updated.conflicts[index].author == nil {
+            updated.conflicts[index].author = author(version: updated.conflicts[index].version)
+        }
+        for index in updated.followed.indices where updated.followed[index].author == nil {
+            updated.followed[index].author = author(version: updated.followed[index].version)
+        }
+        if updated.removal != nil, updated.removal?.author == nil {
+            updated.removal?.author = entries.first { $0.kind == .removed }?.author.personName
+        }
+        state = updated
+    }
+}
+
+extension ChangeAuthor {
+    /// Who made a change, as the screen names them: the login name, or the uid.
+    public var personName: String {
+        if let userName { return userName }
+        if let uid { return uid == 0 ? "root" : "uid \(uid)" }
+        return "someone"
+    }
+}
+
+extension UserFields {
+    /// An empty stored user at version 0 (a new user's screen meeting the same id's creation).
+    fileprivate func asUser(id: UUID) -> User { User(id: id, name: name, email: email, avatarURL: avatarURL, version: 0) }
+}
