@@ -94,7 +94,7 @@ import UserListWire
         await daemon.stop()
     }
 
-    @Test func conflictAppearsOnlyWhenThisScreenSavesAndDismissErrorClearsIt() async throws {
+    @Test func aSaveByAnotherIsMergedLiveAndBobsSaveWaitsForHisChoice() async throws {
         let daemon = try await DaemonHarness()
         let alice = try await attached(daemon, "alice")
         let bob = try await attached(daemon, "bob")
@@ -102,23 +102,30 @@ import UserListWire
         try await alice.intent("session", "open_user", ["id": id])
         try await bob.intent("session", "open_user", ["id": id])
         try await bob.intent("detail", "set_draft_name", ["name": "Bob Typing"])
+        try await bob.intent("detail", "set_draft_email", ["email": "bob.typing@example.com"])
 
         try await alice.intent("detail", "set_draft_name", ["name": "Alice Saved"])
         #expect(try await alice.intent("detail", "save").outcome.isSuccess)
-        _ = try await bob.next(where: "alice's change") { message -> Bool? in
-            if case .event(let event) = message, event.name == "changed" { true } else { nil }
+        // On bob's screen at once: the name both changed is a conflict naming who saved it.
+        try await bob.waitForState("the conflict, with its author") { _ in
+            bob.detailState?["conflicts"]?.arrayValue?.first?["author"]?.stringValue != nil
         }
-        #expect(bob.detailState?["conflict"] == .null, "no conflict before bob tries to save")
-        #expect(bob.detailState?["draft_name"] == "Bob Typing")
+        #expect(bob.detailState?["conflicts"]?.arrayValue?.first?["field"] == "name")
+        #expect(bob.detailState?["conflicts"]?.arrayValue?.first?["theirs"] == "Alice Saved")
+        #expect(bob.detailState?["draft_name"] == "Bob Typing", "his draft stays beside theirs")
+        #expect(bob.detailState?["can_save"] == false)
 
-        #expect(code(try await bob.intent("detail", "save")) == .conflict)
-        #expect(bob.detailState?["conflict"]?["name"] == "Alice Saved", "the conflict is on screen with the reply")
-        try await bob.intent("detail", "dismiss_error")
-        #expect(bob.detailState?["conflict"] == .null)
-        #expect(bob.detailState?["error_message"] == .null)
-        #expect(bob.detailState?["draft_name"] == "Bob Typing")
-        let overwrite = try await bob.intent("detail", "save")
-        #expect(overwrite.outcome.isSuccess, "a second save overwrites on purpose: \(overwrite.outcome)")
+        #expect(code(try await bob.intent("detail", "save")) == .validation, "no save before the choice")
+        #expect(code(try await bob.intent("detail", "keep_mine", ["field": "email"])) == .invalidArgs)
+        try await bob.intent("detail", "take_theirs", ["field": "name"])
+        #expect(bob.detailState?["draft_name"] == "Alice Saved" && bob.detailState?["dirty_fields"] == ["email"])
+        let saved = try await bob.intent("detail", "save")
+        guard case .success(let user) = saved.outcome else {
+            Issue.record("save: \(saved.outcome)")
+            return
+        }
+        #expect(user?["name"] == "Alice Saved" && user?["email"] == "bob.typing@example.com",
+                "alice's name and bob's email: nobody's change lost")
         await daemon.stop()
     }
 
@@ -146,7 +153,8 @@ import UserListWire
         _ = try await stale.next(where: "the import") { message -> Bool? in
             if case .event(let event) = message, event.name == "changed" { true } else { nil }
         }
-        #expect(code(try await stale.intent("detail", "save")) == .conflict)
+        #expect(stale.detailState?["conflicts"]?.arrayValue?.first?["theirs"] == "Imported Again", "the import meets the draft on screen")
+        #expect(code(try await stale.intent("detail", "save")) == .validation, "not a lost update: a choice first")
         await daemon.stop()
     }
 

@@ -69,7 +69,7 @@ import UserListWire
         await daemon.stop()
     }
 
-    @Test func aStaleSaveIsAConflictThatKeepsTheDraft() async throws {
+    @Test func anotherPersonsSaveMeetsADraftAsAConflictThatKeepsIt() async throws {
         let daemon = try await DaemonHarness()
         let alice = try daemon.client()
         let bob = try daemon.client()
@@ -83,14 +83,16 @@ import UserListWire
         try await alice.intent("detail", "set_draft_name", ["name": "Alice Wins"])
         try await bob.intent("detail", "set_draft_name", ["name": "Bob Loses"])
         #expect(try await alice.intent("detail", "save").outcome.isSuccess)
+        try await bob.waitForState("the conflict on screen") { _ in
+            bob.detailState?["conflicts"]?.arrayValue?.first?["theirs"] == .string("Alice Wins")
+        }
         let reply = try await bob.intent("detail", "save")
         guard case .failure(let error) = reply.outcome else {
-            Issue.record("expected a conflict, got \(reply.outcome)")
+            Issue.record("expected a refusal, got \(reply.outcome)")
             return
         }
-        #expect(error.code == .conflict)
-        #expect(error.message.contains("Alice Wins"))
-        try await bob.waitForState("the conflict on screen") { _ in bob.detailState?["conflict"]?.objectValue?["name"] == .string("Alice Wins") }
+        #expect(error.code == .validation)
+        #expect(error.message.contains("keep mine or take theirs"))
         #expect(bob.detailState?["draft_name"] == .string("Bob Loses"))
         await daemon.stop()
     }
