@@ -13,11 +13,18 @@ extension UserDetailViewModel {
         guard change.userID == state.userID else { return }
         switch change {
         case .saved(let stored), .added(let stored):
-            if state.isNew {
-                // Someone created this very user (the same id) first: edit it from here on.
-                state.isNew = false
-                state.removal = nil
-                state.user = UserFields(name: "", email: "").asUser(id: stored.id)
+            if state.isNew || state.removal != nil {
+                // The user exists (again): someone created this very id. The draft stays, now a
+                // draft of that user: its differences are the person's to save or drop.
+                var updated = state
+                updated.isNew = false
+                updated.removal = nil
+                updated.errorMessage = nil
+                updated.user = stored
+                updated.conflicts.removeAll()
+                updated.followed.removeAll()
+                state = updated
+                return
             }
             guard let current = state.user, stored.version > current.version else { return }
             guard !isSaveInFlight else {
@@ -152,9 +159,4 @@ extension ChangeAuthor {
         if let uid { return uid == 0 ? "root" : "uid \(uid)" }
         return "someone"
     }
-}
-
-extension UserFields {
-    /// An empty stored user at version 0 (a new user's screen meeting the same id's creation).
-    fileprivate func asUser(id: UUID) -> User { User(id: id, name: name, email: email, avatarURL: avatarURL, version: 0) }
 }

@@ -21,6 +21,7 @@ final class FakeHistoryStore: UserRepository, UserHistoryRepository {
     }
 
     var historyReads: Int { state.withLock { $0.historyReads } }
+    func stored(_ id: UUID) -> User? { state.withLock { $0.users[id] } }
     func failNextHistoryRead(with error: UserError) { state.withLock { $0.failure = error } }
 
     private static func record(_ s: inout State, _ kind: HistoryKind, _ id: UUID, _ before: User?, _ after: User?,
@@ -55,7 +56,8 @@ final class FakeHistoryStore: UserRepository, UserHistoryRepository {
         let now = clock()
         return try state.withLock { s throws(UserError) -> User in
             if let stored = s.users[new.id] { throw .conflict(stored: stored) }
-            let user = User(id: new.id, name: new.name, email: new.email, avatarURL: new.avatarURL)
+            let earlier = s.entries.filter { $0.userID == new.id }.compactMap(\.versionAfter).max() ?? 0
+            let user = User(id: new.id, name: new.name, email: new.email, avatarURL: new.avatarURL, version: earlier + 1)
             s.users[user.id] = user
             Self.record(&s, .added, user.id, nil, user, author, at: now)
             return user
