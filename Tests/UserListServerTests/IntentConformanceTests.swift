@@ -129,6 +129,31 @@ import UserListWire
         await daemon.stop()
     }
 
+    @Test func aOneShotSetThatLosesItsVersionCheckSaysWhoSavedWhatAndWhen() async throws {
+        let daemon = try await DaemonHarness()
+        let script = try await attached(daemon, "script")
+        let id = try #require(script.rows[2]["id"])
+        let first = try await script.intent("session", "set_user", ["id": id, "email": "first@example.com", "expected_version": 1])
+        #expect(first.outcome.isSuccess, "\(first.outcome)")
+        let late = try await script.intent("session", "set_user", ["id": id, "name": "Too Late", "expected_version": 1])
+        guard case .failure(let error) = late.outcome else {
+            Issue.record("a stale set must be refused: \(late.outcome)")
+            return
+        }
+        #expect(error.code == .conflict)
+        #expect(error.message.contains("changed the email to “first@example.com”") && error.message.contains("s ago"),
+                "who, what and when: \(error.message)")
+        // Only the fields given: the name is untouched by the first set, the avatar by both.
+        let after = try await script.intent("session", "set_user", ["id": id, "avatar_url": .null])
+        guard case .success(let user) = after.outcome else {
+            Issue.record("\(after.outcome)")
+            return
+        }
+        #expect(user?["email"] == "first@example.com" && user?["avatar_url"] == .null && user?["name"] == script.rows[2]["name"])
+        #expect(code(try await script.intent("session", "set_user", ["id": id])) == .invalidArgs, "nothing to change")
+        await daemon.stop()
+    }
+
     @Test func anImportThatChangesAUserBumpsItsVersionAndReachesOpenScreens() async throws {
         let daemon = try await DaemonHarness()
         let viewer = try await attached(daemon, "viewer")

@@ -236,7 +236,7 @@ extension Session {
         case .renameUser(let id, let name, let expectedVersion):
             let useCases = useCases.via(.command)
             return .pending { session in
-                await session.write { _ in
+                let result = await session.write { _ in
                     do throws(UserError) {
                         var user = try await useCases.fetchUser.execute(id: id)
                         if let expectedVersion { user.version = expectedVersion }
@@ -246,11 +246,12 @@ extension Session {
                         return .failure(error)
                     }
                 }
+                return await session.tellingWhoSavedFirst(result, id: id, expectedVersion: expectedVersion)
             }
         case .setUser(let id, let edit, let expectedVersion):
             let useCases = useCases.via(.command)
             return .pending { session in
-                await session.write { _ in
+                let result = await session.write { _ in
                     do throws(UserError) {
                         var user = try await useCases.fetchUser.execute(id: id)
                         if let expectedVersion { user.version = expectedVersion }
@@ -260,6 +261,7 @@ extension Session {
                         return .failure(error)
                     }
                 }
+                return await session.tellingWhoSavedFirst(result, id: id, expectedVersion: expectedVersion)
             }
         case .openNewUser:
             navigator.openNewUser()
@@ -321,6 +323,18 @@ extension Session {
     /// An outcome that waits for a list load.
     static func outcome(of load: UserListViewModel.Load) -> Outcome {
         .pending { _ in await load.value.map { nil }.mapError(IntentError.init) }
+    }
+
+    /// A one-shot write with a version check that lost: the conflict names who saved what since
+    /// (`ConflictStory`), from the history, when the store keeps one.
+    func tellingWhoSavedFirst(_ result: Result<JSONValue?, IntentError>, id: UUID,
+                              expectedVersion: Int?) async -> Result<JSONValue?, IntentError> {
+        guard case .failure(let error) = result, error.code == .conflict, let expectedVersion,
+              let history = useCases.history,
+              let page = try? await history.user(id, limit: 50),
+              let story = ConflictStory.since(expectedVersion, in: page.entries)
+        else { return result }
+        return .failure(IntentError(.conflict, "Version \(expectedVersion) is no longer current: \(story)"))
     }
 
     static func noConflict(_ field: UserField) -> Outcome {
