@@ -13,6 +13,20 @@ import ThreadLocks
         #expect(thread.sync { counter.withValue { $0 } } == 100)
     }
 
+    /// The session journal's form: an `.idle` thread's delayed jobs use its state too.
+    @Test func theOwningThreadsDelayedJobsUseItsState() {
+        let thread = JobThread(name: "confined-idle", priority: .idle)
+        defer { thread.finish() }
+        let counter = Confined(0, to: .thread(thread))
+        let done = DispatchSemaphore(value: 0)
+        thread.async(after: .milliseconds(10)) {
+            counter.withValue { $0 += 1 }
+            done.signal()
+        }
+        done.wait()
+        #expect(thread.sync { counter.withValue { $0 } } == 1)
+    }
+
     @Test func theOwningQueueUsesItsState() {
         let queue = DispatchQueue(label: "confined-queue")
         let names = Confined([String](), to: .queue(queue))
