@@ -3,7 +3,7 @@ import Testing
 import ThreadLocks
 
 /// State that one thread or serial queue owns: its owner uses it, anyone else is stopped (in
-/// debug builds, which the tests are).
+/// every build).
 @Suite struct ConfinedTests {
     @Test func theOwningThreadUsesItsState() {
         let thread = JobThread(name: "confined-thread")
