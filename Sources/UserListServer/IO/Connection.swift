@@ -133,6 +133,11 @@ package final class Connection: EventLoopHandler, Sendable {
     /// Runs `job` on the loop thread that reads this connection (see `EventLoop.execute`).
     package func onLoop(_ job: @escaping @Sendable () -> Void) { loop.execute(job) }
 
+    /// Runs `job` on the connection's loop once `delay` has passed (the loop's timers).
+    package func onLoop(after delay: Duration, _ job: @escaping @Sendable () -> Void) {
+        loop.execute(after: delay, job)
+    }
+
     /// Whether `close()` has run on the loop (the descriptor may still be closing).
     package var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
 
