@@ -6,8 +6,9 @@ import Synchronization
 ///
 /// The checked form of "touched only on `queue`". A class whose state one thread owns would
 /// otherwise be `@unchecked Sendable` on a comment's word; with its state in here, every
-/// access asserts that the caller runs on the owner, in debug builds (what the tests run). The
-/// check costs nothing in release builds. The event loops' own form of it is `LoopBound`.
+/// access checks that the caller runs on the owner, in release builds too (`precondition`), so
+/// a use off the owner stops the process rather than racing. The event loops' own form of it
+/// is `LoopBound`.
 public final class Confined<Value>: @unchecked Sendable {
     /// Who may use the value.
     public enum Owner {
@@ -20,8 +21,8 @@ public final class Confined<Value>: @unchecked Sendable {
         case firstUser
     }
 
-    // Invariant (why @unchecked is sound): `stored` is touched only through `withValue`, which
-    // asserts that the caller runs on the owner.
+    // Invariant (why @unchecked is sound): `stored` is touched only through `value` and
+    // `withValue`, which check that the caller runs on the owner.
     private var stored: Value
     private let isOwner: @Sendable () -> Bool
 
@@ -42,13 +43,13 @@ public final class Confined<Value>: @unchecked Sendable {
 
     /// The value (a connection, say, to use outside the access); on the owner only.
     public var value: Value {
-        assert(isOwner(), "confined state read off its owner's thread or queue")
+        precondition(isOwner(), "confined state read off its owner's thread or queue")
         return stored
     }
 
     /// Uses the value in place; on the owner only.
     public func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        assert(isOwner(), "confined state used off its owner's thread or queue")
+        precondition(isOwner(), "confined state used off its owner's thread or queue")
         return try body(&stored)
     }
 }

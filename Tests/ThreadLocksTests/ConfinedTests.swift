@@ -3,7 +3,7 @@ import Testing
 import ThreadLocks
 
 /// State that one thread or serial queue owns: its owner uses it, anyone else is stopped (in
-/// debug builds, which the tests are).
+/// every build).
 @Suite struct ConfinedTests {
     @Test func theOwningThreadUsesItsState() {
         let thread = JobThread(name: "confined-thread")
@@ -11,6 +11,20 @@ import ThreadLocks
         let counter = Confined(0, to: .thread(thread))
         for _ in 0..<100 { thread.async { counter.withValue { $0 += 1 } } }
         #expect(thread.sync { counter.withValue { $0 } } == 100)
+    }
+
+    /// The session journal's form: an `.idle` thread's delayed jobs use its state too.
+    @Test func theOwningThreadsDelayedJobsUseItsState() {
+        let thread = JobThread(name: "confined-idle", priority: .idle)
+        defer { thread.finish() }
+        let counter = Confined(0, to: .thread(thread))
+        let done = DispatchSemaphore(value: 0)
+        thread.async(after: .milliseconds(10)) {
+            counter.withValue { $0 += 1 }
+            done.signal()
+        }
+        done.wait()
+        #expect(thread.sync { counter.withValue { $0 } } == 1)
     }
 
     @Test func theOwningQueueUsesItsState() {

@@ -4,20 +4,51 @@ import Synchronization
 import Testing
 import UserListDomain
 import UserListServer
+import ThreadLocks
 
-/// The broadcaster never calls out under its lock: sessions that subscribe and go away while
+/// The broadcaster never calls out under its lock: listeners that attach and detach while
 /// changes are delivered must neither deadlock it nor be remembered after they left.
 @Suite struct ChangeBroadcasterTests {
-    /// A feed the test writes to.
+    /// A feed the test writes to: `send` calls the observers on the caller's thread, as a store's
+    /// writer does, each change with the next position.
     final class ManualFeed: UserChangeFeed {
-        let stream: AsyncStream<UserChange>
-        let continuation: AsyncStream<UserChange>.Continuation
-        init() { (stream, continuation) = AsyncStream.makeStream(of: UserChange.self, bufferingPolicy: .unbounded) }
-        func subscribe() -> AsyncStream<UserChange> { stream }
+        private struct State {
+            var observers: [Int: @Sendable (CommittedChange) -> Void] = [:]
+            var nextID = 0
+            var seq = 0
+        }
+        private let state = Lock(State())
+
+        func observe(_ handler: @escaping @Sendable (CommittedChange) -> Void) -> ChangeObservation {
+            let id = state.withLock { state in
+                state.nextID += 1
+                state.observers[state.nextID] = handler
+                return state.nextID
+            }
+            return ChangeObservation { [weak self] in
+                _ = self?.state.withLock { $0.observers.removeValue(forKey: id) }
+            }
+        }
+
+        /// One sender at a time (a feed calls its observers one call at a time).
+        func send(_ change: UserChange) {
+            let (observers, seq) = state.withLock { state in
+                state.seq += 1
+                return (Array(state.observers.values), state.seq)
+            }
+            for observer in observers { observer(CommittedChange(change, seq: seq)) }
+        }
+    }
+
+    /// What a listener was given (on the sender's thread), for the test to read.
+    final class Received: Sendable {
+        let deliveries = Lock<[ChangeBroadcaster.Delivery]>([])
+        func append(_ delivery: ChangeBroadcaster.Delivery) { deliveries.withLock { $0.append(delivery) } }
+        var all: [ChangeBroadcaster.Delivery] { deliveries.withLock { $0 } }
     }
 
     @Test(.timeLimit(.minutes(5)))
-    func sessionsComingAndGoingDuringBroadcastsNeverDeadlock() async throws {
+    func listenersComingAndGoingDuringBroadcastsNeverDeadlock() async throws {
         let feed = ManualFeed()
         let broadcaster = ChangeBroadcaster(feed: feed)
         let changes = 20_000
@@ -26,16 +57,14 @@ import UserListServer
         // semaphore turns a hang into a failure instead of a stuck test run.
         let done = DispatchSemaphore(value: 0)
         let writer = Thread {
-            for index in 0..<changes { feed.continuation.yield(.removed(id: UUID(uuid: Self.uuid(index)))) }
+            for index in 0..<changes { feed.send(.removed(id: UUID(uuid: Self.uuid(index)))) }
             done.signal()
         }
         let churner = Thread {
             for _ in 0..<rounds {
-                // Subscribe, then drop the stream at once: its termination runs on whichever
-                // thread lets go, racing the broadcaster's delivery.
-                var stream: AsyncStream<ChangeBroadcaster.Delivery>? = broadcaster.subscribe()
-                _ = stream
-                stream = nil
+                // Attach, then detach at once, racing the broadcaster's delivery.
+                let id = broadcaster.attach { _ in }
+                broadcaster.detach(id)
             }
             done.signal()
         }
@@ -48,18 +77,16 @@ import UserListServer
                 continuation.resume(returning: first && second)
             }
         }
-        #expect(finished, "the broadcaster or a subscriber hung")
-        #expect(await LifecycleTests.eventually { broadcaster.subscriberCount == 0 }, "dropped subscribers are forgotten")
-        // And it still delivers to a new subscriber.
-        let stream = broadcaster.subscribe()
+        #expect(finished, "the broadcaster or a listener hung")
+        #expect(broadcaster.subscriberCount == 0, "detached listeners are forgotten")
+        // And it still delivers to a new listener, with the change's position.
+        let received = Received()
+        let listener = broadcaster.attach { received.append($0) }
+        defer { broadcaster.detach(listener) }
         let id = UUID()
-        feed.continuation.yield(.removed(id: id))
-        var iterator = stream.makeAsyncIterator()
-        var seen = false
-        while let delivery = await iterator.next() {
-            if delivery.change.userID == id { seen = true; break }
-        }
-        #expect(seen)
+        feed.send(.removed(id: id))
+        #expect(received.all.map(\.change) == [.removed(id: id)], "delivered on the sender's thread")
+        #expect(received.all.map(\.seq) == [changes + 1])
     }
 
     /// A resync reaches every session in its place among the changes, with no `changed` event
@@ -67,17 +94,16 @@ import UserListServer
     @Test func aResyncIsPassedOnInOrderWithoutAnEventFrame() async {
         let feed = ManualFeed()
         let broadcaster = ChangeBroadcaster(feed: feed)
-        let stream = broadcaster.subscribe()
+        let received = Received()
+        let listener = broadcaster.attach { received.append($0) }
+        defer { broadcaster.detach(listener) }
         let before = UUID(), after = UUID()
-        feed.continuation.yield(.removed(id: before))
-        feed.continuation.yield(.resync)
-        feed.continuation.yield(.removed(id: after))
-        var deliveries: [ChangeBroadcaster.Delivery] = []
-        for await delivery in stream {
-            deliveries.append(delivery)
-            if deliveries.count == 3 { break }
-        }
+        feed.send(.removed(id: before))
+        feed.send(.resync)
+        feed.send(.removed(id: after))
+        let deliveries = received.all
         #expect(deliveries.map(\.change) == [.removed(id: before), .resync, .removed(id: after)])
+        #expect(deliveries.map(\.seq) == [1, 2, 3])
         #expect(deliveries.map { $0.eventFrame == nil } == [false, true, false])
         #expect(ChangeBroadcaster.event(for: .resync) == nil)
     }

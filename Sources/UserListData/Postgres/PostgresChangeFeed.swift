@@ -5,7 +5,7 @@ import UserListDomain
 import ThreadLocks
 
 /// Every committed change to a shared PostgreSQL store, from any daemon on any host, delivered
-/// to each subscriber once and in commit order.
+/// to each observer once and in commit order.
 ///
 /// How it knows: each writing transaction logs its change in `changes` (with a snapshot of the
 /// row) and `NOTIFY`s `userlist_changes`, under a transaction advisory lock, so `seq` order is
@@ -20,7 +20,7 @@ import ThreadLocks
 /// without the NOTIFY round trip, when they are the next `seq`; otherwise (another daemon's
 /// change is still in flight) the feed is woken to read the log in order. Either way each
 /// `seq` is delivered once: delivery happens under one lock, only past the last `seq`.
-public final class PostgresChangeFeed: DirectUserChangeFeed, Sendable {
+public final class PostgresChangeFeed: UserChangeFeed, Sendable {
     /// What happens to the feed's connection, for the daemon's journal and status.
     public enum Event: Sendable, Equatable {
         case disconnected(reason: String)
@@ -51,16 +51,9 @@ public final class PostgresChangeFeed: DirectUserChangeFeed, Sendable {
 
     deinit { core.stop() }
 
-    public func subscribe() -> AsyncStream<UserChange> {
-        let (stream, continuation) = AsyncStream.makeStream(of: UserChange.self, bufferingPolicy: .unbounded)
-        let id = core.observe({ committed in continuation.yield(committed.change) }, finish: { continuation.finish() })
-        continuation.onTermination = { [weak core] _ in core?.unobserve(id) }
-        return stream
-    }
-
     public func observe(_ handler: @escaping @Sendable (CommittedChange) -> Void) -> ChangeObservation {
         let core = self.core
-        let id = core.observe(handler, finish: nil)
+        let id = core.observe(handler)
         return ChangeObservation { [weak core] in core?.unobserve(id) }
     }
 
@@ -78,7 +71,7 @@ extension PostgresChangeFeed {
         private let owned: Confined<PGConnection>
         private var listener: PGConnection { owned.value }
         let state: Lock<State>
-        /// Changes taken in `seq` order under `state`, yielded to the subscribers after it.
+        /// Changes taken in `seq` order under `state`, handed to the observers after it.
         private let handOff: OrderedHandOff<CommittedChange>
         private let stopped = Atomic<Bool>(false)
         private let nudged = Atomic<Bool>(false)
@@ -87,8 +80,8 @@ extension PostgresChangeFeed {
 
         struct State {
             var lastSeq: Int
-            /// Called with each change on the thread that hands it out; `finish` when the feed stops.
-            var observers: [Int: (handler: @Sendable (CommittedChange) -> Void, finish: (@Sendable () -> Void)?)] = [:]
+            /// Called with each change on the thread that hands it out.
+            var observers: [Int: @Sendable (CommittedChange) -> Void] = [:]
             var eventSubscribers: [Int: AsyncStream<Event>.Continuation] = [:]
             var nextID = 0
         }
@@ -112,7 +105,7 @@ extension PostgresChangeFeed {
             handOff = OrderedHandOff { changes in
                 let observers = state.withLock { Array($0.observers.values) }
                 for change in changes {
-                    for observer in observers { observer.handler(change) }
+                    for observer in observers { observer(change) }
                 }
             }
         }
@@ -121,7 +114,6 @@ extension PostgresChangeFeed {
             stopped.store(true, ordering: .sequentiallyConsistent)
             wake()
             state.withLock { state in
-                for observer in state.observers.values { observer.finish?() }
                 for continuation in state.eventSubscribers.values { continuation.finish() }
             }
         }
@@ -130,10 +122,10 @@ extension PostgresChangeFeed {
             wakePipe.wake()
         }
 
-        func observe(_ handler: @escaping @Sendable (CommittedChange) -> Void, finish: (@Sendable () -> Void)?) -> Int {
+        func observe(_ handler: @escaping @Sendable (CommittedChange) -> Void) -> Int {
             state.withLock { state in
                 state.nextID += 1
-                state.observers[state.nextID] = (handler, finish)
+                state.observers[state.nextID] = handler
                 return state.nextID
             }
         }

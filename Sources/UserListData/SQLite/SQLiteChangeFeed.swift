@@ -3,7 +3,7 @@ import Foundation
 import UserListDomain
 import ThreadLocks
 
-/// Every committed change to a SQLite store, from any writer, delivered to each subscriber once
+/// Every committed change to a SQLite store, from any writer, delivered to each observer once
 /// and in commit order.
 ///
 /// How it knows: triggers append each change (with a snapshot of the row) to the `changes`
@@ -24,17 +24,15 @@ import ThreadLocks
 /// or out of order, whichever path sees it first, and no handler runs under a lock of the feed.
 ///
 /// Imports log one row per user (`added` or `saved`; rows an import leaves identical log
-/// nothing), so subscribers learn exactly which users changed. An import's rows carry no
+/// nothing), so observers learn exactly which users changed. An import's rows carry no
 /// snapshot: those changes arrive with the user's state when the feed reads them. A
-/// million-user import therefore yields a million changes; streams buffer without bound
-/// (`.unbounded`) because dropping a change would break the guarantee, so a subscriber must
-/// keep reading (the daemon's sessions do; a session that stops listening should cancel its
-/// iteration).
+/// million-user import therefore yields a million calls, a batch at a time; an observer that
+/// queues them must queue without bound, because dropping a change would break the guarantee.
 ///
 /// The log is pruned by the writers to the last 10,000 rows, never touching rows younger than a
 /// minute: a feed (in any process) that falls more than a minute behind may miss changes; it
 /// then delivers `.resync` in their place (it sees the hole in `seq`).
-public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
+public final class SQLiteChangeFeed: UserChangeFeed, Sendable {
     private struct Reader {
         let connection: SQLiteConnection
         var lastSeq: Int
@@ -48,9 +46,7 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
 
     private struct Observer {
         let handler: @Sendable (CommittedChange) -> Void
-        /// Ends a `subscribe()` stream when the feed goes away.
-        let finish: (@Sendable () -> Void)?
-        /// The last `seq` committed before it subscribed: it sees only later changes.
+        /// The last `seq` committed before it began observing: it sees only later changes.
         let after: Int
     }
 
@@ -107,36 +103,24 @@ public final class SQLiteChangeFeed: DirectUserChangeFeed, Sendable {
 
     deinit {
         watcher.withLock { $0?.stop() }
-        for observer in observers.withLock({ Array($0.byID.values) }) { observer.finish?() }
     }
 
     /// Whether inotify watches the file (otherwise only the safety-net check finds other writers).
     public var watchesFile: Bool { watcher.withLock { $0?.isWatching ?? false } }
 
     public func observe(_ handler: @escaping @Sendable (CommittedChange) -> Void) -> ChangeObservation {
-        observe(handler, finish: nil)
-    }
-
-    private func observe(_ handler: @escaping @Sendable (CommittedChange) -> Void, finish: (@Sendable () -> Void)?) -> ChangeObservation {
         // What is committed now is "before": start after the newest row, even if it is not
         // delivered yet.
         let after = reader.withLock { reader in max(reader.lastSeq, (try? Self.maxSeq(reader.connection)) ?? reader.lastSeq) }
         let id = observers.withLock { observers in
             let id = observers.nextID
             observers.nextID += 1
-            observers.byID[id] = Observer(handler: handler, finish: finish, after: after)
+            observers.byID[id] = Observer(handler: handler, after: after)
             return id
         }
         return ChangeObservation { [weak self] in
             _ = self?.observers.withLock { $0.byID.removeValue(forKey: id) }
         }
-    }
-
-    public func subscribe() -> AsyncStream<UserChange> {
-        let (stream, continuation) = AsyncStream.makeStream(of: UserChange.self, bufferingPolicy: .unbounded)
-        let observation = observe({ committed in continuation.yield(committed.change) }, finish: { continuation.finish() })
-        continuation.onTermination = { _ in observation.cancel() }
-        return stream
     }
 
     // MARK: delivering

@@ -10,16 +10,17 @@ import ThreadLocks
 /// loses at most the last `interval` of a session's screens and drafts.
 ///
 /// Off the intent's path: a session's flush only hands its new state over (`record`: a lock and
-/// a dictionary store). A serial writer queue (a thread of its own at a lower priority,
-/// `LowPriorityWorker`, not one of Swift's cooperative threads, because it blocks in `fdatasync`
-/// and must not take CPU from a session that wants it) wakes at most every `interval`, reduces each
-/// changed state to what a restore uses (the stack, the list's search, the detail screen with
-/// its draft; not the list's rows, which a restore reloads anyway), and appends those that differ
-/// from what it last wrote as JSON lines to `sessions.journal`, with one `fdatasync` for the
+/// a dictionary store). A serial writer queue (a thread of its own at the lowest priority, a
+/// `JobThread` with `.idle`, not one of Swift's cooperative threads, because it blocks in
+/// `fdatasync` and must not take CPU from a session that wants it) wakes at most every `interval`,
+/// reduces each changed state to what a restore uses (the stack, the list's search, the detail
+/// screen with its draft; not the list's rows, which a restore reloads anyway), and appends those
+/// that differ from what it last wrote as JSON lines to `sessions.journal`, with one `fdatasync` for the
 /// batch. So a session whose list merely follows other people's saves costs a comparison, not a
 /// write. Ended sessions get a tombstone line. The file is compacted (every live session written
 /// aside, synced, renamed over it) once it passes four times the live size (at least 1 MiB), so
-/// it stays bounded.
+/// it stays bounded. Under a CPU saturated for long, the writer's thread runs later (it still
+/// gets a small share), so a kill -9 at such a time may lose more than the interval's typing.
 package final class SessionJournal: Sendable {
     package static let fileName = "sessions.journal"
 
@@ -53,9 +54,9 @@ package final class SessionJournal: Sendable {
     private let interval: Duration
     private let logger: Logger
     private let pending = Lock(Pending())
-    private let queue = LowPriorityWorker(name: "ul-journal")
-    /// The writer's state: the queue's thread's alone (the first and only one to use it).
-    private let writerState = Confined(WriterState(), to: .firstUser)
+    private let queue = JobThread(name: "ul-journal", priority: .idle)
+    /// The writer's state: the queue's thread's alone.
+    private let writerState: Confined<WriterState>
     private var writer: WriterState { writerState.value }
     /// Set by `abandon`: nothing more is written.
     private let abandoned = Atomic<Bool>(false)
@@ -69,7 +70,11 @@ package final class SessionJournal: Sendable {
         self.directory = directory
         self.interval = interval
         self.logger = logger
+        writerState = Confined(WriterState(), to: .thread(queue))
     }
+
+    /// The writer's thread ends once the jobs queued (each of which holds the journal) have run.
+    deinit { queue.finish() }
 
     /// Tells the journal which sessions exist (the registry's keys); asked every few seconds.
     package func setLiveKeys(_ keys: @escaping @Sendable () -> Set<SessionKey>) {

@@ -129,14 +129,12 @@ package final class Acceptor: EventLoopHandler, Sendable {
     private func pauseAccepting() {
         guard let registration = registration.withLock({ $0 }) else { return }
         loops.first.setInterest(registration, write: false, read: false)
-        Task.detached { [weak self] in
-            try? await Task.sleep(for: .milliseconds(Self.pauseMilliseconds))
-            guard let self else { return }
-            self.loops.first.execute { [weak self] in
-                guard let self, !self.stopped.load(ordering: .relaxed) else { return }
-                if self.reserveFD.load(ordering: .relaxed) < 0 { self.reserveFD.store(Self.openReserve(), ordering: .relaxed) }
-                self.loops.first.setInterest(registration, write: false, read: true)
+        loops.first.execute(after: .milliseconds(Self.pauseMilliseconds)) { [weak self] in
+            guard let self, !self.stopped.load(ordering: .relaxed) else { return }
+            if self.reserveFD.load(ordering: .relaxed) < 0 {
+                self.reserveFD.store(Self.openReserve(), ordering: .relaxed)
             }
+            self.loops.first.setInterest(registration, write: false, read: true)
         }
     }
 

@@ -81,10 +81,7 @@ extension Connection {
         if drained {
             close()
         } else {
-            Task.detached { [self] in
-                try? await Task.sleep(for: grace)
-                close()
-            }
+            loop.execute(after: grace) { [self] in close() }
         }
     }
 }

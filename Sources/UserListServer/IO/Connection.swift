@@ -27,8 +27,8 @@ extension ConnectionDelegate {
 /// A client socket that belongs to one event loop (`loop`): its reads, writes, interest changes
 /// and close all happen on that loop's thread, as a swift-nio channel's do. Called from any other
 /// thread (a session on another loop, the sweeps, a shutdown), a method hands itself to the loop
-/// as a job, in order with the rest. Its state is `LoopBound`: no lock, and a debug build traps
-/// any use off the loop.
+/// as a job, in order with the rest. Its state is `LoopBound`: no lock, and any use off the loop
+/// traps.
 ///
 /// Ownership: the connection holds its delegate only until it closes, so a closed connection and
 /// its protocol handler free each other. The descriptor is closed on the loop, after `closed` is
@@ -132,6 +132,11 @@ package final class Connection: EventLoopHandler, Sendable {
 
     /// Runs `job` on the loop thread that reads this connection (see `EventLoop.execute`).
     package func onLoop(_ job: @escaping @Sendable () -> Void) { loop.execute(job) }
+
+    /// Runs `job` on the connection's loop once `delay` has passed (the loop's timers).
+    package func onLoop(after delay: Duration, _ job: @escaping @Sendable () -> Void) {
+        loop.execute(after: delay, job)
+    }
 
     /// Whether `close()` has run on the loop (the descriptor may still be closing).
     package var isClosed: Bool { closedFlag.load(ordering: .acquiring) }

@@ -53,6 +53,8 @@ package final class EventLoop: Sendable {
     private let registry = Lock(Registry())
     /// Work other threads asked to run on the loop thread, in order.
     private let jobs: LoopJobs
+    /// Work to run on the loop thread once a delay has passed (`execute(after:_:)`).
+    private let timers = Lock(LoopTimers())
     private let stopped = Atomic<Bool>(false)
     /// The serial executor of the sessions this loop owns (their actors run on this thread).
     package let actorExecutor: LoopActorExecutor
@@ -142,6 +144,26 @@ package final class EventLoop: Sendable {
         schedule(job)
     }
 
+    /// Runs `job` on the loop thread once `delay` has passed: at the loop's first turn after it,
+    /// which `epoll_wait`'s timeout brings about (the loop keeps the deadlines; no task sleeps).
+    /// A loop that has exited keeps no time: its timers, due or not, run as it exits, and one set
+    /// later runs at once (on the caller's thread, as any job queued after the exit).
+    package func execute(after delay: Duration, _ job: @escaping @Sendable () -> Void) {
+        let (seconds, attoseconds) = delay.components
+        let due = MonotonicClock.nanoseconds() + max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let earliest = timers.withLock { timers -> Bool? in
+            timers.closed ? nil : timers.insert(due: due, job)
+        }
+        switch earliest {
+        case nil: execute(job)
+        case true? where !isLoopThread: jobs.wake()  // asleep until a later deadline, or none
+        default: break  // on the loop, the next epoll_wait counts with it
+        }
+    }
+
+    /// How many timers are set (tests).
+    package var timerCount: Int { timers.withLock { $0.count } }
+
     /// Runs the loop on a new thread until `stop()`.
     package func start(name: String = "userlistd-io") {
         jobs.started.store(true, ordering: .releasing)
@@ -163,14 +185,23 @@ package final class EventLoop: Sendable {
 
     fileprivate func run() {
         jobs.loopThreadStarted()
-        // Whatever ends the loop, its last jobs run, and later ones on their callers' threads.
-        defer { jobs.loopThreadExiting() }
+        // Whatever ends the loop, its last jobs run, then its timers (due or not) and what they
+        // queue, and later ones on their callers' threads.
+        defer {
+            jobs.runQueued()
+            for job in timers.withLock({ timers in
+                timers.closed = true
+                return timers.takeAll()
+            }) { job() }
+            jobs.loopThreadExiting()
+        }
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
         defer { scratch.deallocate() }
         var tokens = [UInt64](repeating: 0, count: 256)
         var events = [UInt32](repeating: 0, count: 256)
         while !stopped.load(ordering: .acquiring) {
-            let count = ulio_epoll_wait_tokens(epollFD, &tokens, &events, 256, -1)
+            let timeout = timers.withLock { $0.timeoutMilliseconds(now: MonotonicClock.nanoseconds) }
+            let count = ulio_epoll_wait_tokens(epollFD, &tokens, &events, 256, timeout)
             if count < 0 {
                 if errno == EINTR { continue }
                 return
@@ -189,6 +220,7 @@ package final class EventLoop: Sendable {
                 if flags & ULIO_EPOLLIN != 0, handlerIfCurrent(registration) != nil { handler.readable(scratch: scratch) }
                 if flags & (ULIO_EPOLLHUP | ULIO_EPOLLERR) != 0, handlerIfCurrent(registration) != nil { handler.hangup() }
             }
+            for job in timers.withLock({ $0.takeDue(now: MonotonicClock.nanoseconds) }) { job() }
             jobs.runQueued()
         }
     }

@@ -2,10 +2,11 @@
 ///
 /// What an actor would be for state that must be touched synchronously from the loop's
 /// callbacks (a read, a write, a change feed's job) without an `await`. The owner is checked on
-/// every access in debug builds (the tests), and the check costs nothing in release builds.
+/// every access, in release builds too (`precondition`: an atomic load and `pthread_self`), so a
+/// use off the loop stops the daemon rather than racing.
 package final class LoopBound<Value>: @unchecked Sendable {
     // Invariant (why @unchecked is sound): `value` is touched only through `withValue` and
-    // `value`, which assert that the caller runs on `loop`'s thread.
+    // `value`, which check that the caller runs on `loop`'s thread.
     package let loop: EventLoop
     private var stored: Value
 
@@ -17,18 +18,18 @@ package final class LoopBound<Value>: @unchecked Sendable {
     /// The value; on the loop's thread only.
     package var value: Value {
         get {
-            assert(loop.isLoopThread, "loop-bound state read off its event loop")
+            precondition(loop.isLoopThread, "loop-bound state read off its event loop")
             return stored
         }
         _modify {
-            assert(loop.isLoopThread, "loop-bound state changed off its event loop")
+            precondition(loop.isLoopThread, "loop-bound state changed off its event loop")
             yield &stored
         }
     }
 
     /// Changes the value in place; on the loop's thread only.
     package func withValue<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        assert(loop.isLoopThread, "loop-bound state used off its event loop")
+        precondition(loop.isLoopThread, "loop-bound state used off its event loop")
         return try body(&stored)
     }
 }

@@ -13,21 +13,20 @@ import ThreadLocks
 /// here runs session code or writes a socket: each loop's `LoopChangeFeed` queues the change and
 /// its loop applies it to its own sessions, on its own thread.
 ///
-/// With a `DirectUserChangeFeed` (the SQLite store's, and the daemon's `PageInvalidatingFeed`
-/// over it) publishing runs on the thread that learned of the change (the writer, right after its
-/// commit): one queue append and at most one wake-up per loop. Other feeds are read by a task.
+/// Publishing runs on the thread that learned of the change (the SQLite writer, right after its
+/// commit): one queue append and at most one wake-up per loop.
 package final class ChangeBroadcaster: Sendable {
     /// A class: it is passed to, and kept by, thousands of sessions, and a reference is one
     /// retain where the change's strings and the frame would be several.
     package final class Delivery: Sendable {
         package let change: UserChange
-        /// Its change-log position; nil from a feed with no log.
-        package let seq: Int?
+        /// Its change-log position.
+        package let seq: Int
         /// The `session`/`changed` event frame for `change` (nil for `.resync`: sessions reload,
         /// and their clients see the outcome as an ordinary patch).
         package let eventFrame: [UInt8]?
 
-        init(change: UserChange, seq: Int?, eventFrame: [UInt8]?) {
+        init(change: UserChange, seq: Int, eventFrame: [UInt8]?) {
             self.change = change
             self.seq = seq
             self.eventFrame = eventFrame
@@ -38,36 +37,19 @@ package final class ChangeBroadcaster: Sendable {
 
     private let listeners = Lock<[UInt64: Listener]>([:])
     private let nextID = Atomic<UInt64>(0)
-    private let pump = Lock<Task<Void, Never>?>(nil)
     private let observation = Lock<ChangeObservation?>(nil)
     /// One per event loop, in the group's order.
     private let loopFeeds: [LoopChangeFeed]
-    /// Whether deliveries carry their change-log position (a direct feed's do; a stream's do not),
-    /// so that a writer can wait for the feed to pass its own.
-    let deliversPositions: Bool
 
     /// - Parameter loops: the event loops whose sessions follow the changes.
     package init(feed: any UserChangeFeed, loops: [EventLoop] = []) {
         loopFeeds = loops.map(LoopChangeFeed.init)
         let encoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
-        deliversPositions = (feed as? any DirectUserChangeFeed)?.deliversPositions ?? false
-        if let direct = feed as? any DirectUserChangeFeed {
-            let observation = direct.observe { [weak self] committed in self?.deliver(committed, encoder) }
-            self.observation.withLock { $0 = observation }
-            return
-        }
-        let changes = feed.subscribe()
-        let task = Task.detached { [weak self] in
-            for await change in changes {
-                guard let self else { return }
-                self.deliver(CommittedChange(change, seq: nil), encoder)
-            }
-        }
-        pump.withLock { $0 = task }
+        let observation = feed.observe { [weak self] committed in self?.deliver(committed, encoder) }
+        self.observation.withLock { $0 = observation }
     }
 
     deinit {
-        pump.withLock { $0?.cancel() }
         observation.withLock { $0?.cancel() }
     }
 
@@ -103,17 +85,8 @@ package final class ChangeBroadcaster: Sendable {
         _ = listeners.withLock { $0.removeValue(forKey: id) }
     }
 
-    /// Every change committed from now on, in commit order, until the stream is dropped.
-    package func subscribe() -> AsyncStream<Delivery> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Delivery.self, bufferingPolicy: .unbounded)
-        let id = attach { continuation.yield($0) }
-        continuation.onTermination = { [weak self] _ in self?.detach(id) }
-        return stream
-    }
-
-    /// Calls listeners outside the lock: a stream that ends runs `onTermination` under its own
-    /// lock and then takes `listeners`, so yielding under `listeners` would take the two in the
-    /// opposite order (a deadlock seen with sessions coming and going during renames).
+    /// Calls listeners outside the lock: a listener may attach or detach (its own or another)
+    /// from inside the call, which takes `listeners` again.
     private func deliver(_ committed: CommittedChange, _ encoder: FrameEncoder) {
         let current = listeners.withLock { Array($0.values) }
         let frame = Self.event(for: committed.change).flatMap { try? encoder.encode(ServerMessage.event($0)) }
@@ -122,7 +95,7 @@ package final class ChangeBroadcaster: Sendable {
         for feed in loopFeeds { feed.publish(delivery) }
     }
 
-    /// How many listeners are attached (tests: every dropped subscriber is forgotten).
+    /// How many listeners are attached (tests: every detached listener is forgotten).
     package var subscriberCount: Int { listeners.withLock { $0.count } }
 
     /// The `changed` event telling clients of `change`; nil for `.resync`, which has no event

@@ -129,11 +129,7 @@ extension ClientHandler {
         readPath.value.admission.heldBack = true
         connection.setReadingPaused(true, because: .uidBudget)
         let wait = max(0, windowEnd - MonotonicClock.nanoseconds())
-        Task.detached { [weak self] in
-            try? await Task.sleep(for: .nanoseconds(wait))
-            guard let self else { return }
-            self.connection.onLoop { [weak self] in self?.resumeAfterHoldBack() }
-        }
+        connection.onLoop(after: .nanoseconds(wait)) { [weak self] in self?.resumeAfterHoldBack() }
     }
 
     private func resumeAfterHoldBack() {

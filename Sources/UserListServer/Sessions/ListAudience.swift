@@ -12,7 +12,7 @@ import UserListWire
 /// loop's feed gives an audience only the changes each member would have computed alike with
 /// no other effect (see `LoopChangeFeed`'s audiences); any other change dissolves it first.
 ///
-/// Belongs to its feed's event loop: every use is checked there in debug builds.
+/// Belongs to its feed's event loop: every use is checked there (`LoopBound`).
 final class ListAudience: Sendable {
     /// One client's stream: where its patches go and the sequence number it is at.
     struct Stream {

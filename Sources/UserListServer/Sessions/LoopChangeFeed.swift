@@ -97,7 +97,7 @@ final class LoopChangeFeed: Sendable {
             advanceAudiences(through: batch[0], memo: memos[0], joining: &joining)
             seat(joining)
         }
-        if let through = batch.last(where: { $0.seq != nil })?.seq { advance(through: through) }
+        advance(through: batch[batch.count - 1].seq)
     }
 
     /// The sessions still alive, forgetting the ones that ended. Read in place: copying each

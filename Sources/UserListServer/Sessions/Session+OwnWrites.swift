@@ -45,10 +45,9 @@ extension Session {
     }
 
     /// Returns once the feed has applied every change `receipt` recorded to this loop's
-    /// sessions. A store that logs nothing recorded nothing, and a feed that gives no positions
-    /// cannot be waited for: then `change`, if any, is applied here.
+    /// sessions. A store that logs nothing recorded nothing: then `change`, if any, is applied here.
     func awaitOwnChanges(of receipt: CommitReceipt, orApply change: UserChange?) async {
-        guard let seqs = receipt.seqs, changes.deliversPositions else {
+        guard let seqs = receipt.seqs else {
             if let change { navigator.apply(change, madeHere: true) }
             return
         }
@@ -57,7 +56,6 @@ extension Session {
 
     /// Whether the feed's `delivery` is the change of a write this session is making.
     func isOwnChange(_ delivery: ChangeBroadcaster.Delivery) -> Bool {
-        guard let seq = delivery.seq else { return false }
-        return writesInFlight.contains { $0.covers(seq) }
+        writesInFlight.contains { $0.covers(delivery.seq) }
     }
 }

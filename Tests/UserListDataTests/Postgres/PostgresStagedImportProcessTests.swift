@@ -164,7 +164,7 @@ struct PostgresStagedImportProcessTests {
         let (server, database, store) = try fresh()
         let elsewhere = try PostgresUserRepository(connection: try PGConnectionString(server.conninfo(database)))
         let feed = try PostgresChangeFeed(observing: store)
-        let collector = ChangeCollector(feed.subscribe())
+        let collector = ChangeCollector(feed)
         let token = try await StagedImportTests.staged(elsewhere, SampleUsers.generate(count: 200, seed: 11))
         _ = try await elsewhere.importStaging!.commitImport(token)
         let marker = try await elsewhere.add(NewUser(name: "After", email: "after@example.org"))

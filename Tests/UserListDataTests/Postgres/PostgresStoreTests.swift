@@ -75,7 +75,7 @@ struct PostgresStoreTests {
         let here = try PostgresUserRepository(connection: connection)
         let elsewhere = try PostgresUserRepository(connection: connection)  // another daemon
         let feed = try PostgresChangeFeed(observing: here)
-        let collector = ChangeCollector(feed.subscribe())
+        let collector = ChangeCollector(feed)
 
         let ada = try await here.add(NewUser(name: "Ada", email: "ada@example.com"))
         var renamed = ada
@@ -99,7 +99,7 @@ struct PostgresStoreTests {
         let connection = try PGConnectionString(server.conninfo(try server.makeDatabase()))
         let here = try PostgresUserRepository(connection: connection)
         let feed = try PostgresChangeFeed(observing: here)
-        let collector = ChangeCollector(feed.subscribe())
+        let collector = ChangeCollector(feed)
         let ada = try await here.add(NewUser(name: "Ada", email: "ada@example.com"))
 
         server.stop()
@@ -126,7 +126,7 @@ struct PostgresStoreTests {
         let store = try PostgresUserRepository(connection: connection)
         let feed = try PostgresChangeFeed(connection: connection)
         let events = EventCollector(feed.events())
-        let collector = ChangeCollector(feed.subscribe())
+        let collector = ChangeCollector(feed)
         // Changes this feed never read, pruned in the same commit (as after a long absence).
         try server.psql(database, """
             BEGIN;

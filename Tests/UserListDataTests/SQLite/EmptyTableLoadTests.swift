@@ -51,10 +51,10 @@ import UserListDomain
         let path = directory.file("feeds.sqlite")
         let store = try SQLiteUserRepository(path: path)
         let hereFeed = try SQLiteChangeFeed(observing: store, safetyInterval: .seconds(600))
-        let here = ChangeCollector(hereFeed.subscribe())
+        let here = ChangeCollector(hereFeed)
         // Another process's feed: its own store on the file, reading the log when the file changes.
         let elsewhereFeed = try SQLiteChangeFeed(observing: try SQLiteUserRepository(path: path))
-        let elsewhere = ChangeCollector(elsewhereFeed.subscribe())
+        let elsewhere = ChangeCollector(elsewhereFeed)
         _ = try await store.importUsers(SampleUsers.generate(count: SQLiteUserRepository.rebuildIndexesFrom, seed: 23))
         let ada = try await store.add(NewUser(name: "Ada", email: "ada@example.com"))
         #expect(await here.wait(for: 2) == [.resync, .added(ada)])

@@ -27,9 +27,9 @@ import UserListTestSupport
         let store = try SQLiteUserRepository(path: directory.file("users.sqlite"), options: options)
         let feed = try SQLiteChangeFeed(observing: store, safetyInterval: .seconds(600))
         let receipt = CommitReceipt()
-        let deliveries = Lock<[(seq: Int?, covered: Bool)]>([])
+        let deliveries = Lock<[(seq: Int, covered: Bool)]>([])
         let observation = feed.observe { change in
-            deliveries.withLock { $0.append((change.seq, change.seq.map(receipt.covers) ?? false)) }
+            deliveries.withLock { $0.append((change.seq, receipt.covers(change.seq))) }
         }
         defer { observation.cancel() }
 

@@ -5,23 +5,20 @@ import UserListDomain
 import ThreadLocks
 import UserListTestSupport
 
-/// Reads a change stream in the background so a test can wait for N changes, then check that
+/// Observes a feed, keeping what it delivers, so a test can wait for N changes, then check that
 /// no more arrive.
 final class ChangeCollector: Sendable {
-    private final class Received: Sendable { let changes = Lock<[UserChange]>([]) }
-    private let received = Received()
-    private let task: Task<Void, Never>
+    private let received = Lock<[CommittedChange]>([])
+    private let observation = Lock<ChangeObservation?>(nil)
 
-    init(_ stream: AsyncStream<UserChange>) {
+    init(_ feed: any UserChangeFeed) {
         let received = self.received
-        task = Task {
-            for await change in stream { received.changes.withLock { $0.append(change) } }
-        }
+        observation.withLock { $0 = feed.observe { committed in received.withLock { $0.append(committed) } } }
     }
 
-    deinit { task.cancel() }
-
-    var changes: [UserChange] { received.changes.withLock { $0 } }
+    var changes: [UserChange] { received.withLock { $0.map(\.change) } }
+    /// The positions delivered with them.
+    var seqs: [Int] { received.withLock { $0.map(\.seq) } }
 
     /// Waits until at least `count` changes arrived (or `timeout`), then `settle` more to catch
     /// duplicates, and returns everything received.
@@ -43,7 +40,7 @@ final class ChangeCollector: Sendable {
         let directory = try TemporaryDirectory()
         let store = try SQLiteUserRepository(path: directory.file("users.sqlite"))
         let feed = try SQLiteChangeFeed(observing: store, safetyInterval: .seconds(600))  // the writer's hand-over alone
-        let collector = ChangeCollector(feed.subscribe())
+        let collector = ChangeCollector(feed)
 
         let ada = try await store.add(NewUser(name: "Ada", email: "ada@example.com"))
         var edited = ada
@@ -52,6 +49,7 @@ final class ChangeCollector: Sendable {
         try await store.remove(id: ada.id)
 
         #expect(await collector.wait(for: 3) == [.added(ada), .saved(saved), .removed(id: ada.id)])
+        #expect(collector.seqs == collector.seqs.first.map { Array($0..<$0 + 3) }, "each with its position, in order")
     }
 
     @Test func writesByAnotherConnectionArriveOnceInCommitOrder() async throws {
@@ -59,8 +57,8 @@ final class ChangeCollector: Sendable {
         let path = directory.file("users.sqlite")
         let store = try SQLiteUserRepository(path: path)
         let feed = try SQLiteChangeFeed(observing: store, safetyInterval: .seconds(600))
-        let first = ChangeCollector(feed.subscribe())
-        let second = ChangeCollector(feed.subscribe())
+        let first = ChangeCollector(feed)
+        let second = ChangeCollector(feed)
 
         // Another writer on the same file that the feed was not told about: only the watcher finds it.
         let other = try SQLiteUserRepository(path: path)
@@ -86,7 +84,7 @@ final class ChangeCollector: Sendable {
         let path = directory.file("users.sqlite")
         let store = try SQLiteUserRepository(path: path)
         let feed = try SQLiteChangeFeed(observing: store, safetyInterval: .seconds(600))
-        let collector = ChangeCollector(feed.subscribe())
+        let collector = ChangeCollector(feed)
         let other = try SQLiteUserRepository(path: path)
 
         let perWriter = 150
@@ -117,10 +115,10 @@ final class ChangeCollector: Sendable {
         let directory = try TemporaryDirectory()
         let store = try SQLiteUserRepository(path: directory.file("users.sqlite"))
         let feed = try SQLiteChangeFeed(observing: store)
-        let early = ChangeCollector(feed.subscribe())
+        let early = ChangeCollector(feed)
         let a = try await store.add(NewUser(name: "A", email: "a@example.com"))
         _ = await early.wait(for: 1, settle: .zero)
-        let late = ChangeCollector(feed.subscribe())
+        let late = ChangeCollector(feed)
         let b = try await store.add(NewUser(name: "B", email: "b@example.com"))
         #expect(await early.wait(for: 2) == [.added(a), .added(b)])
         #expect(await late.wait(for: 1) == [.added(b)])
@@ -133,7 +131,7 @@ final class ChangeCollector: Sendable {
         let path = directory.file("users.sqlite")
         let store = try SQLiteUserRepository(path: path)
         let feed = try SQLiteChangeFeed(path: path, safetyInterval: .seconds(600))
-        let collector = ChangeCollector(feed.subscribe())
+        let collector = ChangeCollector(feed)
         // Two changes committed together, the first pruned before the feed could read it.
         let writer = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: 5_000)
         try writer.execute("""
@@ -150,7 +148,7 @@ final class ChangeCollector: Sendable {
         let directory = try TemporaryDirectory()
         let store = try SQLiteUserRepository(path: directory.file("users.sqlite"))
         let feed = try SQLiteChangeFeed(observing: store)
-        let collector = ChangeCollector(feed.subscribe())
+        let collector = ChangeCollector(feed)
         let users = SampleUsers.generate(count: 2_500, seed: 21)
         _ = try await store.importUsers(users)
         _ = try await store.importUsers(users)
@@ -174,7 +172,7 @@ final class ChangeCollector: Sendable {
         // No safety-net check in the test's lifetime: inotify alone must find the other process.
         let feed = try SQLiteChangeFeed(path: path, safetyInterval: .seconds(600))
         #expect(feed.watchesFile)
-        let collector = ChangeCollector(feed.subscribe())
+        let collector = ChangeCollector(feed)
 
         let newID = UUID()
         let script = """
