@@ -198,7 +198,9 @@ public final class Navigator {
         for screen in screens {
             switch screen {
             case .list(let list): list.apply(change, markingStale: !madeHere, sharing: outcomes)
-            case .detail(let detail): detail.apply(change, isolation: isolation)
+            // A change this session made is its own person's: named at once, not read back.
+            case .detail(let detail): detail.apply(change, author: madeHere ? useCases.author?.personName : nil,
+                                                   isolation: isolation)
             case .history(let history): history.apply(change, isolation: isolation)
             }
         }

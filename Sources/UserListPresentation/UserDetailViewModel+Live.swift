@@ -8,8 +8,9 @@ extension UserDetailViewModel {
     /// follow theirs and are marked (`followed`), fields both changed differently become
     /// `conflicts`, and the draft is now based on their version, so a save writes only this
     /// person's fields over it. A removal keeps the draft and says who removed the user.
-    /// `.resync` names no user and is left to `resync(isolation:)`.
-    public func apply(_ change: UserChange, isolation: isolated (any Actor) = #isolation) {
+    /// `.resync` names no user and is left to `resync(isolation:)`. `author`: who made the change
+    /// when the host knows (its own one-shot writes); otherwise it is read from the history.
+    public func apply(_ change: UserChange, author: String? = nil, isolation: isolated (any Actor) = #isolation) {
         guard change.userID == state.userID else { return }
         switch change {
         case .saved(let stored), .added(let stored):
@@ -31,14 +32,14 @@ extension UserDetailViewModel {
                 if stored.version > (arrivedWhileSaving?.version ?? 0) { arrivedWhileSaving = stored }
                 return
             }
-            merge(stored, isolation: isolation)
+            merge(stored, author: author, isolation: isolation)
         case .removed:
             guard state.user != nil, !state.isNew else { return }
             var updated = state
             updated.user = nil
             updated.conflicts.removeAll()
             updated.followed.removeAll()
-            updated.removal = Removal()
+            updated.removal = Removal(author: author)
             updated.errorMessage = "This user was removed."
             state = updated
             lookUpAuthors(isolation: isolation)
@@ -48,7 +49,7 @@ extension UserDetailViewModel {
     }
 
     /// Merges `stored` (someone else's save) into the draft, and makes it the draft's base.
-    func merge(_ stored: User, isolation: isolated (any Actor) = #isolation) {
+    func merge(_ stored: User, author: String? = nil, isolation: isolated (any Actor) = #isolation) {
         guard let base = state.user else { return }
         var updated = state
         let theirs = UserFields(stored)
@@ -59,15 +60,16 @@ extension UserDetailViewModel {
         var conflicts = updated.conflicts.compactMap { conflict -> FieldConflict? in
             guard theirs[conflict.field] != merge.merged[conflict.field] else { return nil }
             guard theirs[conflict.field] != conflict.theirs else { return conflict }
-            return FieldConflict(field: conflict.field, theirs: theirs[conflict.field], version: stored.version)
+            return FieldConflict(field: conflict.field, theirs: theirs[conflict.field], author: author,
+                                 version: stored.version)
         }
         for field in merge.conflicts where !conflicts.contains(where: { $0.field == field }) {
-            conflicts.append(FieldConflict(field: field, theirs: theirs[field], version: stored.version))
+            conflicts.append(FieldConflict(field: field, theirs: theirs[field], author: author, version: stored.version))
         }
         updated.conflicts = conflicts.sorted { $0.field.order < $1.field.order }
         if updated.isDirty || !updated.conflicts.isEmpty {
             var followed = updated.followed.filter { !merge.followed.contains($0.field) }
-            followed += merge.followed.map { FollowedChange(field: $0, version: stored.version) }
+            followed += merge.followed.map { FollowedChange(field: $0, author: author, version: stored.version) }
             updated.followed = followed.sorted { $0.field.order < $1.field.order }
         } else {
             updated.followed.removeAll()  // an untouched screen simply shows what is stored
@@ -127,10 +129,14 @@ extension UserDetailViewModel {
             || (state.removal != nil && state.removal?.author == nil)
         guard needsAuthor else { return }
         let id = state.userID
-        Task {
+        let previous = authorLookup
+        lookupsStarted += 1
+        let number = lookupsStarted
+        authorLookup = Task {
             _ = isolation
-            guard let page = try? await history.user(id, limit: 20) else { return }
-            self.fillAuthors(from: page.entries)
+            await previous?.value
+            if let page = try? await history.user(id, limit: 20) { self.fillAuthors(from: page.entries) }
+            if self.lookupsStarted == number { self.authorLookup = nil }  // the last one: none in flight
         }
     }
 

@@ -22,6 +22,10 @@ public final class UserDetailViewModel {
     /// The newest save by someone else that arrived while this screen's own save was in flight:
     /// merged once the save has finished (the save's outcome decides what it is merged into).
     var arrivedWhileSaving: User?
+    /// The history read naming who made the changes on screen, while in flight: a save waits for
+    /// it, so its reply (a refusal that names them, say) shows who.
+    var authorLookup: Task<Void, Never>?
+    var lookupsStarted = 0
 
     public var userID: UUID { state.userID }
 
@@ -61,6 +65,7 @@ public final class UserDetailViewModel {
     deinit {
         loadTask?.cancel()
         saveTask?.cancel()
+        authorLookup?.cancel()
     }
 
     // MARK: loading
@@ -191,6 +196,13 @@ public final class UserDetailViewModel {
     @discardableResult
     public func save(isolation: isolated (any Actor) = #isolation) -> Task<Result<User, UserError>, Never> {
         if let saving = saveTask { return saving }
+        if let lookup = authorLookup {
+            return Task {
+                _ = isolation
+                await lookup.value
+                return await self.save().value
+            }
+        }
         if state.user == nil && !state.isNew && state.removal == nil {
             let loading = loadTask
             return Task {
