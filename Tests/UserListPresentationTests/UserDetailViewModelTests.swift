@@ -356,6 +356,19 @@ import UserListPresentation
         #expect(!detail.state.isNew && !detail.state.isDirty)
     }
 
+    @Test func aUserAddedBackAfterItsRemovalIsShownAgain() async {
+        // An undo of "added" removes the user; undoing that adds it back: the screen must show
+        // it again, not stay on "loading…".
+        let (detail, states, _) = await loadedDetail()
+        detail.apply(.removed(id: ada.id))
+        states.expect { $0.user = nil; $0.removal = Removal(); $0.errorMessage = "This user was removed." }
+        var back = ada
+        back.version = 3
+        detail.apply(.added(back))
+        states.expect { $0.user = back; $0.removal = nil; $0.errorMessage = nil }
+        #expect(!detail.state.isDirty)
+    }
+
     // MARK: read-only, new users
 
     @Test func aReadOnlyScreenTakesNoEditsAndDoesNotSave() async {

@@ -154,6 +154,30 @@ import UserListWire
         await daemon.stop()
     }
 
+    @Test func aUserRemovedWhileEditedSaysWhoAndCanBeCreatedAgainFromTheDraft() async throws {
+        let daemon = try await DaemonHarness()
+        let alice = try await attached(daemon, "alice")
+        let bob = try await attached(daemon, "bob")
+        let id = try #require(alice.rows[4]["id"])
+        try await alice.intent("session", "open_user", ["id": id])
+        try await alice.intent("detail", "set_draft_email", ["email": "kept@example.com"])
+        #expect(try await bob.intent("session", "remove_user", ["id": id]).outcome.isSuccess)
+        try await alice.waitForState("the removal, with who did it") { _ in
+            alice.detailState?["removal"]?["author"]?.stringValue != nil
+        }
+        #expect(alice.detailState?["user"] == .null && alice.detailState?["draft_email"] == "kept@example.com")
+        #expect(alice.detailState?["can_save"] == false)
+        try await alice.intent("detail", "recreate")
+        #expect(alice.detailState?["is_new"] == true && alice.detailState?["can_save"] == true)
+        let saved = try await alice.intent("detail", "save")
+        guard case .success(let user) = saved.outcome else {
+            Issue.record("\(saved.outcome)")
+            return
+        }
+        #expect(user?["id"] == id && user?["email"] == "kept@example.com", "created again, same id, from the draft")
+        await daemon.stop()
+    }
+
     @Test func anImportThatChangesAUserBumpsItsVersionAndReachesOpenScreens() async throws {
         let daemon = try await DaemonHarness()
         let viewer = try await attached(daemon, "viewer")

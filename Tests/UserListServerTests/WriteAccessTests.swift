@@ -68,4 +68,45 @@ import ThreadLocks
         #expect(try await run(3, "open_user", ["id": .string(SampleUsers.generate(count: 5, seed: 3)[0].id.uuidString.lowercased())]).outcome.isSuccess)
         _ = feed
     }
+
+    /// carol, read-only, opens a user: the screen says read-only, takes no typing (her draft
+    /// stays the stored name), cannot open an empty new user, and she is never "editing".
+    @Test func aReadOnlySessionsScreenSaysSoAndTakesNoEdits() async throws {
+        let directory = NSTemporaryDirectory() + "userlistd-readonly-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let repository = try SQLiteUserRepository(path: directory + "/users.sqlite3")
+        let users = SampleUsers.generate(count: 5, seed: 3)
+        _ = try await repository.importUsers(users)
+        let feed = try SQLiteChangeFeed(observing: repository)
+        let session = Session(key: SessionKey(uid: 1001, clientKey: "carol"), loop: TestLoops.first, canWrite: { false },
+                              useCases: UserUseCases(repository: repository),
+                              changes: ChangeBroadcaster(feed: feed, loops: TestLoops.group.loops),
+                              logger: Logger(sink: .memory, level: .debug))
+        let client = RecordingClient()
+        await session.attach(client)
+        func run(_ id: Int, _ screen: String, _ action: String, _ args: [String: JSONValue] = [:]) async throws -> ServerMessage.Reply {
+            await session.handle(.init(id: id, screen: screen, action: action, args: args), from: client)
+            return try await client.awaitReply(id)
+        }
+        let id = users[0].id.uuidString.lowercased()
+        #expect(try await run(1, "session", "open_user", ["id": .string(id)]).outcome.isSuccess)
+        func detail() async -> UserDetailState? {
+            guard case .detail(let state)? = await session.savedState.screens.last else { return nil }
+            return state
+        }
+        #expect(await detail()?.isReadOnly == true, "the screen says read-only")
+        guard case .failure(let typed) = try await run(2, "detail", "set_draft_name", ["name": "Carol Typed"]).outcome else {
+            Issue.record("a read-only screen took an edit")
+            return
+        }
+        #expect(typed.code == .readOnly)
+        #expect(await detail()?.isDirty == false, "nothing typed, so never editing")
+        guard case .failure(let new) = try await run(3, "session", "open_new_user").outcome else {
+            Issue.record("a read-only session opened a new user")
+            return
+        }
+        #expect(new.code == .readOnly)
+        _ = feed
+    }
 }
