@@ -14,6 +14,7 @@ enum Help {
         CommandSpec(name: "rename", positionals: ["ID", "NAME"], options: [], summary: "rename a user",
                     details: "Renames the user in one step, without moving any screen of the session.\n" + idDetails
                         + "\nExits 65 when the name is invalid or the id unknown or ambiguous, 75 on a conflict."),
+        SetCommand.spec,
         CommandSpec(name: "add", positionals: [], options: [
             OptionSpec(name: "name", value: "NAME", help: "full name (required)"),
             OptionSpec(name: "email", value: "EMAIL", help: "email address (required)"),
