@@ -75,22 +75,83 @@ public struct ListScreen: Sendable, Equatable {
     }
 }
 
+/// A field of the user screen, by its wire name (`dirty_fields`, `field_errors`, `conflicts`...).
+public enum DetailField: String, Sendable, CaseIterable, Equatable {
+    case name, email
+    case avatarURL = "avatar_url"
+
+    /// "name", "email", "avatar URL": as a sentence says it.
+    public var label: String {
+        switch self {
+        case .name: "name"
+        case .email: "email"
+        case .avatarURL: "avatar URL"
+        }
+    }
+
+    /// The detail intent that sets this field's draft, and its argument's name.
+    public var draftAction: (action: String, argument: String) {
+        switch self {
+        case .name: ("set_draft_name", "name")
+        case .email: ("set_draft_email", "email")
+        case .avatarURL: ("set_draft_avatar_url", "avatar_url")
+        }
+    }
+}
+
 public struct DetailScreen: Sendable, Equatable {
+    /// A field both this draft and someone else's save changed: their value, and who saved it.
+    public struct Conflict: Sendable, Equatable {
+        public var field: DetailField
+        public var theirs: String
+        public var author: String?
+    }
+
+    /// The user was removed while the screen was open: by whom, once known.
+    public struct Removal: Sendable, Equatable {
+        public var author: String?
+    }
+
+    /// A field that took someone else's saved value while this person had a draft.
+    public struct Followed: Sendable, Equatable {
+        public var field: DetailField
+        public var author: String?
+    }
+
     public var userID: String
+    /// The stored user the draft is based on; nil while loading, for a new user, or once removed.
     public var user: UserRow?
     public var draftName: String
+    public var draftEmail: String
+    /// The avatar URL as typed; empty means no avatar.
+    public var draftAvatarURL: String
+    /// The fields whose draft differs from what is stored, in screen order.
+    public var dirtyFields: [DetailField]
+    /// Why a changed field could not be saved as typed, by field.
+    public var fieldErrors: [DetailField: String]
     public var isDirty: Bool
     public var canSave: Bool
     public var isSaving: Bool
+    /// A user not stored yet (a new user, or one removed to create again): the save adds it.
+    public var isNew: Bool
+    /// The session may look but not change: the screen takes no edits.
+    public var readOnly: Bool
     public var errorMessage: String?
-    public var conflict: UserRow?
+    public var conflicts: [Conflict]
+    public var followed: [Followed]
+    /// Set when the user was removed while the screen was open: who removed it (`author`, nil
+    /// while unknown).
+    public var removal: Removal?
     /// The other people who have this user open, and whether each is editing it (names only).
     public var present: [(user: String, editing: Bool)]
 
     public static func == (a: DetailScreen, b: DetailScreen) -> Bool {
-        a.userID == b.userID && a.user == b.user && a.draftName == b.draftName && a.isDirty == b.isDirty
-            && a.canSave == b.canSave && a.isSaving == b.isSaving && a.errorMessage == b.errorMessage
-            && a.conflict == b.conflict && a.present.elementsEqual(b.present) { $0 == $1 }
+        a.userID == b.userID && a.user == b.user && a.draftName == b.draftName && a.draftEmail == b.draftEmail
+            && a.draftAvatarURL == b.draftAvatarURL && a.dirtyFields == b.dirtyFields && a.fieldErrors == b.fieldErrors
+            && a.isDirty == b.isDirty && a.canSave == b.canSave && a.isSaving == b.isSaving && a.isNew == b.isNew
+            && a.readOnly == b.readOnly && a.errorMessage == b.errorMessage && a.conflicts == b.conflicts
+            && a.followed == b.followed && a.removal == b.removal
+            && a.present.elementsEqual(b.present) { $0 == $1 }
     }
 
     public init(_ state: JSONValue) {
@@ -100,12 +161,60 @@ public struct DetailScreen: Sendable, Equatable {
         userID = state["user_id"]?.stringValue ?? ""
         user = UserRow(state["user"])
         draftName = state["draft_name"]?.stringValue ?? ""
+        // A daemon from before per-field drafts sends only the name: the others are as stored.
+        draftEmail = state["draft_email"]?.stringValue ?? user?.email ?? ""
+        draftAvatarURL = state["draft_avatar_url"]?.stringValue ?? user?.avatarURL ?? ""
+        dirtyFields = (state["dirty_fields"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(DetailField.init(rawValue:)) }
+        var errors: [DetailField: String] = [:]
+        if case .object(let byField)? = state["field_errors"] {
+            for (key, value) in byField {
+                if let field = DetailField(rawValue: key), let message = value.stringValue { errors[field] = message }
+            }
+        }
+        fieldErrors = errors
         isDirty = state["is_dirty"]?.boolValue ?? false
         canSave = state["can_save"]?.boolValue ?? false
         isSaving = state["is_saving"]?.boolValue ?? false
+        isNew = state["is_new"]?.boolValue ?? false
+        readOnly = state["read_only"]?.boolValue ?? false
         errorMessage = state["error_message"]?.stringValue
-        conflict = UserRow(state["conflict"])
+        conflicts = (state["conflicts"]?.arrayValue ?? []).compactMap { item in
+            guard let field = item["field"]?.stringValue.flatMap(DetailField.init(rawValue:)) else { return nil }
+            return Conflict(field: field, theirs: item["theirs"]?.stringValue ?? "", author: item["author"]?.stringValue)
+        }
+        followed = (state["followed"]?.arrayValue ?? []).compactMap { item in
+            guard let field = item["field"]?.stringValue.flatMap(DetailField.init(rawValue:)) else { return nil }
+            return Followed(field: field, author: item["author"]?.stringValue)
+        }
+        if case .object(let removed)? = state["removal"] {
+            removal = Removal(author: removed["author"]?.stringValue)
+        } else {
+            removal = nil
+        }
     }
+
+    /// The draft of `field` as the daemon has it.
+    public func draft(_ field: DetailField) -> String {
+        switch field {
+        case .name: draftName
+        case .email: draftEmail
+        case .avatarURL: draftAvatarURL
+        }
+    }
+
+    /// The stored value of `field` (the avatar's absence is the empty text); empty for a user
+    /// not stored yet.
+    public func stored(_ field: DetailField) -> String {
+        guard let user else { return "" }
+        switch field {
+        case .name: return user.name
+        case .email: return user.email
+        case .avatarURL: return user.avatarURL ?? ""
+        }
+    }
+
+    /// The conflict on `field`, if any.
+    public func conflict(on field: DetailField) -> Conflict? { conflicts.first { $0.field == field } }
 }
 
 /// The whole document: the screen stack, bottom first.

@@ -42,6 +42,7 @@ enum Commands {
             case "list": try await list(context)
             case "show": try await show(context)
             case "rename": try await rename(context)
+            case "set": try await SetCommand.run(context)
             case "add": try await add(context)
             case "remove": try await remove(context)
             case "import": try await importUsers(context)

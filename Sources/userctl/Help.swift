@@ -14,6 +14,7 @@ enum Help {
         CommandSpec(name: "rename", positionals: ["ID", "NAME"], options: [], summary: "rename a user",
                     details: "Renames the user in one step, without moving any screen of the session.\n" + idDetails
                         + "\nExits 65 when the name is invalid or the id unknown or ambiguous, 75 on a conflict."),
+        SetCommand.spec,
         CommandSpec(name: "add", positionals: [], options: [
             OptionSpec(name: "name", value: "NAME", help: "full name (required)"),
             OptionSpec(name: "email", value: "EMAIL", help: "email address (required)"),
@@ -81,7 +82,10 @@ enum Help {
                     List keys: j/k or arrows move, PgDn/Space and PgUp a screen, g/Home the first user, G/End the
                     last user of the whole list (read at once; the rows above load as you go up), Enter opens,
                     h opens the history of the user under the cursor, / searches (Esc clears the search), r refreshes, x or Esc dismisses a message, ? or F1 help, q quits.
-                    User screen: every key that types goes into the name (pastes too, whole); Backspace, Ctrl-W
+                    a adds a user; d removes the user under the cursor after asking (y removes).
+                    User screen: Tab and Shift-Tab move between name, email and avatar URL; every key that
+                    types goes into that field (pastes too, whole); Ctrl-K keeps mine, Ctrl-T takes theirs in
+                    a conflict with someone else's save; Ctrl-R creates a removed user again; Backspace, Ctrl-W
                     (word) and Ctrl-U (all) delete; Enter or Ctrl-S saves; Esc dismisses a message or goes back,
                     asking first when there are unsaved changes (s save, d discard, k keep editing); F1 help.
                     The user screen says who changed the user last and when; h opens the user's history while

@@ -100,7 +100,7 @@ struct TUIInputProcessTests {
         let first = try await h.waitFor { H.cursorRow($0) == 2 && $0[h.rows - 2].contains("? help") }
         #expect(first[h.rows - 2].contains("? help"), "the hint bar names the help key: \(first)")
         try h.keys("?")
-        let keys = ["  j k", "  PgDn", "G End", "  Enter", "  /", "  Esc", "  r ", "  q ", "  Ctrl-C", "  [stale]", "  wheel", "  ? F1"]
+        let keys = ["  j k", "  PgDn", "G End", "  Enter", "  /", "  Esc", "  r ", "  q ", "  Ctrl-C", "  [stale]", "  wheel", "  ? F1", "  a ", "  d "]
         func listsEveryKey(_ lines: [String]) -> Bool {
             keys.allSatisfy { key in lines.contains { $0.hasPrefix(key) || $0.contains(key) } }
         }
@@ -118,7 +118,10 @@ struct TUIInputProcessTests {
         lines = try await h.waitFor { $0.contains { $0.contains("?▏") } }
         #expect(lines.contains { $0.contains("Name:") && $0.contains("?▏") }, "on the user screen ? is typed: \(lines)")
         try h.keys("F1")
-        let clearKey = { (lines: [String]) in lines.contains { $0.contains("Ctrl-U") && $0.contains("clear the name") } }
+        let clearKey = { (lines: [String]) in
+            lines.contains { $0.contains("Ctrl-U") && $0.contains("clear the field") } && lines.contains { $0.hasPrefix("  Tab Shift-Tab") }
+                && lines.contains { $0.contains("Ctrl-K / Ctrl-T") && $0.contains("keep mine / take theirs") }
+        }
         lines = try await h.waitFor { $0[0].contains("Help: user screen") && clearKey($0) }
         #expect(clearKey(lines), "\(lines)")
     }

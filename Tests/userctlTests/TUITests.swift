@@ -194,25 +194,24 @@ struct TUITests {
         lines = try await h.waitFor { $0.contains { $0.contains("Name:     \(draft)▏") } && $0.contains { $0.contains("modified") } }
         #expect(lines.contains { $0.contains("modified") }, "dirty: \(lines.prefix(10))")
 
-        // Someone else renames the same user, from another connection and session.
+        // Someone else renames the same user, from another connection and session: merged into
+        // the screen at once, as a conflict on the name (theirs beside mine), without a key.
         let rename = try h.userctl(["rename", user.id, "Stored Elsewhere"])
         #expect(rename.status == 0, "\(rename.output)")
-
-        try h.keys("C-s")
-        lines = try await h.waitFor { lines in
-            lines.contains { $0.contains("Someone else saved first") && $0.contains("Stored Elsewhere") }
-                && lines[1].contains("⚠") && !lines.contains { $0.contains("saving…") }
-        }
-        #expect(lines.contains { $0.contains("Someone else saved first: now \"Stored Elsewhere\" (version 2)") }, "conflict: \(lines.prefix(14))")
-        #expect(lines[1].contains("⚠"), "the save failed visibly: \(lines[1])")
+        lines = try await h.waitFor { $0.contains { $0.contains("saved \"Stored Elsewhere\"") } && $0.contains { $0.contains("Version:  2") } }
+        #expect(lines.contains { $0.contains("⚡ root saved \"Stored Elsewhere\" (yours is above)") }, "conflict: \(lines.prefix(14))")
         #expect(lines.contains { $0.contains("Name:     \(draft)▏") }, "the typed draft is kept: \(lines.prefix(14))")
+
+        // A save waits for a choice; the store keeps the other save meanwhile.
+        try h.keys("C-s")
+        lines = try await h.waitFor { $0.contains { $0.contains("settle each ⚡ conflict first") } }
+        #expect(lines.contains { $0.contains("settle each ⚡ conflict first") }, "\(lines.prefix(14))")
         let stored = try JSONValue(parsing: h.userctl(["show", user.id, "--json"]).output)
         #expect(stored["name"]?.stringValue == "Stored Elsewhere", "the store kept the other save")
 
-        // Seen the conflict: Esc dismisses the message, a second save overwrites on purpose.
-        try h.keys("Escape")
-        lines = try await h.waitFor { !$0[1].contains("⚠") }
-        #expect(!lines[1].contains("⚠"), "Esc dismissed the message: \(lines[1])")
+        // Keep mine: the save overwrites on purpose.
+        try h.keys("C-k")
+        lines = try await h.waitFor { !$0.contains { $0.contains("⚡") } }
         #expect(lines.contains { $0.contains("Name:     \(draft)▏") }, "still the draft")
         try h.keys("C-s")
         lines = try await h.waitFor { $0.contains { $0.contains("Version:  3") } }

@@ -76,6 +76,51 @@ struct UserctlCommandTests {
         #expect(notAnID.status == 65)
     }
 
+    /// `userctl set` changes only the fields given (the others keep what someone else saved),
+    /// removes the avatar with --no-avatar, honours --expected-version, and exits as `rename`.
+    @Test func setChangesOnlyTheFieldsGiven() throws {
+        let daemon = try RealDaemon(sampleData: 10)
+        defer { daemon.tearDown() }
+        let socket = ["--socket", daemon.socketPath]
+        let list = try Self.userctl(socket + ["list", "--json", "--page-size", "1"])
+        let user = try #require(try JSONValue(parsing: list.stdout).arrayValue?.first)
+        let id = try #require(user["id"]?.stringValue)
+        let name = try #require(user["name"]?.stringValue)
+
+        let email = try Self.userctl(socket + ["set", id, "--email", "set.only@example.org", "--avatar-url", "https://a.example/x.png", "--json"])
+        #expect(email.status == 0, "\(email.stderr)")
+        let changed = try JSONValue(parsing: email.stdout)
+        #expect(changed["email"]?.stringValue == "set.only@example.org")
+        #expect(changed["avatar_url"]?.stringValue == "https://a.example/x.png")
+        #expect(changed["name"]?.stringValue == name, "the name was not given: kept")
+        #expect(changed["version"]?.int64Value == 2)
+
+        // Someone renames it; a set of the email alone keeps their name.
+        #expect(try Self.userctl(socket + ["rename", id, "Renamed Meanwhile"]).status == 0)
+        let plain = try Self.userctl(socket + ["set", id, "--no-avatar", "--expected-version", "3"])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(plain.stdout.contains("\"Renamed Meanwhile\"") && plain.stdout.contains("no avatar") && plain.stdout.contains("version 4"), "\(plain.stdout)")
+        let shown = try JSONValue(parsing: Self.userctl(socket + ["show", id, "--json"]).stdout)
+        #expect(shown["name"]?.stringValue == "Renamed Meanwhile" && shown["email"]?.stringValue == "set.only@example.org")
+        #expect(shown["avatar_url"] == .null, "--no-avatar removed it: \(shown)")
+
+        // A stale version is a conflict (75) and changes nothing; an invalid field is 65.
+        let stale = try Self.userctl(socket + ["set", id, "--name", "Too Late", "--expected-version", "2"])
+        #expect(stale.status == 75, "\(stale.status) \(stale.stderr)")
+        #expect(stale.stderr.contains("cannot change"), "\(stale.stderr)")
+        #expect(try JSONValue(parsing: Self.userctl(socket + ["show", id, "--json"]).stdout)["name"]?.stringValue == "Renamed Meanwhile")
+        let invalid = try Self.userctl(socket + ["set", id, "--email", "not an email"])
+        #expect(invalid.status == 65, "\(invalid.stderr)")
+        let unknown = try Self.userctl(socket + ["set", "00000000-0000-0000-0000-000000000000", "--name", "X"])
+        #expect(unknown.status == 65, "\(unknown.stderr)")
+
+        // Nothing to change, or both avatar options: usage errors (64), before any daemon call.
+        let nothing = try Self.userctl(socket + ["set", id])
+        #expect(nothing.status == 64 && nothing.stderr.contains("at least one of"), "\(nothing.stderr)")
+        let both = try Self.userctl(socket + ["set", id, "--avatar-url", "https://a.example/y.png", "--no-avatar"])
+        #expect(both.status == 64, "\(both.stderr)")
+    }
+
     @Test func addImportExportRemove() throws {
         let daemon = try RealDaemon(sampleData: 10)
         defer { daemon.tearDown() }

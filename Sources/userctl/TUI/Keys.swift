@@ -3,6 +3,8 @@ enum Key: Equatable {
     case character(Character)
     case up, down, pageUp, pageDown, home, end, left, right, delete, f1
     case enter, escape, backspace, tab
+    /// Shift-Tab (`ESC [ Z`).
+    case backTab
     case control(Character)  // Ctrl-letter, lower case
     /// Text pasted while bracketed paste is on: one piece, never interpreted as keys.
     case paste(String)
@@ -75,6 +77,7 @@ struct KeyDecoder {
                 case ("H", _): keys.append(.home)
                 case ("F", _): keys.append(.end)
                 case ("P", _): keys.append(.f1)
+                case ("Z", _): keys.append(.backTab)
                 case ("~", "5"): keys.append(.pageUp)
                 case ("~", "6"): keys.append(.pageDown)
                 case ("~", "3"): keys.append(.delete)

@@ -2,8 +2,9 @@ import Foundation
 import UserListClient
 import UserListWire
 
-/// The user screen's keys and its draft: typed text is kept locally and sent whole, at most
-/// every `draftInterval` and always before a save.
+/// The user screen's keys and its draft: typed text is kept locally, per field, and sent whole,
+/// at most every `draftInterval` and always before a save. Tab and Shift-Tab move between the
+/// fields; Ctrl-K and Ctrl-T settle a conflict; Ctrl-R creates a removed user again.
 extension TUI {
     func handleDetail(_ key: Key) -> Bool {
         if prompt == .unsaved {
@@ -20,51 +21,147 @@ extension TUI {
             }
             return true
         }
-        var text = draft ?? document.detail?.draftName ?? ""
+        guard let detail = document.detail else {
+            if key == .escape { leaveDetail() }
+            return true
+        }
+        if detail.removal != nil, !detail.isNew {
+            // Removed by someone else: create it again, or discard the screen.
+            switch key {
+            case .control("r"):
+                if detail.readOnly { return refuseReadOnly("create users") }
+                send("detail", "recreate")
+                save(then: nil)
+            case .escape:
+                banner = nil
+                leaveDetail()  // "Esc discard": the removal is the question, asked on screen
+            default: break
+            }
+            return true
+        }
+        let field = focusedField
+        var text = fieldText(field)
         switch key {
         case .escape:
-            if banner != nil || document.detail?.errorMessage != nil {
+            if banner != nil || detail.errorMessage != nil {
                 dismissBanner(screen: "detail")
             } else if hasUnsavedChanges {
                 prompt = .unsaved
             } else {
                 leaveDetail()
             }
+        case .tab, .down: moveFocus(by: 1)
+        case .backTab, .up: moveFocus(by: -1)
         case .enter, .control("s"):
+            if detail.readOnly { return refuseReadOnly("save changes") }
             save(then: nil)
-        case .character("h") where !hasUnsavedChanges, .control("o"):
-            // `h` opens the history while the name is as stored; once it is changed, `h` types
-            // (a name being edited gets every key that types). Ctrl-O opens it either way.
+        case .control("k"), .control("t"):
+            // The conflict on the focused field, else the first one (the focus goes there).
+            guard let conflict = detail.conflict(on: field) ?? detail.conflicts.first else { return true }
+            focusedField = conflict.field
+            flushDraft()  // the choice applies to the draft as typed
+            send("detail", key == .control("k") ? "keep_mine" : "take_theirs", ["field": .string(conflict.field.rawValue)])
+        case .character("h") where !hasUnsavedChanges && !detail.isNew, .control("o"):
+            // `h` opens the history while nothing is changed; once something is, `h` types
+            // (a field being edited gets every key that types). Ctrl-O opens it either way.
+            guard !detail.isNew else { return true }
             historyCursor = 0
             flushDraft()  // the draft waits on the detail screen below the history
             send("detail", "open_history")
-        case .backspace:
+        case .character("d") where (!hasUnsavedChanges || detail.readOnly) && !detail.isNew, .control("d"):
+            // `d` asks to remove this user while nothing is changed (then it types); Ctrl-D always.
+            guard !detail.isNew, let user = detail.user else { return true }
+            askToRemove(user)
+        case .backspace where !detail.readOnly:
             guard !text.isEmpty else { return true }
             text.removeLast()
             setDraft(text)
-        case .control("u"): setDraft("")
-        case .control("w"): setDraft(NameRules.deletingLastWord(text))
-        case .character(let c):
+        case .control("u") where !detail.readOnly: setDraft("")
+        case .control("w") where !detail.readOnly: setDraft(NameRules.deletingLastWord(text))
+        case .character(let c) where !detail.readOnly:
             text.append(c)
             setDraft(text)
-        case .paste(let pasted):
+        case .paste(let pasted) where !detail.readOnly:
             setDraft(text + NameRules.pasted(pasted))
         default: break
         }
         return true
     }
 
+    /// The text of `field` as shown: typed here and not yet echoed, else the daemon's draft.
+    func fieldText(_ field: DetailField) -> String {
+        drafts[field] ?? document.detail?.draft(field) ?? ""
+    }
+
+    func moveFocus(by step: Int) {
+        let all = DetailField.allCases
+        let index = all.firstIndex(of: focusedField) ?? 0
+        focusedField = all[(index + step + all.count) % all.count]
+    }
+
     /// Whether leaving now would lose an edit: the server's draft differs from the user, or a
-    /// local edit has not reached it yet.
+    /// local edit has not reached it yet. Never on a read-only screen (it takes no edits).
     var hasUnsavedChanges: Bool {
-        guard let detail = document.detail, let user = detail.user else { return false }
-        return detail.isDirty || (draft.map { $0 != user.name } ?? false)
+        guard let detail = document.detail, !detail.readOnly, detail.user != nil || detail.isNew else { return false }
+        return detail.isDirty || drafts.contains { $0.value != detail.stored($0.key) }
+    }
+
+    /// The session cannot write: say so instead of asking or editing. Returns true (keep going).
+    @discardableResult
+    func refuseReadOnly(_ what: String) -> Bool {
+        banner = "This session is read-only: it cannot \(what) (that needs root or the admin group)."
+        return true
+    }
+
+    /// Whether this session may only look (its welcome said so, or the open screen does).
+    var sessionIsReadOnly: Bool {
+        if document.showsDetail, let detail = document.detail { return detail.readOnly }
+        if case .connected(let welcome) = connection { return welcome.access == .readOnly }
+        return false
+    }
+
+    /// `d`: asks "Remove NAME (EMAIL)? y/N" (a read-only session says why it cannot instead).
+    func askToRemove(_ user: UserRow) {
+        if sessionIsReadOnly {
+            refuseReadOnly("remove users")
+            return
+        }
+        let label = DisplayWidth.sanitized(user.name) + " (" + DisplayWidth.sanitized(user.email) + ")"
+        prompt = .remove(userID: user.id, label: label)
+    }
+
+    /// `y` to the question: removes the user; on its own screen, leaves it once removed.
+    func removeUser(_ id: String) {
+        let onItsScreen = document.showsDetail && document.detail?.userID == id
+        send("session", "remove_user", ["id": .string(id)], then: onItsScreen ? .removedThenBack(userID: id) : nil)
+    }
+
+    /// `a` on the list: an empty user screen whose save creates the user.
+    func openNewUser() {
+        if sessionIsReadOnly {
+            refuseReadOnly("add users")
+            return
+        }
+        send("session", "open_new_user")
+    }
+
+    /// After each input: fields that newly followed someone else's save are marked "just now"
+    /// (`followedAt`); a field that no longer follows (typed into, saved) loses its mark.
+    func noteFollowed() {
+        guard document.showsDetail, let detail = document.detail else {
+            followedAt = [:]
+            return
+        }
+        let now = ContinuousClock.now
+        for change in detail.followed where followedAt[change.field] == nil { followedAt[change.field] = now }
+        followedAt = followedAt.filter { entry in detail.followed.contains { $0.field == entry.key } }
     }
 
     func leaveDetail() {
         typedDraft = nil
-        draft = nil
-        draftUnsent = false
+        drafts = [:]
+        unsentFields = []
+        followedAt = [:]
         send("detail", "back")
     }
 
@@ -73,10 +170,12 @@ extension TUI {
         send("detail", "save", then: then)
     }
 
+    /// The focused field's new text, sent at most every `draftInterval`.
     func setDraft(_ text: String) {
-        typedDraft = document.detail.map { ($0.userID, text) }
-        draft = text
-        draftUnsent = true
+        let field = focusedField
+        if field == .name { typedDraft = document.detail.map { ($0.userID, text) } }
+        drafts[field] = text
+        unsentFields.insert(field)
         scheduleDraftFlush()
     }
 
@@ -93,18 +192,23 @@ extension TUI {
         }
     }
 
-    /// Sends the whole draft now, if the server does not have it yet.
+    /// Sends each field the server does not have yet, whole, now.
     func flushDraft() {
-        guard draftUnsent, let text = draft, document.showsDetail else { return }
-        draftUnsent = false
-        draftsInFlight += 1
+        guard draftUnsent, document.showsDetail else { return }
+        let fields = DetailField.allCases.filter(unsentFields.contains)
+        unsentFields = []
         lastDraftSent = .now
         let feed = self.feed
-        client.enqueue(screen: "detail", action: "set_draft_name", args: ["name": .string(text)]) { result in
-            if case .failure(let error) = result {
-                feed.yield(error.serverCode == .rateLimited ? .draftRefused : .intentFailed(error.message))
+        for field in fields {
+            guard let text = drafts[field] else { continue }
+            draftsInFlight += 1
+            let (action, argument) = field.draftAction
+            client.enqueue(screen: "detail", action: action, args: [argument: .string(text)]) { result in
+                if case .failure(let error) = result {
+                    feed.yield(error.serverCode == .rateLimited ? .draftRefused : .intentFailed(error.message))
+                }
+                feed.yield(.draftSent)
             }
-            feed.yield(.draftSent)
         }
     }
 

@@ -38,6 +38,9 @@ extension TUI {
             // history goes back to the user's screen.
             if count > 0 { send("list", "did_select_row", ["index": .int(Int64(cursor))], then: .openedForHistory) }
         case .character("r"): send("list", "refresh", then: .listReloaded)
+        case .character("a"): openNewUser()
+        case .character("d"):
+            if let user = list?.user(at: cursor) { askToRemove(user) }
         case .character("/"): searching = list?.search ?? ""
         case .character("x"): dismissBanner(screen: "list")
         case .escape:
@@ -74,6 +77,10 @@ extension TUI {
     /// moved it), and the list scrolls to show it. While the screen is on top, remembers whose.
     func followReturnedUser() {
         if document.showsDetail {
+            if document.detail?.userID != detailUserID {
+                focusedField = .name  // another user's screen (or a new one): typing starts at the name
+                followedAt = [:]
+            }
             detailUserID = document.detail?.userID
             return
         }

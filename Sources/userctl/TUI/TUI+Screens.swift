@@ -11,6 +11,8 @@ extension TUI {
         ("j k ↑ ↓", "move"), ("PgDn Space / PgUp", "a screen down / up (Ctrl-F / Ctrl-B)"),
         ("g Home / G End", "first user / last user of the whole list"),
         ("Enter", "open the user"), ("h", "history of the user under the cursor: who changed it, and undo"),
+        ("a", "add a user: an empty user screen whose save creates the user"),
+        ("d", "remove the user under the cursor (asks \"Remove NAME (EMAIL)? y/N\" first; only y removes)"),
         ("●", "someone else has this user open now"), ("/", "search (Enter applies, Esc cancels, Ctrl-U clears, Ctrl-W deletes a word)"),
         ("Esc", "clear the search, or dismiss a message"), ("x", "dismiss a message"),
         ("r", "refresh (reads the list again; clears [stale])"),
@@ -20,10 +22,14 @@ extension TUI {
     ]
 
     static let detailKeys: [(keys: String, does: String)] = [
-        ("any text", "edits the name (every key that types goes into the field, pastes too; h first opens the history)"),
-        ("Backspace", "delete a character"), ("Ctrl-W", "delete a word"), ("Ctrl-U", "clear the name"),
+        ("any text", "edits the focused field (▏); every key that types goes into it, pastes too"),
+        ("Tab Shift-Tab ↓ ↑", "next / previous field: name, email, avatar URL (an empty avatar URL: no avatar)"),
+        ("Backspace", "delete a character"), ("Ctrl-W", "delete a word"), ("Ctrl-U", "clear the field"),
         ("Enter Ctrl-S", "save"), ("Esc", "dismiss a message, else back (asks first if there are unsaved changes)"),
-        ("h Ctrl-O", "history: who changed this user, and undo (h while the name is unchanged; once changed, h types)"),
+        ("Ctrl-K / Ctrl-T", "a conflict (⚡: someone else saved this field too): keep mine / take theirs"),
+        ("Ctrl-R", "the user was removed by someone else: create it again (and save); Esc discards"),
+        ("d Ctrl-D", "remove this user, after asking (d only while nothing is changed; then it types)"),
+        ("h Ctrl-O", "history: who changed this user, and undo (h only while nothing is changed)"),
         ("F1", "this help"), ("Ctrl-C", "quit, keeping unsaved changes: userctl in this terminal comes back to them"),
     ]
 
@@ -102,7 +108,9 @@ extension TUI {
                 lines.append(Line(text, highlighted ? .reverse : index == cursor ? .bold : .plain, marks: marks))
             }
         }
-        if let search = searching {
+        if case .remove(_, let label) = prompt {
+            lines.append(Line("  Remove \(label)? y/N", .error))
+        } else if let search = searching {
             lines.append(Line("/" + search + "▏  (Enter applies, Esc cancels, Ctrl-U clears)", .bold))
         } else if goingToEnd {
             lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) going to the end…", .dim))
@@ -111,7 +119,7 @@ extension TUI {
         } else if list?.loading == .fullScreen {
             lines.append(Line("  \(Self.spinnerFrames[spinner % 10]) loading…", .dim))
         } else {
-            var hints = ["j/k move", "Enter open", "h history", "/ search"]
+            var hints = ["j/k move", "Enter open", "h history", "/ search", "a add", "d remove"]
             if let search = list?.search, !search.isEmpty { hints.append("Esc clears search") }
             hints += ["g/G first/last", "PgUp/PgDn", "r refresh", "q quit"]
             lines.append(hintBar(hints, help: "? help"))
@@ -139,42 +147,64 @@ extension TUI {
         return folded.count == 1 ? folded.first! : Character(String(character).lowercased().count == 1 ? String(character).lowercased() : String(character))
     }
 
-    /// The user screen. On a small terminal the lines that matter most stay: the name being
-    /// typed, whether it can be saved, a conflict, and the "unsaved changes" question (wrapped,
-    /// never cut); the blank lines, avatar, version, id and email give way first.
+    /// The user screen. On a small terminal the lines that matter most stay: the field being
+    /// typed, whether it can be saved, a conflict or removal, and the questions (wrapped, never
+    /// cut); the blank lines, version, id and the other fields give way first.
     func detailLines() -> [Line] {
         let detail = document.detail
-        let shownDraft = draft ?? detail?.draftName ?? ""
-        var lines: [(line: Line, keep: Int)] = [(header("User" + (detail?.user.map { ": \($0.name)" } ?? "")), 8)]
+        var title = detail?.isNew == true ? "New user" : "User" + (detail?.user.map { ": \($0.name)" } ?? "")
+        if detail?.removal != nil, detail?.isNew == false { title += " (removed)" }
+        if detail?.readOnly == true { title += "  · read-only" }
+        var lines: [(line: Line, keep: Int)] = [(header(title), 8)]
         let banner = bannerLine(detail?.errorMessage)
         lines.append((banner, banner.text.isEmpty ? 0 : 7))
-        if let user = detail?.user {
+        if let detail, detail.user != nil || detail.isNew || detail.removal != nil {
+            let editable = !detail.readOnly && (detail.removal == nil || detail.isNew)
             lines.append((Line(""), 0))
-            lines.append((Line(nameField(shownDraft), .bold), 9))
-            lines.append((Line("  Email:    " + user.email), 4))
-            lines.append((Line("  Avatar:   " + (user.avatarURL ?? "-")), 1))
-            lines.append((Line("  ID:       " + user.id, .dim), 3))
-            lines.append((Line("  Version:  \(user.version)", .dim), 2))
-            if let changed = changedByLine(user) { lines.append((Line(changed, .dim), 5)) }
-            for text in presenceLines(detail?.present ?? []) { lines.append((Line(text, .bold), 6)) }
+            for field in DetailField.allCases {
+                let focused = editable && field == focusedField
+                let text = fieldText(field)
+                lines.append((Line(fieldLine(field, text, focused: focused), focused ? .bold : .plain), focused ? 9 : 4))
+                if let note = fieldNote(field, in: detail) {
+                    for wrapped in Self.wrapped(note.pieces, width: size.columns, indent: 12) {
+                        lines.append((Line(wrapped, note.style), focused || note.style == .bold ? 9 : 4))
+                    }
+                }
+            }
+            if let user = detail.user {
+                lines.append((Line("  ID:       " + user.id, .dim), 3))
+                lines.append((Line("  Version:  \(user.version)", .dim), 2))
+                if let changed = changedByLine(user) { lines.append((Line(changed, .dim), 5)) }
+            }
+            for text in presenceLines(detail.present) { lines.append((Line(text, .bold), 6)) }
             lines.append((Line(""), 0))
             let edited = hasUnsavedChanges
-            if detail?.isSaving == true {
+            if let removal = detail.removal, !detail.isNew {
+                let who = removal.author.map(DisplayWidth.sanitized) ?? "someone"
+                let pieces = detail.readOnly ? ["\(who) removed this user.", "Esc back"]
+                    : ["\(who) removed this user.", "Ctrl-R create it again (and save)", "Esc discard"]
+                for text in Self.wrapped(pieces, width: size.columns) { lines.append((Line(text, .error), 10)) }
+            } else if detail.readOnly {
+                lines.append((Line("  read-only: this session can look but not change users"), 9))
+            } else if detail.isSaving {
                 lines.append((Line("  \(Self.spinnerFrames[spinner % 10]) saving…"), 9))
-            } else if edited, let problem = NameRules.problem(shownDraft) {
-                lines.append((Line("  ✕ cannot be saved: \(problem)", .bold), 9))
-            } else if edited {
-                lines.append((Line(detail?.canSave == false && !draftUnsent && draftsInFlight == 0
-                                   ? "  modified (the daemon cannot save it now)" : "  modified: Enter or Ctrl-S saves"), 9))
-            }
-            if let conflict = detail?.conflict {
-                for text in Self.wrapped(["Someone else saved first: now \"\(conflict.name)\" (version \(conflict.version))."], width: size.columns) {
+            } else if !detail.conflicts.isEmpty {
+                for text in Self.wrapped(["Someone else saved this user too: settle each ⚡ conflict first:", "Ctrl-K keep mine",
+                                          "Ctrl-T take theirs"], width: size.columns) {
                     lines.append((Line(text, .bold), 9))
                 }
+            } else if edited, let problem = firstProblem(in: detail) {
+                lines.append((Line("  ✕ cannot be saved: \(problem)", .bold), 9))
+            } else if edited {
+                lines.append((Line(detail.canSave == false && !draftUnsent && draftsInFlight == 0
+                                   ? "  modified (the daemon cannot save it now)" : "  modified: Enter or Ctrl-S saves"), 9))
             }
             if prompt == .unsaved {
                 lines.append((Line(""), 0))
                 for text in Self.wrapped(Self.unsavedPrompt, width: size.columns) { lines.append((Line(text, .error), 10)) }
+            } else if case .remove(_, let label) = prompt {
+                lines.append((Line(""), 0))
+                for text in Self.wrapped(["Remove \(label)? y/N"], width: size.columns) { lines.append((Line(text, .error), 10)) }
             }
         } else {
             lines.append((Line(""), 0))
@@ -189,9 +219,49 @@ extension TUI {
         }
         var out = kept.map(\.line)
         while out.count < room { out.append(Line("")) }
-        out.append(hintBar(["type to edit", "Enter/Ctrl-S save", "Esc back", "Ctrl-U clear", "Ctrl-W word", "Ctrl-C quit"], help: "F1 help"))
+        let hints = detail?.readOnly == true ? ["read-only", "Esc back", "h history", "Ctrl-C quit"]
+            : ["type to edit", "Tab next field", "Enter/Ctrl-S save", "Esc back", "Ctrl-U clear", "Ctrl-W word", "Ctrl-C quit"]
+        out.append(hintBar(hints, help: "F1 help"))
         out.append(statusLine())
         return Array(out.prefix(size.rows))
+    }
+
+    /// Why the draft cannot be saved as typed: the name checked here as it is typed (the daemon
+    /// has the same rules), the other fields as the daemon says once it has them.
+    func firstProblem(in detail: DetailScreen) -> String? {
+        for field in DetailField.allCases {
+            if let problem = fieldProblem(field, in: detail) { return problem }
+        }
+        return nil
+    }
+
+    /// A changed field's validation message (for a new user, once anything is typed).
+    func fieldProblem(_ field: DetailField, in detail: DetailScreen) -> String? {
+        let changed = fieldText(field) != detail.stored(field)
+        guard changed || (detail.isNew && hasUnsavedChanges) else { return nil }
+        if field == .name { return NameRules.problem(fieldText(.name)) }
+        return detail.fieldErrors[field]
+    }
+
+    /// The line under a field: its conflict (theirs beside mine, and the keys), its validation
+    /// message, who changed it just now, or that it is modified.
+    func fieldNote(_ field: DetailField, in detail: DetailScreen) -> (pieces: [String], style: Line.Look)? {
+        if let conflict = detail.conflict(on: field) {
+            let who = conflict.author.map(DisplayWidth.sanitized) ?? "someone"
+            let theirs = conflict.theirs.isEmpty ? "(none)" : "\"" + DisplayWidth.sanitized(conflict.theirs) + "\""
+            return (["⚡ \(who) saved \(theirs) (yours is above):", "Ctrl-K keep mine", "Ctrl-T take theirs"], .bold)
+        }
+        if !detail.readOnly, let problem = fieldProblem(field, in: detail) { return (["✕ " + problem], .bold) }
+        if let change = detail.followed.first(where: { $0.field == field }) {
+            let who = change.author.map(DisplayWidth.sanitized) ?? "someone"
+            let recent = followedAt[field].map { ContinuousClock.now - $0 < .seconds(8) } ?? false
+            return (["↻ \(who) changed the \(field.label)" + (recent ? " just now" : "")], recent ? .reverse : .dim)
+        }
+        if !detail.readOnly, detail.removal == nil, fieldText(field) != detail.stored(field), detail.user != nil {
+            let was = detail.stored(field)
+            return (["• modified (was " + (was.isEmpty ? "empty" : "\"" + DisplayWidth.sanitized(was) + "\"") + ")"], .dim)
+        }
+        return nil
     }
 
     /// "  bob is editing this user", "  alice also has this user open": who else has it open (the
@@ -215,14 +285,15 @@ extension TUI {
 
     /// `pieces` as lines of at most `width` columns, indented by two: the first piece and the
     /// next joined by a space, the others by " · "; a piece wider than a line is cut.
-    static func wrapped(_ pieces: [String], width: Int) -> [String] {
+    static func wrapped(_ pieces: [String], width: Int, indent: Int = 2) -> [String] {
         var lines: [String] = []
         var current = ""
+        let margin = String(repeating: " ", count: indent)
         for (index, piece) in pieces.enumerated() {
-            let joiner = current.isEmpty ? "  " : (index == 1 ? " " : " · ")
+            let joiner = current.isEmpty ? margin : (index == 1 ? " " : " · ")
             if !current.isEmpty, DisplayWidth.of(current + joiner + piece) > width {
                 lines.append(current)
-                current = "  " + piece
+                current = margin + piece
             } else {
                 current += joiner + piece
             }
@@ -231,19 +302,28 @@ extension TUI {
         return lines
     }
 
-    /// "  Name:     " and the draft with the cursor at its end. A draft wider than the field
-    /// scrolls with the cursor: its end shows, after "…", as a text field would.
-    func nameField(_ draft: String) -> String {
-        let label = "  Name:     "
-        let text = DisplayWidth.sanitized(draft)
+    /// "  Name:     " and the field's text, with the cursor at its end when it has the focus. A
+    /// text wider than the field scrolls with the cursor: its end shows, after "…", as a text
+    /// field would. An empty avatar URL without the focus reads "-" (no avatar).
+    func fieldLine(_ field: DetailField, _ value: String, focused: Bool) -> String {
+        let label: String
+        switch field {
+        case .name: label = "  Name:     "
+        case .email: label = "  Email:    "
+        case .avatarURL: label = "  Avatar:   "
+        }
+        let text = DisplayWidth.sanitized(value)
+        let cursor = focused ? "▏" : ""
+        if !focused, field == .avatarURL, text.isEmpty { return label + "-" }
         let room = size.columns - DisplayWidth.of(label) - 1  // the cursor takes a column
-        guard DisplayWidth.of(text) > room, room > 1 else { return label + text + "▏" }
+        guard DisplayWidth.of(text) > room, room > 1 else { return label + text + cursor }
+        if !focused { return label + DisplayWidth.truncate(text, to: room) }
         var tail = ""
         for character in text.reversed() {
             if DisplayWidth.of(String(character) + tail) > room - 1 { break }
             tail = String(character) + tail
         }
-        return label + "…" + tail + "▏"
+        return label + "…" + tail + cursor
     }
 
     /// Every key of the current screen; any key closes it.

@@ -37,12 +37,18 @@ final class TUI {
         case savedThenBack
         /// `h` on the list opened the user: now its history.
         case openedForHistory
+        /// `d` on a user's screen removed that user: leave its screen.
+        case removedThenBack(userID: String)
         /// The newest history entry of a user (for "changed by alice 3 min ago").
         case lastChange(userID: String, version: Int, entry: JSONValue?)
     }
 
-    /// The question asked when leaving a detail screen with unsaved changes.
-    enum Prompt { case unsaved }
+    /// A question on screen: leaving a detail screen with unsaved changes, or removing a user
+    /// (`d`: "Remove NAME (EMAIL)? y/N").
+    enum Prompt: Equatable {
+        case unsaved
+        case remove(userID: String, label: String)
+    }
 
     static let draftInterval: Duration = .milliseconds(50)
 
@@ -74,9 +80,15 @@ final class TUI {
     /// unless another key came first.
     var goingToEnd = false
 
-    // The draft as typed, and how far the server has it.
-    var draft: String?
-    var draftUnsent = false
+    // The draft as typed, per field, and how far the server has it: `drafts` holds the fields
+    // typed here that the daemon may not have yet (the others are read from the document).
+    var drafts: [DetailField: String] = [:]
+    var unsentFields: Set<DetailField> = []
+    var draftUnsent: Bool { !unsentFields.isEmpty }
+    /// The field that typing edits on the user screen (Tab and Shift-Tab move it).
+    var focusedField: DetailField = .name
+    /// When each field of the open user last followed someone else's save ("just now").
+    var followedAt: [DetailField: ContinuousClock.Instant] = [:]
     var draftsInFlight = 0
     var lastDraftSent = ContinuousClock.now - .seconds(1)
     var flushScheduled = false
@@ -118,6 +130,7 @@ final class TUI {
             for input in feed.takeAll() {
                 if !handle(input) || detaching?.isDone(self) == true { break running }
                 followReturnedUser()
+                noteFollowed()
             }
             draw()
         }
@@ -215,15 +228,15 @@ final class TUI {
                     heldDraft = nil
                     document = SessionDocument(client.document)
                     if offer.isMissing(from: document) {
-                        draft = nil
-                        draftUnsent = false
+                        drafts = [:]
+                        unsentFields = []
                         typedDraft = nil
                         send("session", "offer_draft", offer.arguments)
                     }
                 }
             case .serverError(let error):
                 if error.code == .rateLimited, draftUnsent || draftsInFlight > 0 {
-                    draftUnsent = true
+                    unsentFields.formUnion(drafts.keys)
                     scheduleDraftFlush()
                 } else {
                     banner = error.message
@@ -240,7 +253,7 @@ final class TUI {
                 syncDraft()
             }
         case .draftRefused:
-            draftUnsent = true
+            unsentFields.formUnion(drafts.keys)
             scheduleDraftFlush()
         case .flushDraft:
             flushScheduled = false
@@ -276,6 +289,9 @@ final class TUI {
             syncDraft()
             if document.showsDetail, !hasUnsavedChanges { leaveDetail() }
         case .openedForHistory: openHistoryOfOpenedUser()
+        case .removedThenBack(let userID):
+            document = SessionDocument(client.document)
+            if document.showsDetail, document.detail?.userID == userID { leaveDetail() }
         case .lastChange(let userID, let version, let entry):
             lastChange = (userID, version, entry)
         case .endOfInput:
@@ -284,10 +300,10 @@ final class TUI {
         return true
     }
 
-    /// Takes the server's draft once every local edit has reached it.
+    /// Takes the server's drafts once every local edit has reached it.
     func syncDraft() {
         guard !draftUnsent, draftsInFlight == 0 else { return }
-        draft = document.showsDetail ? document.detail?.draftName : nil
+        drafts = [:]
     }
 
     private func handle(_ key: Key) -> Bool {
@@ -298,6 +314,12 @@ final class TUI {
             return true
         }
         if key == .f1 { showingHelp = true; return true }
+        if case .remove(let id, _) = prompt {
+            // Only y removes; any other key (n, Enter, Esc...) keeps the user.
+            prompt = nil
+            if key == .character("y") || key == .character("Y") { removeUser(id) }
+            return true
+        }
         if seekTarget != nil || seekUp > 0, !document.showsDetail {
             seekTarget = nil  // any key stops a PgDn or PgUp waiting for its page, and then does its own job
             seekUp = 0
