@@ -163,6 +163,7 @@ public final class UserDetailViewModel {
     @discardableResult
     public func setDraft(_ field: UserField, _ text: String) -> Bool {
         guard !state.isReadOnly else { return false }
+        guard state.draft[field] != text else { return true }  // a client re-sending what it has
         var updated = state
         var draft = updated.draft
         draft[field] = text
