@@ -10,6 +10,16 @@ struct CommandContext {
     let style: Style
 
     var json: Bool { invocation.json }
+
+    /// Whether stdout is a terminal: tables then fit the screen and end with a count; for a
+    /// pipe or a file they never cut a value, and the count goes to stderr.
+    var terminal: Bool { isatty(1) == 1 }
+
+    /// A table's closing count ("3 of 27 users (more: --all)"): the last line on a terminal,
+    /// on stderr otherwise, so that stdout holds nothing but the rows a script reads.
+    func footer(_ text: String) {
+        if terminal { print(style.dim(text)) } else if !json { Console.err(text) }
+    }
 }
 
 /// Bold and dim only when stdout is a terminal and NO_COLOR is unset. The styles are markers
@@ -82,25 +92,15 @@ enum Commands {
             printJSONArray(shown.map(\.json))
             return
         }
-        printTable(shown, style: context.style)
+        print(tableText(shown, style: context.style, shorten: context.terminal))
         let total = first.totalCount.map { " of \($0)" } ?? ""
-        print(context.style.dim((total.isEmpty ? Plural.users(shown.count) : "\(shown.count)\(total) users") + (first.hasMore ? " (more: --all)" : "")))
+        context.footer((total.isEmpty ? Plural.users(shown.count) : "\(shown.count)\(total) users")
+                       + (first.hasMore ? " (more: --all)" : ""))
     }
 
-    static func printTable(_ users: [UserRow], style: Style) {
-        print(tableText(users, style: style))
-    }
-
-    /// The users as aligned NAME EMAIL ID columns, names and emails escaped (`TerminalText`).
-    static func tableText(_ users: [UserRow], style: Style) -> String {
-        let nameWidth = min(32, max(4, users.map { DisplayWidth.of(DisplayWidth.sanitized($0.name)) }.max() ?? 4))
-        let emailWidth = min(36, max(5, users.map { DisplayWidth.of(DisplayWidth.sanitized($0.email)) }.max() ?? 5))
-        var lines = [style.bold(DisplayWidth.pad("NAME", to: nameWidth) + "  " + DisplayWidth.pad("EMAIL", to: emailWidth) + "  ID")]
-        for user in users {
-            lines.append(DisplayWidth.pad(DisplayWidth.sanitized(user.name), to: nameWidth) + "  "
-                         + DisplayWidth.pad(DisplayWidth.sanitized(user.email), to: emailWidth) + "  " + user.id)
-        }
-        return lines.joined(separator: "\n")
+    /// The users as aligned NAME EMAIL ID columns (`UserTable`); `shorten`: cut to fit a screen.
+    static func tableText(_ users: [UserRow], style: Style, shorten: Bool = true) -> String {
+        UserTable(fitting: users, shorten: shorten).text(users, style: style)
     }
 
     static func printUser(_ user: UserRow, _ context: CommandContext) {

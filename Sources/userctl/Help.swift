@@ -8,7 +8,7 @@ enum Help {
             OptionSpec(name: "all", value: nil, help: "print every user, streamed page by page from the daemon's store"),
             OptionSpec(name: "search", value: "TEXT", help: "only users whose name or email contains TEXT (ignoring case and accents)"),
             OptionSpec(name: "quiet", value: nil, help: "no progress on stderr (with --all)"),
-        ], summary: "list users", details: "Prints the first 50 users (or N, or all), read from the daemon's store 1,000 at a time and paced\nunder its rate limit, so any N works. With --json: one JSON array of user objects.\nWith --all the table's column widths come from the first 1,000 users."),
+        ], summary: "list users", details: "Prints the first 50 users (or N, or all), read from the daemon's store 1,000 at a time and paced\nunder its rate limit, so any N works. With --json: one JSON array of user objects.\nWith --all the table's column widths come from the first 1,000 users.\nOn a terminal long names and emails are cut to fit (…) and a count ends the table; to a pipe\nor a file nothing is cut, there is no colour, and the count goes to stderr."),
         CommandSpec(name: "show", positionals: ["ID"], options: [], summary: "show one user",
                     details: "Prints the user. With --json: one JSON object.\n" + idDetails),
         CommandSpec(name: "rename", positionals: ["ID", "NAME"], options: [], summary: "rename a user",
