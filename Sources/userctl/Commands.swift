@@ -258,11 +258,16 @@ enum Commands {
             return source
         }
         defer { interrupts.forEach { $0.cancel() } }
+        let imports = WatchImports(client: client)
+        await imports.start()
         if !context.json {
             Console.err("userctl: watching for changes (Ctrl-C to stop)")
         }
         for await update in client.updates {
             switch update {
+            case .event(let event) where event.screen == "session" && event.name == "reloaded":
+                await reportReload(imports, context)
+                fflush(nil)
             case .event(let event):
                 if context.json {
                     print(JSONValue.object(["screen": .string(event.screen), "name": .string(event.name), "payload": event.payload]).description)
@@ -282,6 +287,31 @@ enum Commands {
                 fflush(nil)
             case .state, .serverError:
                 break
+            }
+        }
+    }
+
+    /// A `reloaded` event: the imports it stands for, from the history, or that the users were
+    /// read again when the history names none.
+    static func reportReload(_ imports: WatchImports, _ context: CommandContext) async {
+        let (found, complete) = await imports.since()
+        let more = complete ? "" : " or more"
+        if found.isEmpty {
+            if context.json {
+                print(JSONValue.object(["screen": "session", "name": "reloaded", "payload": .object([:])]).description)
+            } else {
+                print("\(context.style.dim(timestamp())) \(context.style.bold("reload ")) the users changed in bulk "
+                      + "(changes the daemon could not follow one by one); screens read them again")
+            }
+            return
+        }
+        for item in found {
+            if context.json {
+                var payload = item.json
+                if !complete, case .object(var fields) = payload { fields["complete"] = false; payload = .object(fields) }
+                print(JSONValue.object(["screen": "session", "name": "imported", "payload": payload]).description)
+            } else {
+                print("\(context.style.dim(timestamp())) \(context.style.bold("import ")) \(item.text)\(more)")
             }
         }
     }

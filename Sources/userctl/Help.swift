@@ -51,7 +51,15 @@ enum Help {
         ], summary: "print all users as a JSON array",
                     details: "Streams every user page by page from the daemon's store and prints one JSON array,\none user per line. Progress goes to stderr (see import). Ctrl-C stops it (exit 130; the\noutput then has no closing ']')."),
         CommandSpec(name: "watch", positionals: [], options: [], summary: "print changes as they happen",
-                    details: "Prints each change (saved, added, removed) until interrupted. With --json: one object per line."),
+                    details: """
+                    Prints each change until interrupted: a user saved, added or removed elsewhere, one line
+                    each, and an import as who imported how many users, read from the history
+                    ("alice imported 20,000 users (#31-#20030)": the entries 'userctl revert' takes). When
+                    the daemon could not follow changes one by one it says the users were read again.
+                    With --json: one object per line, {"screen", "name", "payload"} as the daemon sends
+                    them; an import is {"screen": "session", "name": "imported", "payload": {"user",
+                    "uid", "count", "first_entry", "last_entry"}}.
+                    """),
         CommandSpec(name: "history", positionals: [], optionalPositionals: ["ID"], options: [
             OptionSpec(name: "by", value: "USER", help: "only changes made by USER (a login name or a uid)"),
             OptionSpec(name: "since", value: "TIME", help: "only changes since TIME (2026-12-01T09:00:00Z, 2026-12-01, or 30m, 2h, 7d ago)"),
