@@ -47,7 +47,7 @@ enum Arguments {
     static let globals: [OptionSpec] = [
         OptionSpec(name: "socket", value: "PATH", help: "talk to the daemon at PATH (else $USERLISTD_SOCKET, the system socket, the per-user socket)"),
         OptionSpec(name: "session", value: "KEY", help: "attach to session KEY (two terminals with the same key mirror each other)"),
-        OptionSpec(name: "json", value: nil, help: "machine-readable output"),
+        OptionSpec(name: "json", value: nil, help: "machine-readable output; errors as one JSON object on stderr"),
         OptionSpec(name: "no-spawn", value: nil, help: "do not start a per-user userlistd when none answers"),
         OptionSpec(name: "no-mouse", value: nil, help: "the interactive screen leaves the mouse to the terminal"),
         OptionSpec(name: "help", value: nil, help: "show help (also: userctl help [COMMAND])"),

@@ -155,7 +155,7 @@ enum Commands {
         do {
             saved = try await context.client.send(screen: "session", action: "rename_user", args: ["id": .string(id), "name": .string(name)])
         } catch let error as ClientError {
-            throw CommandFailure(ExitCode.for(error), "cannot rename \(id): \(error.message)")
+            throw CommandFailure(error, "cannot rename \(id): \(error.message)")
         }
         guard let user = UserRow(saved) else { throw CommandFailure(.dataError, "the daemon did not return the renamed user") }
         if context.json {
@@ -194,7 +194,12 @@ enum Commands {
     }
 
     static func introspect(_ context: CommandContext, action: String) async throws {
-        let result = try await context.client.send(screen: "session", action: action) ?? .null
+        let result: JSONValue
+        do {
+            result = try await context.client.send(screen: "session", action: action) ?? .null
+        } catch let error as ClientError where error.serverCode == .forbidden {
+            throw CommandFailure(error, forbiddenText(action == "status" ? "the daemon's status" : "its sessions", error.message))
+        }
         if context.json {
             print(result.description)
             return
@@ -206,6 +211,16 @@ enum Commands {
             table.rows.insert(["socket", context.client.configuration.socketPath], at: 0)
             print(table.render(style: context.style))
         }
+    }
+
+    /// Who may see `what`, and how to join them: the daemon names its admin group in `message`
+    /// ("… members of the 'userlistd' group."), which is all userctl knows of it.
+    static func forbiddenText(_ what: String, _ message: String) -> String {
+        guard let range = message.range(of: #"'[^']+' group"#, options: .regularExpression) else { return message }
+        let group = message[range].dropFirst().prefix { $0 != "'" }
+        let me = DaemonLocator.loginName
+        return "only root and members of the group '\(group)' may see \(what). "
+            + "Ask an admin: usermod -aG \(group) \(me) (it takes effect within seconds)"
     }
 
     /// One row per session, the columns people scan first on the left.

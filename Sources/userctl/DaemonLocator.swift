@@ -43,6 +43,16 @@ struct DaemonLocator {
         return ("\(runtimeDirectory.path)/userlistd.sock", state)
     }
 
+    /// This user's login name (or "uid N"), for commands a person can pass on to an admin.
+    static var loginName: String {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwuid_r(getuid(), &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name
+        else { return "uid \(getuid())" }
+        return String(cString: name)
+    }
+
     static func homeDirectory(_ uid: uid_t) -> String? {
         var entry = passwd()
         var result: UnsafeMutablePointer<passwd>?

@@ -168,6 +168,13 @@ enum Help {
           130 interrupted (Ctrl-C during import, export or list --all; what was done is said)
           141 the reader of stdout went away (as SIGPIPE would end it: userctl ... | head)
 
+        errors: a line on stderr, "userctl: " and what went wrong in plain words; with --json one
+        JSON object on stderr instead, {"error": {"code": C, "status": S, "message": M}}: S the exit
+        status, C the daemon's error code when it refused (read_only, conflict, validation,
+        forbidden, ...) or else usage, invalid_data, no_input, unavailable, internal, output_error,
+        try_again, permission_denied, interrupted. A read-only session, or a socket closed to you,
+        names the group that lets you in and how to join it (usermod -aG GROUP YOU).
+
         Colour is used only when stdout is a terminal and NO_COLOR is unset. Control and bidi
         characters in names are shown as escapes (\\x1b, \\u202e); with --json as \\u001b, \\u202e.
         'userctl help COMMAND' (or 'userctl COMMAND --help') describes one command; man userctl.

@@ -7,9 +7,17 @@ import UserListClient
 
 signal(SIGPIPE, SIG_IGN)
 
+/// Whether errors are JSON: `--json` anywhere before `--`, even on a command line that does not parse.
+let errorsAsJSON = CommandLine.arguments.dropFirst().prefix { $0 != "--" }.contains { $0 == "--json" }
+
 func fail(_ code: ExitCode, _ message: String) -> Never {
-    Console.err("userctl: \(message)")
-    exit(code.rawValue)
+    fail(CommandFailure(code, message))
+}
+
+/// The failure on stderr ("userctl: …", or with `--json` one JSON object), then its exit status.
+func fail(_ failure: CommandFailure) -> Never {
+    if errorsAsJSON { Console.errJSON(failure.json) } else { Console.err("userctl: \(failure.message)") }
+    exit(failure.code.rawValue)
 }
 
 let invocation: Invocation
@@ -56,7 +64,7 @@ let socketPath: String
 do {
     socketPath = try DaemonLocator().locate(explicit: invocation.values["socket"], spawn: !invocation.flags.contains("no-spawn"))
 } catch {
-    fail(error.code, error.message)
+    fail(error)
 }
 
 var configuration = ClientConfiguration(
@@ -72,7 +80,7 @@ let client = UserListClient(configuration: configuration)
 do {
     try client.connect()
 } catch {
-    fail(ExitCode.for(error), error.message)
+    fail(CommandFailure(error))
 }
 
 if command == "tui" {
@@ -87,5 +95,5 @@ do {
     exit(ExitCode.ok.rawValue)
 } catch {
     client.close()
-    fail(error.code, error.message)
+    fail(error)
 }

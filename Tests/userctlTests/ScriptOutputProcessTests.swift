@@ -85,8 +85,10 @@ struct ScriptOutputProcessTests {
             #expect(run.stdout.contains("…"), "long values are cut to fit: \(run.stdout)")
             #expect(run.stdout.contains("4 users"), "the count ends the table: \(run.stdout)")
             #expect(run.stdout.contains("\u{1B}[1m"), "the header is bold: \(run.stdout.debugDescription)")
-            let plain = try Self.onTerminal(socket + ["list"], environment: ["NO_COLOR": "1"])
-            #expect(!plain.stdout.contains("\u{1B}["), "NO_COLOR: \(plain.stdout.debugDescription)")
+            for arguments in [["list"], ["list", "--all"], ["status"], ["sessions"], ["history"]] {
+                let plain = try Self.onTerminal(socket + arguments, environment: ["NO_COLOR": "1"])
+                #expect(plain.status == 0 && !plain.stdout.contains("\u{1B}["), "NO_COLOR: \(plain.stdout.debugDescription)")
+            }
         }
     }
 }
