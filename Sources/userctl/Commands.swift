@@ -208,7 +208,10 @@ enum Commands {
         case "sessions": print(sessionsTable(result).render(style: context.style))
         default:
             var table = statusTable(result)
-            table.rows.insert(["socket", context.client.configuration.socketPath], at: 0)
+            let socket = context.client.configuration.socketPath
+            let pid = result["pid"]?.int64Value.map(Int.init)
+            table.rows.insert(["daemon", DaemonLocator().describe(socket: socket, pid: pid)], at: 0)
+            table.rows.insert(["socket", socket], at: 1)
             print(table.render(style: context.style))
         }
     }
