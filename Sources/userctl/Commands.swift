@@ -205,14 +205,14 @@ enum Commands {
             return
         }
         switch action {
-        case "sessions": print(sessionsTable(result).render(style: context.style))
+        case "sessions": print(Introspect.sessionsTable(result).render(style: context.style))
         default:
-            var table = statusTable(result)
             let socket = context.client.configuration.socketPath
-            let pid = result["pid"]?.int64Value.map(Int.init)
-            table.rows.insert(["daemon", DaemonLocator().describe(socket: socket, pid: pid)], at: 0)
-            table.rows.insert(["socket", socket], at: 1)
-            print(table.render(style: context.style))
+            let daemon = DaemonLocator().describe(socket: socket, pid: result["pid"]?.int64Value.map(Int.init))
+            // The store's count: one page of one user (read-only sessions may ask; status is for admins).
+            let page = try? await context.client.send(screen: "session", action: "export_page", args: ["limit": .int(1)])
+            let users = page?["total_count"]?.int64Value.map(Int.init)
+            print(Introspect.statusTable(result, daemon: daemon, socket: socket, users: users).render(style: context.style))
         }
     }
 
@@ -224,44 +224,6 @@ enum Commands {
         let me = DaemonLocator.loginName
         return "only root and members of the group '\(group)' may see \(what). "
             + "Ask an admin: usermod -aG \(group) \(me) (it takes effect within seconds)"
-    }
-
-    /// One row per session, the columns people scan first on the left.
-    static func sessionsTable(_ result: JSONValue) -> Table {
-        let sessions = result.arrayValue ?? result["sessions"]?.arrayValue ?? []
-        let known = ["key", "uid", "clients", "screens", "idle_seconds", "read_only", "id"]
-        var table = Table(headers: ["KEY", "UID", "CLIENTS", "SCREENS", "IDLE", "ACCESS", "ID"], rows: [], numeric: [1, 2, 3, 4])
-        for session in sessions {
-            let idle = session["idle_seconds"].map(Table.cell).map { $0 == "-" ? $0 : $0 + " s" } ?? "-"
-            let access = session["read_only"]?.boolValue.map { $0 ? "read-only" : "read-write" } ?? "-"
-            table.rows.append([Table.cell(session["key"]), Table.cell(session["uid"]), Table.cell(session["clients"]),
-                               Table.cell(session["screens"]), idle, access, Table.cell(session["id"])])
-        }
-        // Fields a newer daemon adds are not lost: they follow as extra columns.
-        let extra = Set(sessions.flatMap { $0.objectValue.map { Array($0.keys) } ?? [] }).subtracting(known).sorted()
-        for key in extra {
-            table.headers.append(key.uppercased())
-            for (index, session) in sessions.enumerated() { table.rows[index].append(Table.cell(session[key])) }
-        }
-        return table
-    }
-
-    /// The daemon's status as FIELD VALUE lines, nested objects flattened with dots.
-    static func statusTable(_ result: JSONValue) -> Table {
-        var rows: [[String]] = []
-        func add(_ prefix: String, _ value: JSONValue) {
-            if let object = value.objectValue {
-                for key in object.keys.sorted() { add(prefix.isEmpty ? key : prefix + "." + key, object[key]!) }
-            } else if let array = value.arrayValue, array.contains(where: { $0.objectValue != nil }) {
-                for (index, item) in array.enumerated() { add("\(prefix)[\(index + 1)]", item) }
-            } else if let array = value.arrayValue {
-                rows.append([prefix, array.map { Table.cell($0) }.joined(separator: ", ")])
-            } else {
-                rows.append([prefix, Table.cell(value)])
-            }
-        }
-        add("", result)
-        return Table(headers: ["FIELD", "VALUE"], rows: rows)
     }
 
     // MARK: watch

@@ -82,8 +82,21 @@ enum Help {
                     first. Exits 65 when no entry ENTRY is kept (never recorded, or older than history-days).
                     Exits 77 on a read-only session (reading history needs no write access).
                     """),
-        CommandSpec(name: "status", positionals: [], options: [], summary: "show the daemon's status", details: "Asks the daemon about itself (session.status)."),
-        CommandSpec(name: "sessions", positionals: [], options: [], summary: "list the daemon's sessions", details: "Asks the daemon for its sessions (session.sessions)."),
+        CommandSpec(name: "status", positionals: [], options: [], summary: "show the daemon's status", details: """
+                    Which daemon answered (the system's, your private one, or the one --socket names), its
+                    socket, version, uptime, how many users it stores, the store, its sessions, clients
+                    and connections, and its memory. For root and the admin group. With --json: the
+                    daemon's own object (version, pid, uptime_seconds, sessions, clients, connections,
+                    store, store_available, store_problem, rss_bytes).
+                    """),
+        CommandSpec(name: "sessions", positionals: [], options: [], summary: "list the daemon's sessions", details: """
+                    One row per session: the login name it belongs to, the screen it is on (list, user,
+                    history), whether it holds an unsaved name (DRAFT; - while no terminal is attached),
+                    its terminals, how long it has been idle, its access, key and id; sorted by login
+                    name, then the most recently active first. For root and the admin group. With --json:
+                    the daemon's array of objects (id, uid, user, key, clients, screens, screen,
+                    user_open, draft, idle_seconds, read_only).
+                    """),
         CommandSpec(name: "tui", positionals: [], options: [], summary: "the interactive screen (the default)",
                     details: """
                     List keys: j/k or arrows move, PgDn/Space and PgUp a screen, g/Home the first user, G/End the

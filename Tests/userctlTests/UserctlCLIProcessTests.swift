@@ -82,8 +82,8 @@ struct UserctlCLIProcessTests {
         #expect(sessions.status == 0, "\(sessions.stderr)")
         let lines = sessions.stdout.split(separator: "\n").map(String.init)
         let header = try #require(lines.first)
-        #expect(header.hasPrefix("KEY") && header.contains("CLIENTS") && header.contains("ACCESS") && header.hasSuffix("ID"), "\(header)")
-        let row = try #require(lines.first { $0.hasPrefix("table-key ") }, "\(lines)")
+        #expect(header.hasPrefix("USER") && header.contains("CLIENTS") && header.contains("ACCESS") && header.hasSuffix("ID"), "\(header)")
+        let row = try #require(lines.first { $0.contains(" table-key ") }, "\(lines)")
         let idColumn = try #require(header.range(of: "ID", options: .backwards)).lowerBound.utf16Offset(in: header)
         #expect(row.count > idColumn && row[row.index(row.startIndex, offsetBy: idColumn - 2)..<row.index(row.startIndex, offsetBy: idColumn)] == "  ",
                 "the id column starts where its header does: \(header) / \(row)")
