@@ -167,8 +167,10 @@ enum Commands {
 
     static func add(_ context: CommandContext) async throws {
         let values = context.invocation.values
-        guard let name = values["name"] else { throw UsageError(message: "'userctl add' needs --name NAME", command: "add") }
-        guard let email = values["email"] else { throw UsageError(message: "'userctl add' needs --email EMAIL", command: "add") }
+        // Both required (`OptionSpec.required`): the parser refused a command line without them.
+        guard let name = values["name"], let email = values["email"] else {
+            throw UsageError(message: "'userctl add' needs --name and --email", command: "add")
+        }
         var args: [String: JSONValue] = ["name": .string(name), "email": .string(email)]
         if let avatar = values["avatar-url"] { args["avatar_url"] = .string(avatar) }
         let result = try await context.client.send(screen: "session", action: "add_user", args: args)
@@ -180,7 +182,8 @@ enum Commands {
     }
 
     static func remove(_ context: CommandContext) async throws {
-        let id = try await UserIDArgument.resolve(context.invocation.positionals[0], context.client)
+        let id = try await UserIDArgument.resolve(context.invocation.positionals[0], context.client,
+                                                  minimumPrefix: UserIDArgument.destructiveMinimum, action: "remove a user")
         try await context.client.send(screen: "session", action: "remove_user", args: ["id": .string(id)])
         if context.json { print(JSONValue.object(["removed": .string(id)]).description) } else { print("removed \(id)") }
     }

@@ -3,8 +3,8 @@ import Foundation
 /// Every command userctl knows, with the text its `--help` prints.
 enum Help {
     static let commands: [CommandSpec] = [
-        CommandSpec(name: "list", positionals: [], options: [
-            OptionSpec(name: "page-size", value: "N", help: "print at most N users (loading pages as needed)"),
+        CommandSpec(name: "list", aliases: ["ls"], positionals: [], options: [
+            OptionSpec(name: "page-size", value: "N", help: "print at most N users (loading pages as needed)", short: "n"),
             OptionSpec(name: "all", value: nil, help: "print every user, streamed page by page from the daemon's store"),
             OptionSpec(name: "search", value: "TEXT", help: "only users whose name or email contains TEXT (ignoring case and accents)"),
             OptionSpec(name: "quiet", value: nil, help: "no progress on stderr (with --all)"),
@@ -15,11 +15,13 @@ enum Help {
                     details: "Renames the user in one step, without moving any screen of the session.\n" + idDetails
                         + "\nExits 65 when the name is invalid or the id unknown or ambiguous, 75 on a conflict."),
         CommandSpec(name: "add", positionals: [], options: [
-            OptionSpec(name: "name", value: "NAME", help: "full name (required)"),
-            OptionSpec(name: "email", value: "EMAIL", help: "email address (required)"),
+            OptionSpec(name: "name", value: "NAME", help: "full name (required)", required: true),
+            OptionSpec(name: "email", value: "EMAIL", help: "email address (required)", required: true),
             OptionSpec(name: "avatar-url", value: "URL", help: "avatar image URL"),
         ], summary: "add a user", details: "Prints the new user (with --json, as a JSON object).\nExits 65 when a field is invalid or the email is already another user's (retrying cannot help)."),
-        CommandSpec(name: "remove", positionals: ["ID"], options: [], summary: "remove a user", details: "Removes the user with this id.\n" + idDetails),
+        CommandSpec(name: "remove", aliases: ["rm", "delete"], positionals: ["ID"], options: [], summary: "remove a user",
+                    details: "Removes the user with this id or email.\n" + idDetails + "\nA start of an id must have at least "
+                        + "\(UserIDArgument.destructiveMinimum) characters here, as git asks for."),
         CommandSpec(name: "import", positionals: ["FILE"], options: [
             OptionSpec(name: "quiet", value: nil, help: "no progress on stderr"),
         ], summary: "import users from a JSON file",
@@ -132,7 +134,8 @@ enum Help {
     ]
 
     /// How a command's ID argument may be given.
-    static let idDetails = "ID is the user's whole id or a unique start of it (hex digits; case and hyphens do not matter);\na start that several users share exits 65 and lists them."
+    static let idDetails = "ID is the user's whole id, a unique start of it (hex digits; case and hyphens do not matter),\n"
+        + "or the user's email; a start that several users share exits 65 and lists them."
 
     /// Commands that need no daemon.
     static let offline: Set<String> = ["help", "completion"]
@@ -150,7 +153,8 @@ enum Help {
 
         """
         for command in commands {
-            text += "  " + command.name.padding(toLength: 12, withPad: " ", startingAt: 0) + command.summary + "\n"
+            let also = command.aliases.isEmpty ? "" : " (also: \(command.aliases.joined(separator: ", ")))"
+            text += "  " + command.name.padding(toLength: 12, withPad: " ", startingAt: 0) + command.summary + also + "\n"
         }
         text += "\nglobal options:\n"
         text += options(Arguments.globals)
@@ -201,15 +205,18 @@ enum Help {
         if !spec.options.isEmpty {
             text += "\noptions:\n" + options(spec.options)
         }
-        text += "\nglobal options:\n" + options(Arguments.globals)
-        text += "\nExit status: see 'userctl --help'.\n"
+        if !spec.aliases.isEmpty { text += "\nAlso spelled: \(spec.aliases.map { "userctl \($0)" }.joined(separator: ", ")).\n" }
+        // The global options are the same for every command: named here, described once in --help.
+        text += "\nGlobal options (" + Arguments.globals.map { option in
+            "--\(option.name)" + (option.short.map { " (-\($0))" } ?? "")
+        }.joined(separator: ", ") + ") and exit status: see 'userctl --help'.\n"
         return text
     }
 
     private static func options(_ options: [OptionSpec]) -> String {
         options.map { option in
-            let left = "--\(option.name)" + (option.value.map { " " + $0 } ?? "")
-            return "  " + left.padding(toLength: 18, withPad: " ", startingAt: 0) + option.help + "\n"
+            let left = (option.short.map { "-\($0), " } ?? "") + option.spelled
+            return "  " + left.padding(toLength: 20, withPad: " ", startingAt: 0) + option.help + "\n"
         }.joined()
     }
 }

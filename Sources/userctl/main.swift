@@ -8,7 +8,7 @@ import UserListClient
 signal(SIGPIPE, SIG_IGN)
 
 /// Whether errors are JSON: `--json` anywhere before `--`, even on a command line that does not parse.
-let errorsAsJSON = CommandLine.arguments.dropFirst().prefix { $0 != "--" }.contains { $0 == "--json" }
+let errorsAsJSON = CommandLine.arguments.dropFirst().prefix { $0 != "--" }.contains { $0 == "--json" || $0 == "-j" }
 
 func fail(_ code: ExitCode, _ message: String) -> Never {
     fail(CommandFailure(code, message))
@@ -18,6 +18,11 @@ func fail(_ code: ExitCode, _ message: String) -> Never {
 func fail(_ failure: CommandFailure) -> Never {
     if errorsAsJSON { Console.errJSON(failure.json) } else { Console.err("userctl: \(failure.message)") }
     exit(failure.code.rawValue)
+}
+
+// The completion scripts' helper: quiet, no daemon started (see `CompletionCandidates`).
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == CompletionCandidates.command {
+    await CompletionCandidates.run(Array(CommandLine.arguments.dropFirst(2)))
 }
 
 let invocation: Invocation
@@ -40,8 +45,9 @@ if invocation.help || invocation.command == "help" {
     // `userctl help rename`, `userctl rename --help` and `userctl help --help` all work.
     let topic = invocation.command == "help" ? invocation.positionals.first : invocation.command
     if let topic {
-        guard let spec = Help.commands.first(where: { $0.name == topic }) else {
-            let guess = Suggestions.closest(to: topic, among: Help.commands.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
+        guard let spec = Help.commands.first(where: { $0.isNamed(topic) }) else {
+            let names = Help.commands.flatMap { [$0.name] + $0.aliases }
+            let guess = Suggestions.closest(to: topic, among: names).map { "; did you mean '\($0)'?" } ?? ""
             fail(.usage, "no help for '\(topic)': it is not a command\(guess)\n(see 'userctl --help')")
         }
         print(Help.command(spec), terminator: "")

@@ -70,7 +70,7 @@ struct UserctlCLIProcessTests {
         let zsh = try Self.userctl(["completion", "zsh"])
         #expect(zsh.status == 0 && zsh.stdout.hasPrefix("#compdef userctl") && zsh.stdout.contains("'sessions:list the daemon"))
         let fish = try Self.userctl(["completion", "fish"])
-        #expect(fish.status == 0 && fish.stdout.contains("complete -c userctl -n '__fish_seen_subcommand_from list' -l page-size -r"))
+        #expect(fish.status == 0 && fish.stdout.contains("complete -c userctl -n '__fish_seen_subcommand_from list ls' -l page-size -r"))
         let other = try Self.userctl(["completion", "tcsh"])
         #expect(other.status == 64 && other.stderr.contains("shells: bash, zsh, fish"))
     }
