@@ -60,7 +60,8 @@ enum Arguments {
     static let globals: [OptionSpec] = [
         OptionSpec(name: "socket", value: "PATH", help: "talk to the daemon at PATH (else $USERLISTD_SOCKET, the system socket, the per-user socket)"),
         OptionSpec(name: "session", value: "KEY", help: "attach to session KEY (two terminals with the same key mirror each other)"),
-        OptionSpec(name: "json", value: nil, help: "machine-readable output; errors as one JSON object on stderr", short: "j"),
+        OptionSpec(name: "json", value: nil, help: "machine-readable output; errors as one JSON object on stderr",
+                   short: "j"),
         OptionSpec(name: "no-spawn", value: nil, help: "do not start a per-user userlistd when none answers"),
         OptionSpec(name: "no-mouse", value: nil, help: "the interactive screen leaves the mouse to the terminal"),
         OptionSpec(name: "help", value: nil, help: "show help (also: userctl help [COMMAND])"),
@@ -84,13 +85,14 @@ enum Arguments {
                 let known = globals + (spec?.options ?? [])
                 guard let option = known.first(where: { $0.short == letter }) else {
                     let shorts = known.compactMap { $0.short.map { "-\($0)" } }.joined(separator: ", ")
-                    throw UsageError(message: "unknown option '\(argument)'\(shorts.isEmpty ? "" : " (one-letter options: \(shorts))")"
-                                     + "; long options are spelled with two dashes, e.g. --json", command: spec?.name)
+                    let listed = shorts.isEmpty ? "" : " (one-letter options: \(shorts))"
+                    throw UsageError(message: "unknown option '\(argument)'\(listed); long options are spelled "
+                                     + "with two dashes, e.g. --json", command: spec?.name)
                 }
                 let rest = argument.dropFirst(2)
                 if !rest.isEmpty && option.value == nil {
-                    throw UsageError(message: "option '-\(letter)' takes no value (write one-letter options apart: -j -n 5)",
-                                     command: spec?.name)
+                    throw UsageError(message: "option '-\(letter)' takes no value (write one-letter options apart: "
+                                     + "-j -n 5)", command: spec?.name)
                 }
                 argument = "--\(option.name)" + (rest.isEmpty ? "" : "=" + rest)
             }

@@ -183,7 +183,8 @@ enum Commands {
 
     static func remove(_ context: CommandContext) async throws {
         let id = try await UserIDArgument.resolve(context.invocation.positionals[0], context.client,
-                                                  minimumPrefix: UserIDArgument.destructiveMinimum, action: "remove a user")
+                                                  minimumPrefix: UserIDArgument.destructiveMinimum,
+                                                  action: "remove a user")
         try await context.client.send(screen: "session", action: "remove_user", args: ["id": .string(id)])
         if context.json { print(JSONValue.object(["removed": .string(id)]).description) } else { print("removed \(id)") }
     }
@@ -201,7 +202,8 @@ enum Commands {
         do {
             result = try await context.client.send(screen: "session", action: action) ?? .null
         } catch let error as ClientError where error.serverCode == .forbidden {
-            throw CommandFailure(error, forbiddenText(action == "status" ? "the daemon's status" : "its sessions", error.message))
+            let what = action == "status" ? "the daemon's status" : "its sessions"
+            throw CommandFailure(error, forbiddenText(what, error.message))
         }
         if context.json {
             print(result.description)
@@ -213,9 +215,11 @@ enum Commands {
             let socket = context.client.configuration.socketPath
             let daemon = DaemonLocator().describe(socket: socket, pid: result["pid"]?.int64Value.map(Int.init))
             // The store's count: one page of one user (read-only sessions may ask; status is for admins).
-            let page = try? await context.client.send(screen: "session", action: "export_page", args: ["limit": .int(1)])
+            let page = try? await context.client.send(screen: "session", action: "export_page",
+                                                      args: ["limit": .int(1)])
             let users = page?["total_count"]?.int64Value.map(Int.init)
-            print(Introspect.statusTable(result, daemon: daemon, socket: socket, users: users).render(style: context.style))
+            let table = Introspect.statusTable(result, daemon: daemon, socket: socket, users: users)
+            print(table.render(style: context.style))
         }
     }
 
@@ -291,7 +295,10 @@ enum Commands {
         for item in found {
             if context.json {
                 var payload = item.json
-                if !complete, case .object(var fields) = payload { fields["complete"] = false; payload = .object(fields) }
+                if !complete, case .object(var fields) = payload {
+                    fields["complete"] = false
+                    payload = .object(fields)
+                }
                 print(JSONValue.object(["screen": "session", "name": "imported", "payload": payload]).description)
             } else {
                 print("\(context.style.dim(timestamp())) \(context.style.bold("import ")) \(item.text)\(more)")

@@ -24,7 +24,8 @@ enum Completion {
     }
     /// Options that take a value, whose next word is that value and not a command.
     private static var valued: [String] {
-        Array(Set((Arguments.globals + commands.flatMap(\.options)).filter { $0.value != nil }.map { "--" + $0.name })).sorted()
+        let options = (Arguments.globals + commands.flatMap(\.options)).filter { $0.value != nil }
+        return Array(Set(options.map { "--" + $0.name })).sorted()
     }
 
     static var bash: String {
@@ -88,7 +89,8 @@ enum Completion {
             if command.name == "completion" { extra = " '1:shell:(\(shells.joined(separator: " ")))'" }
             if command.name == "import" { extra = " '1:file:_files'" }
             if takingUsers.contains(where: { $0.name == command.name }) { extra = " '1:user:_userctl_users'" }
-            cases += "        (\(([command.name] + command.aliases).joined(separator: "|"))) _arguments \(options)\(extra) ;;\n"
+            let pattern = ([command.name] + command.aliases).joined(separator: "|")
+            cases += "        (\(pattern)) _arguments \(options)\(extra) ;;\n"
         }
         return """
         #compdef userctl
@@ -121,10 +123,13 @@ enum Completion {
         for command in commands {
             let spellings = ([command.name] + command.aliases).joined(separator: " ")
             for name in [command.name] + command.aliases {
-                lines.append("complete -c userctl -n 'not __fish_seen_subcommand_from \(names)' -a \(name) -d '\(fishEscaped(command.summary))'")
+                lines.append("complete -c userctl -n 'not __fish_seen_subcommand_from \(names)' -a \(name) "
+                             + "-d '\(fishEscaped(command.summary))'")
             }
             for option in command.options {
-                lines.append("complete -c userctl -n '__fish_seen_subcommand_from \(spellings)' -l \(option.name)\(option.value == nil ? "" : " -r") -d '\(fishEscaped(option.help))'")
+                let takes = option.value == nil ? "" : " -r"
+                lines.append("complete -c userctl -n '__fish_seen_subcommand_from \(spellings)' "
+                             + "-l \(option.name)\(takes) -d '\(fishEscaped(option.help))'")
             }
         }
         let userCommands = takingUsers.flatMap { [$0.name] + $0.aliases }.joined(separator: " ")

@@ -16,8 +16,9 @@ enum CompletionCandidates {
         let word = arguments.first { !$0.hasPrefix("--") } ?? ""
         let socket = arguments.firstIndex(of: "--socket").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
         guard let path = try? DaemonLocator().locate(explicit: socket, spawn: false) else { exit(0) }
-        var configuration = ClientConfiguration(socketPath: path, sessionKey: "userctl-complete-\(UInt32.random(in: 0...UInt32.max))",
-                                                clientName: "userctl", clientBuild: "0.1")
+        let key = "userctl-complete-\(UInt32.random(in: 0...UInt32.max))"
+        var configuration = ClientConfiguration(socketPath: path, sessionKey: key, clientName: "userctl",
+                                                clientBuild: "0.1")
         configuration.reconnect = .never
         configuration.handshakeTimeout = .seconds(2)
         configuration.replyTimeout = .seconds(2)

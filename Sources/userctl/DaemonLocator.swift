@@ -78,7 +78,8 @@ struct DaemonLocator {
         let tried = [Self.systemSocket, socket].reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
         let looked = "no userlistd answers at \(tried.joined(separator: " or "))"
         guard spawn else {
-            throw CommandFailure(.unavailable, "\(looked) (and --no-spawn was given; start one, or name it with --socket)")
+            throw CommandFailure(.unavailable, "\(looked) (and --no-spawn was given; start one, or name it with "
+                                 + "--socket)")
         }
         if let asked = environment["USERLISTD_SAMPLE_DATA"], !asked.isEmpty, (Int(asked) ?? -1) < 0 {
             throw CommandFailure(.usage, "USERLISTD_SAMPLE_DATA must be a whole number of sample users, not '\(asked)'")
@@ -106,7 +107,8 @@ struct DaemonLocator {
     /// `looked`: where nothing answered, said before what was started instead.
     func start(socket: String, stateDirectory: String, looked: String) throws(CommandFailure) {
         guard let executable = findDaemonExecutable() else {
-            throw CommandFailure(.unavailable, "\(looked), and no userlistd executable was found next to userctl or on PATH to start one")
+            throw CommandFailure(.unavailable, "\(looked), and no userlistd executable was found next to userctl "
+                                 + "or on PATH to start one")
         }
         try? FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let log = "\(stateDirectory)/userlistd.log"
@@ -119,7 +121,8 @@ struct DaemonLocator {
             if answers(socket) {
                 let samples = sampleData.map { ", \(Plural.users($0)) of sample data if it was empty" } ?? ""
                 Console.err("userctl: \(looked); started a private userlistd (pid \(pid)) on \(socket), "
-                            + "its store \(database)\(samples) (log: \(log); stop it: kill \(pid); --no-spawn never starts one)")
+                            + "its store \(database)\(samples) (log: \(log); stop it: kill \(pid); "
+                            + "--no-spawn never starts one)")
                 return
             }
             var status: Int32 = 0

@@ -4,11 +4,18 @@ import Foundation
 enum Help {
     static let commands: [CommandSpec] = [
         CommandSpec(name: "list", aliases: ["ls"], positionals: [], options: [
-            OptionSpec(name: "page-size", value: "N", help: "print at most N users (loading pages as needed)", short: "n"),
+            OptionSpec(name: "page-size", value: "N", help: "print at most N users (loading pages as needed)",
+                       short: "n"),
             OptionSpec(name: "all", value: nil, help: "print every user, streamed page by page from the daemon's store"),
             OptionSpec(name: "search", value: "TEXT", help: "only users whose name or email contains TEXT (ignoring case and accents)"),
             OptionSpec(name: "quiet", value: nil, help: "no progress on stderr (with --all)"),
-        ], summary: "list users", details: "Prints the first 50 users (or N, or all), read from the daemon's store 1,000 at a time and paced\nunder its rate limit, so any N works. With --json: one JSON array of user objects.\nWith --all the table's column widths come from the first 1,000 users.\nOn a terminal long names and emails are cut to fit (…) and a count ends the table; to a pipe\nor a file nothing is cut, there is no colour, and the count goes to stderr."),
+        ], summary: "list users", details: """
+                    Prints the first 50 users (or N, or all), read from the daemon's store 1,000 at a time and paced
+                    under its rate limit, so any N works. With --json: one JSON array of user objects.
+                    With --all the table's column widths come from the first 1,000 users.
+                    On a terminal long names and emails are cut to fit (…) and a count ends the table; to a pipe
+                    or a file nothing is cut, there is no colour, and the count goes to stderr.
+                    """),
         CommandSpec(name: "show", positionals: ["ID"], options: [], summary: "show one user",
                     details: "Prints the user. With --json: one JSON object.\n" + idDetails),
         CommandSpec(name: "rename", positionals: ["ID", "NAME"], options: [], summary: "rename a user",
@@ -19,8 +26,10 @@ enum Help {
             OptionSpec(name: "email", value: "EMAIL", help: "email address (required)", required: true),
             OptionSpec(name: "avatar-url", value: "URL", help: "avatar image URL"),
         ], summary: "add a user", details: "Prints the new user (with --json, as a JSON object).\nExits 65 when a field is invalid or the email is already another user's (retrying cannot help)."),
-        CommandSpec(name: "remove", aliases: ["rm", "delete"], positionals: ["ID"], options: [], summary: "remove a user",
-                    details: "Removes the user with this id or email.\n" + idDetails + "\nA start of an id must have at least "
+        CommandSpec(name: "remove", aliases: ["rm", "delete"], positionals: ["ID"], options: [],
+                    summary: "remove a user",
+                    details: "Removes the user with this id or email.\n" + idDetails
+                        + "\nA start of an id must have at least "
                         + "\(UserIDArgument.destructiveMinimum) characters here, as git asks for."),
         CommandSpec(name: "import", positionals: ["FILE"], options: [
             OptionSpec(name: "quiet", value: nil, help: "no progress on stderr"),
@@ -134,7 +143,8 @@ enum Help {
     ]
 
     /// How a command's ID argument may be given.
-    static let idDetails = "ID is the user's whole id, a unique start of it (hex digits; case and hyphens do not matter),\n"
+    static let idDetails = "ID is the user's whole id, a unique start of it (hex digits; case and hyphens do not "
+        + "matter),\n"
         + "or the user's email; a start that several users share exits 65 and lists them."
 
     /// Commands that need no daemon.
@@ -154,7 +164,8 @@ enum Help {
         """
         for command in commands {
             let also = command.aliases.isEmpty ? "" : " (also: \(command.aliases.joined(separator: ", ")))"
-            text += "  " + command.name.padding(toLength: 12, withPad: " ", startingAt: 0) + command.summary + also + "\n"
+            text += "  " + command.name.padding(toLength: 12, withPad: " ", startingAt: 0) + command.summary + also
+                + "\n"
         }
         text += "\nglobal options:\n"
         text += options(Arguments.globals)
@@ -205,7 +216,9 @@ enum Help {
         if !spec.options.isEmpty {
             text += "\noptions:\n" + options(spec.options)
         }
-        if !spec.aliases.isEmpty { text += "\nAlso spelled: \(spec.aliases.map { "userctl \($0)" }.joined(separator: ", ")).\n" }
+        if !spec.aliases.isEmpty {
+            text += "\nAlso spelled: \(spec.aliases.map { "userctl \($0)" }.joined(separator: ", ")).\n"
+        }
         // The global options are the same for every command: named here, described once in --help.
         text += "\nGlobal options (" + Arguments.globals.map { option in
             "--\(option.name)" + (option.short.map { " (-\($0))" } ?? "")

@@ -20,7 +20,8 @@ enum UserIDArgument {
         if text.contains("@") { return try await byEmail(text, client) }
         let digits = text.filter { $0 != "-" }
         guard !digits.isEmpty, digits.count <= 32, digits.allSatisfy({ $0.isHexDigit && $0.isASCII }) else {
-            throw CommandFailure(.dataError, "'\(text)' is not a user id or an email: ids are hex digits (like 4f1c2a9e-…), "
+            throw CommandFailure(.dataError, "'\(text)' is not a user id or an email: ids are hex digits "
+                                 + "(like 4f1c2a9e-…), "
                                  + "and the start of one names the user")
         }
         guard digits.count >= minimumPrefix else {

@@ -45,7 +45,8 @@ struct ConventionsProcessTests {
         #expect(try Self.users(socket).count == 10)
 
         let help = try Self.userctl(["--help"])
-        #expect(help.stdout.contains("list users (also: ls)") && help.stdout.contains("remove a user (also: rm, delete)"),
+        #expect(help.stdout.contains("list users (also: ls)")
+                && help.stdout.contains("remove a user (also: rm, delete)"),
                 "\(help.stdout)")
         #expect(help.stdout.contains("-j, --json") && help.stdout.contains("machine-readable"), "\(help.stdout)")
         let deleteHelp = try Self.userctl(["help", "delete"])
@@ -64,11 +65,13 @@ struct ConventionsProcessTests {
         let rename = try Self.userctl(socket + ["rename", all[1].email, "Named By Email"])
         #expect(rename.status == 0 && rename.stdout.contains(all[1].id), "\(rename)")
         let nobody = try Self.userctl(socket + ["show", "nobody@nowhere.example"])
-        #expect(nobody.status == 65 && nobody.stderr == "userctl: no user has the email nobody@nowhere.example\n", "\(nobody)")
+        #expect(nobody.status == 65 && nobody.stderr == "userctl: no user has the email nobody@nowhere.example\n",
+                "\(nobody)")
 
         let short = try Self.userctl(socket + ["remove", String(all[2].id.prefix(3))])
         #expect(short.status == 64, "\(short)")
-        #expect(short.stderr.contains("too short a start of an id to remove a user: give at least 4 characters"), "\(short)")
+        #expect(short.stderr.contains("too short a start of an id to remove a user: give at least 4 characters"),
+                "\(short)")
         #expect(try Self.users(socket).count == 12, "nothing was removed")
         let byEmail = try Self.userctl(socket + ["remove", all[2].email])
         #expect(byEmail.status == 0 && byEmail.stdout == "removed \(all[2].id)\n", "\(byEmail)")
@@ -76,13 +79,17 @@ struct ConventionsProcessTests {
 
     @Test func usageShowsWhatIsRequiredAndHelpKeepsToTheCommand() throws {
         let add = try Self.userctl(["add", "--help"])
-        #expect(add.stdout.hasPrefix("usage: userctl add --name NAME --email EMAIL [--avatar-url URL]\n"), "\(add.stdout)")
+        #expect(add.stdout.hasPrefix("usage: userctl add --name NAME --email EMAIL [--avatar-url URL]\n"),
+                "\(add.stdout)")
         // A socket nobody listens on: were the option not checked first, no daemon would be started for it.
         let missing = try Self.userctl(["--socket", "/nonexistent/userlistd.sock", "add", "--name", "Only A Name"])
-        #expect(missing.status == 64 && missing.stderr.hasPrefix("userctl: 'userctl add' needs --email EMAIL"), "\(missing)")
+        #expect(missing.status == 64 && missing.stderr.hasPrefix("userctl: 'userctl add' needs --email EMAIL"),
+                "\(missing)")
         let rename = try Self.userctl(["rename", "--help"])
-        #expect(!rename.stdout.contains("leaves the mouse to the terminal"), "no global option described again: \(rename.stdout)")
-        #expect(rename.stdout.contains("--json (-j)") && rename.stdout.contains("see 'userctl --help'"), "\(rename.stdout)")
+        #expect(!rename.stdout.contains("leaves the mouse to the terminal"),
+                "no global option described again: \(rename.stdout)")
+        #expect(rename.stdout.contains("--json (-j)") && rename.stdout.contains("see 'userctl --help'"),
+                "\(rename.stdout)")
     }
 
     /// The bash script, run by bash with the built userctl first on PATH: what Tab offers.
@@ -118,7 +125,8 @@ struct ConventionsProcessTests {
         defer { daemon.tearDown() }
         let socket = ["--socket", daemon.socketPath]
         let user = try #require(try Self.users(socket).first)
-        let byEmail = try Self.bashCompletes(["userctl", "--socket", daemon.socketPath, "show", String(user.email.prefix(4))],
+        let byEmail = try Self.bashCompletes(["userctl", "--socket", daemon.socketPath, "show",
+                                              String(user.email.prefix(4))],
                                              products: products)
         #expect(byEmail.contains(user.email), "\(byEmail)")
         let byID = try Self.bashCompletes(["userctl", "--socket", daemon.socketPath, "rm", String(user.id.prefix(5))],

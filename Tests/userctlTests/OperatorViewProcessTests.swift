@@ -92,8 +92,10 @@ struct OperatorViewProcessTests {
         }
 
         let json = try UserctlCommandTests.userctl(socket + ["sessions", "--json"])
-        let row = try #require(try JSONValue(parsing: json.stdout).arrayValue?.first { $0["key"]?.stringValue == "drafting" })
-        #expect(row["user"]?.stringValue == me && row["screen"]?.stringValue == "user" && row["draft"]?.boolValue == true)
+        let all = try JSONValue(parsing: json.stdout).arrayValue ?? []
+        let row = try #require(all.first { $0["key"]?.stringValue == "drafting" })
+        #expect(row["user"]?.stringValue == me && row["screen"]?.stringValue == "user")
+        #expect(row["draft"]?.boolValue == true)
         #expect(row["user_open"]?.stringValue == id, "\(row)")
     }
 }

@@ -10,7 +10,8 @@ import UserListWire
 /// which daemon answered.
 @Suite(.childProcesses, .serialized, .timeLimit(.minutes(3)),
        .disabled(if: RealDaemon.skipReason != nil, "userlistd not built: swift build first"),
-       .disabled(if: UnixProbe.answers(path: DaemonLocator.systemSocket), "a system userlistd answers, and discovery uses it first"))
+       .disabled(if: UnixProbe.answers(path: DaemonLocator.systemSocket),
+                 "a system userlistd answers, and discovery uses it first"))
 struct PrivateDaemonProcessTests {
     /// A runtime directory and a data directory of the test's own, removed at the end, and
     /// every daemon userctl started in them stopped.
@@ -31,7 +32,8 @@ struct PrivateDaemonProcessTests {
 
         /// The pid in "started a private userlistd (pid N)", remembered to be stopped.
         func startedPID(_ stderr: String) -> pid_t? {
-            guard let range = stderr.range(of: #"started a private userlistd \(pid \d+\)"#, options: .regularExpression),
+            let pattern = #"started a private userlistd \(pid \d+\)"#
+            guard let range = stderr.range(of: pattern, options: .regularExpression),
                   let pid = pid_t(stderr[range].filter(\.isNumber)) else { return nil }
             started.append(pid)
             return pid
@@ -70,8 +72,10 @@ struct PrivateDaemonProcessTests {
         let status = try Self.userctl(["status"], home.environment)
         #expect(status.status == 0, "\(status.stderr)")
         let pid = try #require(home.startedPID(status.stderr), "\(status.stderr)")
-        #expect(status.stderr.contains(looked + "; started a private userlistd (pid \(pid)) on \(home.socket)"), "\(status.stderr)")
-        #expect(status.stderr.contains("\(home.base)/data/userlistd/users.sqlite3"), "says where its store is: \(status.stderr)")
+        #expect(status.stderr.contains(looked + "; started a private userlistd (pid \(pid)) on \(home.socket)"),
+                "\(status.stderr)")
+        #expect(status.stderr.contains("\(home.base)/data/userlistd/users.sqlite3"),
+                "says where its store is: \(status.stderr)")
         let daemonRow = status.stdout.split(separator: "\n").first { $0.hasPrefix("daemon ") }
         #expect(daemonRow?.contains("your private one (pid \(pid), \(home.socket)") == true, "\(status.stdout)")
 
@@ -92,7 +96,8 @@ struct PrivateDaemonProcessTests {
 
         let nonsense = home.environment.merging(["USERLISTD_SAMPLE_DATA": "lots"]) { $1 }
         let bad = try Self.userctl(["status"], nonsense)
-        #expect(bad.status == 64 && bad.stderr.contains("USERLISTD_SAMPLE_DATA must be a whole number"), "\(bad.stderr)")
+        #expect(bad.status == 64 && bad.stderr.contains("USERLISTD_SAMPLE_DATA must be a whole number"),
+                "\(bad.stderr)")
         #expect(home.startedPID(bad.stderr) == nil)
     }
 

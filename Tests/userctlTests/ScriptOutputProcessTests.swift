@@ -63,7 +63,8 @@ struct ScriptOutputProcessTests {
                     #expect(row?.contains(Self.longName) == true, "\(arguments): the whole row: \(run.stdout)")
                 }
                 #expect(!run.stdout.contains("…"), "\(arguments): nothing cut: \(run.stdout)")
-                let counts = run.stdout.split(separator: "\n").filter { $0.hasSuffix(" users") || $0.hasSuffix("--all)") }
+                let counts = run.stdout.split(separator: "\n")
+                    .filter { $0.hasSuffix(" users") || $0.hasSuffix("--all)") }
                 #expect(counts.isEmpty, "\(arguments): no count on stdout: \(run.stdout)")
                 #expect(!run.stdout.contains("\u{1B}"), "\(arguments): no colour")
                 #expect(run.stderr.contains(" users"), "\(arguments): the count goes to stderr: \(run.stderr)")
@@ -73,7 +74,8 @@ struct ScriptOutputProcessTests {
             #expect(two.stdout.split(separator: "\n").count == 3, "a header and two rows: \(two.stdout)")
             for arguments in [["status"], ["sessions"]] {
                 let run = try Self.userctl(socket + arguments)
-                #expect(run.status == 0 && !run.stdout.contains("\u{1B}") && !run.stdout.contains("…"), "\(arguments): \(run)")
+                #expect(run.status == 0 && !run.stdout.contains("\u{1B}") && !run.stdout.contains("…"),
+                        "\(arguments): \(run)")
             }
         }
     }
@@ -87,7 +89,8 @@ struct ScriptOutputProcessTests {
             #expect(run.stdout.contains("\u{1B}[1m"), "the header is bold: \(run.stdout.debugDescription)")
             for arguments in [["list"], ["list", "--all"], ["status"], ["sessions"], ["history"]] {
                 let plain = try Self.onTerminal(socket + arguments, environment: ["NO_COLOR": "1"])
-                #expect(plain.status == 0 && !plain.stdout.contains("\u{1B}["), "NO_COLOR: \(plain.stdout.debugDescription)")
+                #expect(plain.status == 0 && !plain.stdout.contains("\u{1B}["),
+                        "NO_COLOR: \(plain.stdout.debugDescription)")
             }
         }
     }

@@ -53,7 +53,8 @@ struct UserWordsProcessTests {
         #expect(error["code"]?.stringValue == "usage" && error["status"]?.int64Value == 64, "\(error)")
         #expect(error["message"]?.stringValue?.contains("unknown command 'frobnicate'") == true, "\(error)")
 
-        let unreachable = try UserctlCommandTests.userctl(["--json", "--socket", "/tmp/no-such-userlistd/sock", "status"])
+        let unreachable = try UserctlCommandTests.userctl(["--json", "--socket", "/tmp/no-such-userlistd/sock",
+                                                           "status"])
         #expect(unreachable.status == 69)
         #expect(try Self.jsonError(unreachable)["code"]?.stringValue == "unavailable")
 
@@ -62,7 +63,8 @@ struct UserWordsProcessTests {
         let invalid = try UserctlCommandTests.userctl(["--socket", daemon.socketPath, "add", "--name", " ",
                                                        "--email", "nobody@example.org", "--json"])
         #expect(invalid.status == 65 && invalid.stdout.isEmpty)
-        #expect(try Self.jsonError(invalid)["code"]?.stringValue == "validation", "the daemon's code: \(invalid.stderr)")
+        #expect(try Self.jsonError(invalid)["code"]?.stringValue == "validation",
+                "the daemon's code: \(invalid.stderr)")
     }
 
     @Test(.enabled(if: getuid() == 0, asRoot))
@@ -75,16 +77,19 @@ struct UserWordsProcessTests {
 
         let rename = try Self.asNobody(socket + ["rename", id, "Not Allowed"])
         #expect(rename.status == 77, "\(rename)")
-        #expect(rename.stderr.contains("renaming a user needs root or membership of the group 'userlistd'"), "\(rename.stderr)")
+        #expect(rename.stderr.contains("renaming a user needs root or membership of the group 'userlistd'"),
+                "\(rename.stderr)")
         #expect(rename.stderr.contains("Ask an admin: usermod -aG userlistd nobody"), "\(rename.stderr)")
         #expect(!rename.stderr.contains("rename_user"), "no intent names: \(rename.stderr)")
 
         let file = daemon.directory + "/one.json"
-        try #"[{"name":"Ada Denied","email":"ada.denied@example.org"}]"#.write(toFile: file, atomically: true, encoding: .utf8)
+        try #"[{"name":"Ada Denied","email":"ada.denied@example.org"}]"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
         chmod(file, 0o644)
         let imported = try Self.asNobody(socket + ["import", file])
         #expect(imported.status == 77, "\(imported)")
-        #expect(imported.stderr.contains("importing users needs") && imported.stderr.hasSuffix(" Nothing was imported.\n"),
+        #expect(imported.stderr.contains("importing users needs")
+                && imported.stderr.hasSuffix(" Nothing was imported.\n"),
                 "\(imported.stderr)")
         #expect(!imported.stderr.contains(".;") && !imported.stderr.contains("import_begin"), "\(imported.stderr)")
 
@@ -105,7 +110,8 @@ struct UserWordsProcessTests {
         defer { daemon.tearDown() }
         let run = try Self.asNobody(["--socket", daemon.socketPath, "status"])
         #expect(run.status == 69, "\(run)")
-        #expect(run.stderr.contains("permission denied: the socket is owned by root, group users, mode 0660"), "\(run.stderr)")
+        #expect(run.stderr.contains("permission denied: the socket is owned by root, group users, mode 0660"),
+                "\(run.stderr)")
         #expect(run.stderr.contains("Ask an admin: usermod -aG users nobody"), "\(run.stderr)")
     }
 }

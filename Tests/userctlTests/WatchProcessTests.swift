@@ -71,11 +71,14 @@ struct WatchProcessTests {
         let text = try Watcher(socket, directory: daemon.directory, name: "text")
         defer { text.stop() }
         // "connected" comes once the watch reads where the history stands and follows changes.
-        #expect(waitUntil { json.out.contains(#"{"connection":"connected"}"#) && text.err.contains("userctl: connected") },
+        #expect(waitUntil {
+                    json.out.contains(#"{"connection":"connected"}"#) && text.err.contains("userctl: connected")
+                },
                 "\(json.out) \(text.err)")
 
         let file = daemon.directory + "/one.json"
-        try #"[{"name":"Ada File","email":"ada.file@example.org"}]"#.write(toFile: file, atomically: true, encoding: .utf8)
+        try #"[{"name":"Ada File","email":"ada.file@example.org"}]"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
         #expect(try UserctlCommandTests.userctl(socket + ["import", file]).status == 0)
         #expect(waitUntil { text.out.contains("\(Self.me) imported 1 user (#") }, "text: \(text.out)")
         #expect(waitUntil { json.out.contains(#""name":"imported""#) }, "json: \(json.out)")
@@ -86,7 +89,8 @@ struct WatchProcessTests {
         #expect(event["payload"]?["user"]?.stringValue == Self.me)
         #expect(event["payload"]?["first_entry"]?.int64Value == event["payload"]?["last_entry"]?.int64Value)
 
-        let lines = "{\"name\":\"Bo Stdin\",\"email\":\"bo.stdin@example.org\"}\n{\"name\":\"Cy Stdin\",\"email\":\"cy@example.org\"}\n"
+        let lines = #"{"name":"Bo Stdin","email":"bo.stdin@example.org"}"# + "\n"
+            + #"{"name":"Cy Stdin","email":"cy@example.org"}"# + "\n"
         #expect(try Self.importFromStdin(socket, lines) == 0)
         #expect(waitUntil { text.out.contains("\(Self.me) imported 2 users (#") }, "text: \(text.out)")
         #expect(waitUntil { json.out.contains(#""count":2"#) }, "json: \(json.out)")

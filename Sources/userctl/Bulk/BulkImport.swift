@@ -90,7 +90,8 @@ enum BulkImport {
                     let read = value?["read"]?.int64Value.map(Int.init) ?? entries
                     return (read, value?["imported"]?.int64Value.map(Int.init) ?? read)
                 case .failure(let error as ClientError) where error.kind == .disconnected || error.kind == .timedOut:
-                    throw CommandFailure(error, "\(error.message) while the import was being applied: if the daemon had taken the commit, "
+                    throw CommandFailure(error, "\(error.message) while the import was being applied: "
+                                         + "if the daemon had taken the commit, "
                                          + "\(handedOver) (a restart finishes it); otherwise nothing was imported")
                 case .failure(let error as ClientError):
                     throw CommandFailure(error, nothingImported("\(path): \(error.message)"))
