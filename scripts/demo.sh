@@ -9,7 +9,8 @@ swift build --product userlistd
 swift build --product userctl
 userctl=$PWD/.build/debug/userctl
 # No --socket: the same discovery as a second terminal's plain `userctl` (system socket if it
-# answers, else the per-user socket, started here when nothing answers).
+# answers, else the per-user socket, started here when nothing answers). A daemon userctl starts
+# has an empty store unless asked: the demo asks for 5,000 sample users (used only for an empty store).
 USERLISTD_SAMPLE_DATA=5000 "$userctl" status
 cat >&2 <<MSG
 

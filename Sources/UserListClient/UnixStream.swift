@@ -30,6 +30,9 @@ struct UnixStream: Sendable {
         guard result == 0 else {
             let code = errno
             Glibc.close(fd)
+            if code == EACCES {
+                throw ClientError(.unreachable, "cannot connect to \(path): \(SocketAccessHint.text(for: path))")
+            }
             throw ClientError(.unreachable, "cannot connect to \(path): \(notASocket(path) ?? String(cString: strerror(code)) + nobodyListening(code))")
         }
         return UnixStream(fd: fd)

@@ -12,10 +12,19 @@ struct OptionSpec: Sendable {
     /// `nil` for a flag; otherwise the value's placeholder in help ("N", "TEXT").
     let value: String?
     let help: String
+    /// A one-letter spelling (`-n` for `--page-size`), as scripts and fingers expect.
+    var short: Character? = nil
+    /// The command cannot run without it: its usage line shows it without brackets.
+    var required = false
+
+    /// "--page-size N", as usage lines write it.
+    var spelled: String { "--\(name)" + (value.map { " " + $0 } ?? "") }
 }
 
 struct CommandSpec: Sendable {
     let name: String
+    /// Other names for the command (`ls` for `list`), listed in help.
+    var aliases: [String] = []
     let positionals: [String]
     /// Positionals that may be left out (after the required ones), e.g. `help [COMMAND]`.
     var optionalPositionals: [String] = []
@@ -25,11 +34,15 @@ struct CommandSpec: Sendable {
 
     var usage: String {
         var parts = ["userctl", name]
-        parts += options.map { "[--\($0.name)\($0.value.map { " " + $0 } ?? "")]" }
+        parts += options.filter(\.required).map(\.spelled)
+        parts += options.filter { !$0.required }.map { "[\($0.spelled)]" }
         parts += positionals
         parts += optionalPositionals.map { "[\($0)]" }
         return parts.joined(separator: " ")
     }
+
+    /// Whether `word` names this command (its name or an alias).
+    func isNamed(_ word: String) -> Bool { name == word || aliases.contains(word) }
 }
 
 struct Invocation: Equatable {
@@ -47,7 +60,8 @@ enum Arguments {
     static let globals: [OptionSpec] = [
         OptionSpec(name: "socket", value: "PATH", help: "talk to the daemon at PATH (else $USERLISTD_SOCKET, the system socket, the per-user socket)"),
         OptionSpec(name: "session", value: "KEY", help: "attach to session KEY (two terminals with the same key mirror each other)"),
-        OptionSpec(name: "json", value: nil, help: "machine-readable output"),
+        OptionSpec(name: "json", value: nil, help: "machine-readable output; errors as one JSON object on stderr",
+                   short: "j"),
         OptionSpec(name: "no-spawn", value: nil, help: "do not start a per-user userlistd when none answers"),
         OptionSpec(name: "no-mouse", value: nil, help: "the interactive screen leaves the mouse to the terminal"),
         OptionSpec(name: "help", value: nil, help: "show help (also: userctl help [COMMAND])"),
@@ -60,10 +74,28 @@ enum Arguments {
         var index = 0
         var onlyPositionals = false
         while index < arguments.count {
-            let argument = arguments[index]
+            var argument = arguments[index]
             index += 1
             if !onlyPositionals && argument == "--" { onlyPositionals = true; continue }
             if !onlyPositionals && (argument == "-h") { invocation.help = true; continue }
+            // `-n 20`, `-n20`, `-j`: a one-letter option is its long form under another name.
+            if !onlyPositionals, argument.count >= 2, argument.hasPrefix("-"), !argument.hasPrefix("--"),
+               !(argument.dropFirst().first?.isNumber ?? false) {
+                let letter = argument.dropFirst().first!
+                let known = globals + (spec?.options ?? [])
+                guard let option = known.first(where: { $0.short == letter }) else {
+                    let shorts = known.compactMap { $0.short.map { "-\($0)" } }.joined(separator: ", ")
+                    let listed = shorts.isEmpty ? "" : " (one-letter options: \(shorts))"
+                    throw UsageError(message: "unknown option '\(argument)'\(listed); long options are spelled "
+                                     + "with two dashes, e.g. --json", command: spec?.name)
+                }
+                let rest = argument.dropFirst(2)
+                if !rest.isEmpty && option.value == nil {
+                    throw UsageError(message: "option '-\(letter)' takes no value (write one-letter options apart: "
+                                     + "-j -n 5)", command: spec?.name)
+                }
+                argument = "--\(option.name)" + (rest.isEmpty ? "" : "=" + rest)
+            }
             if !onlyPositionals && argument.hasPrefix("--") {
                 var name = String(argument.dropFirst(2))
                 var inlineValue: String?
@@ -106,14 +138,11 @@ enum Arguments {
                 }
                 continue
             }
-            if !onlyPositionals && argument.hasPrefix("-") && argument.count > 1 {
-                throw UsageError(message: "unknown option '\(argument)' (options are spelled with two dashes, e.g. --json)", command: spec?.name)
-            }
             if spec == nil {
-                guard let found = commands.first(where: { $0.name == argument }) else {
-                    let names = commands.map(\.name)
+                guard let found = commands.first(where: { $0.isNamed(argument) }) else {
+                    let names = commands.flatMap { [$0.name] + $0.aliases }
                     let guess = Suggestions.closest(to: argument, among: names).map { "; did you mean '\($0)'?" }
-                        ?? "; commands: \(names.joined(separator: ", "))"
+                        ?? "; commands: \(commands.map(\.name).joined(separator: ", "))"
                     throw UsageError(message: "unknown command '\(argument)'\(guess)", command: nil)
                 }
                 spec = found
@@ -123,6 +152,9 @@ enum Arguments {
             invocation.positionals.append(argument)
         }
         if let spec, !invocation.help {
+            if let missing = spec.options.first(where: { $0.required && invocation.values[$0.name] == nil }) {
+                throw UsageError(message: "'userctl \(spec.name)' needs \(missing.spelled)", command: spec.name)
+            }
             if invocation.positionals.count < spec.positionals.count {
                 let missing = spec.positionals[invocation.positionals.count...].joined(separator: " ")
                 throw UsageError(message: "'userctl \(spec.name)' needs \(missing)", command: spec.name)

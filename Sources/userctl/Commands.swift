@@ -10,6 +10,16 @@ struct CommandContext {
     let style: Style
 
     var json: Bool { invocation.json }
+
+    /// Whether stdout is a terminal: tables then fit the screen and end with a count; for a
+    /// pipe or a file they never cut a value, and the count goes to stderr.
+    var terminal: Bool { isatty(1) == 1 }
+
+    /// A table's closing count ("3 of 27 users (more: --all)"): the last line on a terminal,
+    /// on stderr otherwise, so that stdout holds nothing but the rows a script reads.
+    func footer(_ text: String) {
+        if terminal { print(style.dim(text)) } else if !json { Console.err(text) }
+    }
 }
 
 /// Bold and dim only when stdout is a terminal and NO_COLOR is unset. The styles are markers
@@ -83,25 +93,15 @@ enum Commands {
             printJSONArray(shown.map(\.json))
             return
         }
-        printTable(shown, style: context.style)
+        print(tableText(shown, style: context.style, shorten: context.terminal))
         let total = first.totalCount.map { " of \($0)" } ?? ""
-        print(context.style.dim((total.isEmpty ? Plural.users(shown.count) : "\(shown.count)\(total) users") + (first.hasMore ? " (more: --all)" : "")))
+        context.footer((total.isEmpty ? Plural.users(shown.count) : "\(shown.count)\(total) users")
+                       + (first.hasMore ? " (more: --all)" : ""))
     }
 
-    static func printTable(_ users: [UserRow], style: Style) {
-        print(tableText(users, style: style))
-    }
-
-    /// The users as aligned NAME EMAIL ID columns, names and emails escaped (`TerminalText`).
-    static func tableText(_ users: [UserRow], style: Style) -> String {
-        let nameWidth = min(32, max(4, users.map { DisplayWidth.of(DisplayWidth.sanitized($0.name)) }.max() ?? 4))
-        let emailWidth = min(36, max(5, users.map { DisplayWidth.of(DisplayWidth.sanitized($0.email)) }.max() ?? 5))
-        var lines = [style.bold(DisplayWidth.pad("NAME", to: nameWidth) + "  " + DisplayWidth.pad("EMAIL", to: emailWidth) + "  ID")]
-        for user in users {
-            lines.append(DisplayWidth.pad(DisplayWidth.sanitized(user.name), to: nameWidth) + "  "
-                         + DisplayWidth.pad(DisplayWidth.sanitized(user.email), to: emailWidth) + "  " + user.id)
-        }
-        return lines.joined(separator: "\n")
+    /// The users as aligned NAME EMAIL ID columns (`UserTable`); `shorten`: cut to fit a screen.
+    static func tableText(_ users: [UserRow], style: Style, shorten: Bool = true) -> String {
+        UserTable(fitting: users, shorten: shorten).text(users, style: style)
     }
 
     static func printUser(_ user: UserRow, _ context: CommandContext) {
@@ -156,7 +156,7 @@ enum Commands {
         do {
             saved = try await context.client.send(screen: "session", action: "rename_user", args: ["id": .string(id), "name": .string(name)])
         } catch let error as ClientError {
-            throw CommandFailure(ExitCode.for(error), "cannot rename \(id): \(error.message)")
+            throw CommandFailure(error, "cannot rename \(id): \(error.message)")
         }
         guard let user = UserRow(saved) else { throw CommandFailure(.dataError, "the daemon did not return the renamed user") }
         if context.json {
@@ -168,8 +168,10 @@ enum Commands {
 
     static func add(_ context: CommandContext) async throws {
         let values = context.invocation.values
-        guard let name = values["name"] else { throw UsageError(message: "'userctl add' needs --name NAME", command: "add") }
-        guard let email = values["email"] else { throw UsageError(message: "'userctl add' needs --email EMAIL", command: "add") }
+        // Both required (`OptionSpec.required`): the parser refused a command line without them.
+        guard let name = values["name"], let email = values["email"] else {
+            throw UsageError(message: "'userctl add' needs --name and --email", command: "add")
+        }
         var args: [String: JSONValue] = ["name": .string(name), "email": .string(email)]
         if let avatar = values["avatar-url"] { args["avatar_url"] = .string(avatar) }
         let result = try await context.client.send(screen: "session", action: "add_user", args: args)
@@ -181,7 +183,9 @@ enum Commands {
     }
 
     static func remove(_ context: CommandContext) async throws {
-        let id = try await UserIDArgument.resolve(context.invocation.positionals[0], context.client)
+        let id = try await UserIDArgument.resolve(context.invocation.positionals[0], context.client,
+                                                  minimumPrefix: UserIDArgument.destructiveMinimum,
+                                                  action: "remove a user")
         try await context.client.send(screen: "session", action: "remove_user", args: ["id": .string(id)])
         if context.json { print(JSONValue.object(["removed": .string(id)]).description) } else { print("removed \(id)") }
     }
@@ -195,56 +199,39 @@ enum Commands {
     }
 
     static func introspect(_ context: CommandContext, action: String) async throws {
-        let result = try await context.client.send(screen: "session", action: action) ?? .null
+        let result: JSONValue
+        do {
+            result = try await context.client.send(screen: "session", action: action) ?? .null
+        } catch let error as ClientError where error.serverCode == .forbidden {
+            let what = action == "status" ? "the daemon's status" : "its sessions"
+            throw CommandFailure(error, forbiddenText(what, error.message))
+        }
         if context.json {
             print(result.description)
             return
         }
         switch action {
-        case "sessions": print(sessionsTable(result).render(style: context.style))
+        case "sessions": print(Introspect.sessionsTable(result).render(style: context.style))
         default:
-            var table = statusTable(result)
-            table.rows.insert(["socket", context.client.configuration.socketPath], at: 0)
+            let socket = context.client.configuration.socketPath
+            let daemon = DaemonLocator().describe(socket: socket, pid: result["pid"]?.int64Value.map(Int.init))
+            // The store's count: one page of one user (read-only sessions may ask; status is for admins).
+            let page = try? await context.client.send(screen: "session", action: "export_page",
+                                                      args: ["limit": .int(1)])
+            let users = page?["total_count"]?.int64Value.map(Int.init)
+            let table = Introspect.statusTable(result, daemon: daemon, socket: socket, users: users)
             print(table.render(style: context.style))
         }
     }
 
-    /// One row per session, the columns people scan first on the left.
-    static func sessionsTable(_ result: JSONValue) -> Table {
-        let sessions = result.arrayValue ?? result["sessions"]?.arrayValue ?? []
-        let known = ["key", "uid", "clients", "screens", "idle_seconds", "read_only", "id"]
-        var table = Table(headers: ["KEY", "UID", "CLIENTS", "SCREENS", "IDLE", "ACCESS", "ID"], rows: [], numeric: [1, 2, 3, 4])
-        for session in sessions {
-            let idle = session["idle_seconds"].map(Table.cell).map { $0 == "-" ? $0 : $0 + " s" } ?? "-"
-            let access = session["read_only"]?.boolValue.map { $0 ? "read-only" : "read-write" } ?? "-"
-            table.rows.append([Table.cell(session["key"]), Table.cell(session["uid"]), Table.cell(session["clients"]),
-                               Table.cell(session["screens"]), idle, access, Table.cell(session["id"])])
-        }
-        // Fields a newer daemon adds are not lost: they follow as extra columns.
-        let extra = Set(sessions.flatMap { $0.objectValue.map { Array($0.keys) } ?? [] }).subtracting(known).sorted()
-        for key in extra {
-            table.headers.append(key.uppercased())
-            for (index, session) in sessions.enumerated() { table.rows[index].append(Table.cell(session[key])) }
-        }
-        return table
-    }
-
-    /// The daemon's status as FIELD VALUE lines, nested objects flattened with dots.
-    static func statusTable(_ result: JSONValue) -> Table {
-        var rows: [[String]] = []
-        func add(_ prefix: String, _ value: JSONValue) {
-            if let object = value.objectValue {
-                for key in object.keys.sorted() { add(prefix.isEmpty ? key : prefix + "." + key, object[key]!) }
-            } else if let array = value.arrayValue, array.contains(where: { $0.objectValue != nil }) {
-                for (index, item) in array.enumerated() { add("\(prefix)[\(index + 1)]", item) }
-            } else if let array = value.arrayValue {
-                rows.append([prefix, array.map { Table.cell($0) }.joined(separator: ", ")])
-            } else {
-                rows.append([prefix, Table.cell(value)])
-            }
-        }
-        add("", result)
-        return Table(headers: ["FIELD", "VALUE"], rows: rows)
+    /// Who may see `what`, and how to join them: the daemon names its admin group in `message`
+    /// ("… members of the 'userlistd' group."), which is all userctl knows of it.
+    static func forbiddenText(_ what: String, _ message: String) -> String {
+        guard let range = message.range(of: #"'[^']+' group"#, options: .regularExpression) else { return message }
+        let group = message[range].dropFirst().prefix { $0 != "'" }
+        let me = DaemonLocator.loginName
+        return "only root and members of the group '\(group)' may see \(what). "
+            + "Ask an admin: usermod -aG \(group) \(me) (it takes effect within seconds)"
     }
 
     // MARK: watch
@@ -259,11 +246,16 @@ enum Commands {
             return source
         }
         defer { interrupts.forEach { $0.cancel() } }
+        let imports = WatchImports(client: client)
+        await imports.start()
         if !context.json {
             Console.err("userctl: watching for changes (Ctrl-C to stop)")
         }
         for await update in client.updates {
             switch update {
+            case .event(let event) where event.screen == "session" && event.name == "reloaded":
+                await reportReload(imports, context)
+                fflush(nil)
             case .event(let event):
                 if context.json {
                     print(JSONValue.object(["screen": .string(event.screen), "name": .string(event.name), "payload": event.payload]).description)
@@ -283,6 +275,34 @@ enum Commands {
                 fflush(nil)
             case .state, .serverError:
                 break
+            }
+        }
+    }
+
+    /// A `reloaded` event: the imports it stands for, from the history, or that the users were
+    /// read again when the history names none.
+    static func reportReload(_ imports: WatchImports, _ context: CommandContext) async {
+        let (found, complete) = await imports.since()
+        let more = complete ? "" : " or more"
+        if found.isEmpty {
+            if context.json {
+                print(JSONValue.object(["screen": "session", "name": "reloaded", "payload": .object([:])]).description)
+            } else {
+                print("\(context.style.dim(timestamp())) \(context.style.bold("reload ")) the users changed in bulk "
+                      + "(changes the daemon could not follow one by one); screens read them again")
+            }
+            return
+        }
+        for item in found {
+            if context.json {
+                var payload = item.json
+                if !complete, case .object(var fields) = payload {
+                    fields["complete"] = false
+                    payload = .object(fields)
+                }
+                print(JSONValue.object(["screen": "session", "name": "imported", "payload": payload]).description)
+            } else {
+                print("\(context.style.dim(timestamp())) \(context.style.bold("import ")) \(item.text)\(more)")
             }
         }
     }

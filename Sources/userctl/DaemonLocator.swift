@@ -21,17 +21,23 @@ struct DaemonLocator {
     3. /run/userlistd/userlistd.sock (the system daemon), if it answers
     4. $XDG_RUNTIME_DIR/userlistd.sock, or /tmp/userlistd-$UID/userlistd.sock when
        XDG_RUNTIME_DIR is unset (a directory that must be yours and mode 700)
-    When nothing answers at 3 or 4, userctl starts userlistd on the socket of 4, with its store in
-    $XDG_DATA_HOME/userlistd (~/.local/share/userlistd); an empty store gets $USERLISTD_SAMPLE_DATA
-    (default 1,000) sample users. Not with --no-spawn.
+    When nothing answers at 3 or 4, userctl starts a private userlistd on the socket of 4, with its
+    store in $XDG_DATA_HOME/userlistd (~/.local/share/userlistd), says so on stderr (where it looked,
+    the pid, the store), and 'userctl status' names it. Its store starts empty: sample users only
+    when asked, USERLISTD_SAMPLE_DATA=N (make demo asks for 5,000). Not with --no-spawn.
     The same for root: root's own daemon never uses /run or /var/lib unless systemd starts it.
     """
 
     var environment: [String: String] = ProcessInfo.processInfo.environment
     var uid: uid_t = getuid()
 
-    /// Sample users for an empty store of a daemon started here (`make demo` asks for 5,000).
-    var sampleData: String { environment["USERLISTD_SAMPLE_DATA"].flatMap { Int($0) }.map(String.init) ?? "1000" }
+    /// Sample users for an empty store of a daemon started here: none unless asked
+    /// (`USERLISTD_SAMPLE_DATA=N`; `make demo` asks for 5,000). A directory that fills itself with
+    /// made-up people is a surprise nobody wants in a real one.
+    var sampleData: Int? {
+        guard let text = environment["USERLISTD_SAMPLE_DATA"], !text.isEmpty else { return nil }
+        return Int(text)
+    }
 
     var runtimeDirectory: RuntimeDirectory { .forUser(environment: environment, uid: uid) }
 
@@ -41,6 +47,16 @@ struct DaemonLocator {
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.homeDirectory(uid) ?? "/nonexistent"
         let state = (environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(home)/.local/share") + "/userlistd"
         return ("\(runtimeDirectory.path)/userlistd.sock", state)
+    }
+
+    /// This user's login name (or "uid N"), for commands a person can pass on to an admin.
+    static var loginName: String {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwuid_r(getuid(), &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name
+        else { return "uid \(getuid())" }
+        return String(cString: name)
     }
 
     static func homeDirectory(_ uid: uid_t) -> String? {
@@ -59,32 +75,54 @@ struct DaemonLocator {
         // Checked before connecting: a socket in someone else's directory could be theirs.
         try runtimeDirectory.check(uid: uid)
         if answers(socket) { return socket }
+        let tried = [Self.systemSocket, socket].reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        let looked = "no userlistd answers at \(tried.joined(separator: " or "))"
         guard spawn else {
-            let tried = [Self.systemSocket, socket].reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-            throw CommandFailure(.unavailable, "no userlistd answers at \(tried.joined(separator: " or ")) (and --no-spawn was given)")
+            throw CommandFailure(.unavailable, "\(looked) (and --no-spawn was given; start one, or name it with "
+                                 + "--socket)")
+        }
+        if let asked = environment["USERLISTD_SAMPLE_DATA"], !asked.isEmpty, (Int(asked) ?? -1) < 0 {
+            throw CommandFailure(.usage, "USERLISTD_SAMPLE_DATA must be a whole number of sample users, not '\(asked)'")
         }
         try runtimeDirectory.prepare(uid: uid, create: true)
-        try start(socket: socket, stateDirectory: stateDirectory)
+        try start(socket: socket, stateDirectory: stateDirectory, looked: looked)
         return socket
+    }
+
+    /// Which daemon answers at `socket`, for `status`: the system's, this user's private one
+    /// (the one userctl starts), or one named by --socket or $USERLISTD_SOCKET.
+    func describe(socket: String, pid: Int?) -> String {
+        let process = pid.map { "pid \($0), " } ?? ""
+        if socket == Self.systemSocket { return "the system's (\(process)\(socket))" }
+        if socket == perUserPaths.socket {
+            return "your private one (\(process)\(socket), store in \(perUserPaths.stateDirectory))"
+        }
+        return "the one at \(socket) (\(process)named by --socket or $USERLISTD_SOCKET)"
     }
 
     func answers(_ path: String) -> Bool { UnixProbe.answers(path: path) }
 
     /// Starts `userlistd` detached: its own session (setsid), stdin and stdout on /dev/null,
     /// stderr appended to `<state>/userlistd.log`. Waits up to 5 s for the socket to answer.
-    func start(socket: String, stateDirectory: String) throws(CommandFailure) {
+    /// `looked`: where nothing answered, said before what was started instead.
+    func start(socket: String, stateDirectory: String, looked: String) throws(CommandFailure) {
         guard let executable = findDaemonExecutable() else {
-            throw CommandFailure(.unavailable, "no userlistd answers at \(socket), and no userlistd executable was found next to userctl or on PATH to start one")
+            throw CommandFailure(.unavailable, "\(looked), and no userlistd executable was found next to userctl "
+                                 + "or on PATH to start one")
         }
         try? FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let log = "\(stateDirectory)/userlistd.log"
-        let arguments = [executable, "--socket", socket, "--database", "\(stateDirectory)/users.sqlite3",
-                         "--state-directory", stateDirectory, "--sample-data", sampleData]
+        let database = "\(stateDirectory)/users.sqlite3"
+        var arguments = [executable, "--socket", socket, "--database", database, "--state-directory", stateDirectory]
+        if let sampleData { arguments += ["--sample-data", String(sampleData)] }
         let pid = try Spawner.spawnDetached(arguments, stdinPath: "/dev/null", stdoutPath: "/dev/null", stderrPath: log)
         let deadline = ContinuousClock.now + .seconds(5)
         while ContinuousClock.now < deadline {
             if answers(socket) {
-                Console.err("userctl: started userlistd (pid \(pid)) on \(socket)")
+                let samples = sampleData.map { ", \(Plural.users($0)) of sample data if it was empty" } ?? ""
+                Console.err("userctl: \(looked); started a private userlistd (pid \(pid)) on \(socket), "
+                            + "its store \(database)\(samples) (log: \(log); stop it: kill \(pid); "
+                            + "--no-spawn never starts one)")
                 return
             }
             var status: Int32 = 0
@@ -133,6 +171,18 @@ enum UnixProbe {
 }
 
 enum Spawner {
+    /// Marks every descriptor above stderr close-on-exec: the daemon gets none of userctl's. A
+    /// descriptor userctl inherited (a pipe of the program that ran it) held open by a daemon that
+    /// runs for days would keep that program's reader waiting for an end that never comes.
+    /// (glibc's `posix_spawn_file_actions_addclosefrom_np` is not visible to Swift.)
+    static func closeOthersOnExec() {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return }
+        for fd in names.compactMap({ Int32($0) }) where fd > 2 {
+            let flags = fcntl(fd, F_GETFD)
+            if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
+        }
+    }
+
     /// posix_spawn with POSIX_SPAWN_SETSID so the daemon outlives this terminal session.
     static func spawnDetached(_ arguments: [String], stdinPath: String, stdoutPath: String, stderrPath: String) throws(CommandFailure) -> pid_t {
         var actions = posix_spawn_file_actions_t()
@@ -141,6 +191,7 @@ enum Spawner {
         posix_spawn_file_actions_addopen(&actions, 0, stdinPath, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0o600)
+        closeOthersOnExec()
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -36,17 +36,49 @@ enum ExitCode: Int32 {
     }
 }
 
+extension ExitCode {
+    /// The status as a word, for `--json` errors when the daemon gave no code of its own.
+    var word: String {
+        switch self {
+        case .ok: "ok"
+        case .usage: "usage"
+        case .dataError: "invalid_data"
+        case .noInput: "no_input"
+        case .unavailable: "unavailable"
+        case .software: "internal"
+        case .ioError: "output_error"
+        case .tempFailure: "try_again"
+        case .permission: "permission_denied"
+        case .interrupted: "interrupted"
+        }
+    }
+}
+
 /// A failure that ends the command: its message goes to stderr, its code is the exit status.
 struct CommandFailure: Error {
     let code: ExitCode
     let message: String
+    /// The daemon's error code (PROTOCOL.md §8: `read_only`, `conflict`, …) when it refused.
+    var reason: String?
 
-    init(_ code: ExitCode, _ message: String) {
+    init(_ code: ExitCode, _ message: String, reason: String? = nil) {
         self.code = code
         self.message = message
+        self.reason = reason
     }
 
     init(_ error: ClientError) {
-        self.init(ExitCode.for(error), error.message)
+        self.init(error, error.message)
+    }
+
+    /// `error`'s status and code, in words of the command's own (`message`).
+    init(_ error: ClientError, _ message: String) {
+        self.init(ExitCode.for(error), message, reason: error.serverCode?.rawValue)
+    }
+
+    /// What `--json` writes to stderr: `{"error": {"code", "status", "message"}}`.
+    var json: JSONValue {
+        .object(["error": .object(["code": .string(reason ?? code.word), "status": .int(Int64(code.rawValue)),
+                                   "message": .string(message)])])
     }
 }

@@ -3,12 +3,19 @@ import Foundation
 /// Every command userctl knows, with the text its `--help` prints.
 enum Help {
     static let commands: [CommandSpec] = [
-        CommandSpec(name: "list", positionals: [], options: [
-            OptionSpec(name: "page-size", value: "N", help: "print at most N users (loading pages as needed)"),
+        CommandSpec(name: "list", aliases: ["ls"], positionals: [], options: [
+            OptionSpec(name: "page-size", value: "N", help: "print at most N users (loading pages as needed)",
+                       short: "n"),
             OptionSpec(name: "all", value: nil, help: "print every user, streamed page by page from the daemon's store"),
             OptionSpec(name: "search", value: "TEXT", help: "only users whose name or email contains TEXT (ignoring case and accents)"),
             OptionSpec(name: "quiet", value: nil, help: "no progress on stderr (with --all)"),
-        ], summary: "list users", details: "Prints the first 50 users (or N, or all), read from the daemon's store 1,000 at a time and paced\nunder its rate limit, so any N works. With --json: one JSON array of user objects.\nWith --all the table's column widths come from the first 1,000 users."),
+        ], summary: "list users", details: """
+                    Prints the first 50 users (or N, or all), read from the daemon's store 1,000 at a time and paced
+                    under its rate limit, so any N works. With --json: one JSON array of user objects.
+                    With --all the table's column widths come from the first 1,000 users.
+                    On a terminal long names and emails are cut to fit (…) and a count ends the table; to a pipe
+                    or a file nothing is cut, there is no colour, and the count goes to stderr.
+                    """),
         CommandSpec(name: "show", positionals: ["ID"], options: [], summary: "show one user",
                     details: "Prints the user. With --json: one JSON object.\n" + idDetails),
         CommandSpec(name: "rename", positionals: ["ID", "NAME"], options: [], summary: "rename a user",
@@ -16,11 +23,15 @@ enum Help {
                         + "\nExits 65 when the name is invalid or the id unknown or ambiguous, 75 on a conflict."),
         SetCommand.spec,
         CommandSpec(name: "add", positionals: [], options: [
-            OptionSpec(name: "name", value: "NAME", help: "full name (required)"),
-            OptionSpec(name: "email", value: "EMAIL", help: "email address (required)"),
+            OptionSpec(name: "name", value: "NAME", help: "full name (required)", required: true),
+            OptionSpec(name: "email", value: "EMAIL", help: "email address (required)", required: true),
             OptionSpec(name: "avatar-url", value: "URL", help: "avatar image URL"),
         ], summary: "add a user", details: "Prints the new user (with --json, as a JSON object).\nExits 65 when a field is invalid or the email is already another user's (retrying cannot help)."),
-        CommandSpec(name: "remove", positionals: ["ID"], options: [], summary: "remove a user", details: "Removes the user with this id.\n" + idDetails),
+        CommandSpec(name: "remove", aliases: ["rm", "delete"], positionals: ["ID"], options: [],
+                    summary: "remove a user",
+                    details: "Removes the user with this id or email.\n" + idDetails
+                        + "\nA start of an id must have at least "
+                        + "\(UserIDArgument.destructiveMinimum) characters here, as git asks for."),
         CommandSpec(name: "import", positionals: ["FILE"], options: [
             OptionSpec(name: "quiet", value: nil, help: "no progress on stderr"),
         ], summary: "import users from a JSON file",
@@ -52,7 +63,15 @@ enum Help {
         ], summary: "print all users as a JSON array",
                     details: "Streams every user page by page from the daemon's store and prints one JSON array,\none user per line. Progress goes to stderr (see import). Ctrl-C stops it (exit 130; the\noutput then has no closing ']')."),
         CommandSpec(name: "watch", positionals: [], options: [], summary: "print changes as they happen",
-                    details: "Prints each change (saved, added, removed) until interrupted. With --json: one object per line."),
+                    details: """
+                    Prints each change until interrupted: a user saved, added or removed elsewhere, one line
+                    each, and an import as who imported how many users, read from the history
+                    ("alice imported 20,000 users (#31-#20030)": the entries 'userctl revert' takes). When
+                    the daemon could not follow changes one by one it says the users were read again.
+                    With --json: one object per line, {"screen", "name", "payload"} as the daemon sends
+                    them; an import is {"screen": "session", "name": "imported", "payload": {"user",
+                    "uid", "count", "first_entry", "last_entry"}}.
+                    """),
         CommandSpec(name: "history", positionals: [], optionalPositionals: ["ID"], options: [
             OptionSpec(name: "by", value: "USER", help: "only changes made by USER (a login name or a uid)"),
             OptionSpec(name: "since", value: "TIME", help: "only changes since TIME (2026-12-01T09:00:00Z, 2026-12-01, or 30m, 2h, 7d ago)"),
@@ -75,8 +94,21 @@ enum Help {
                     first. Exits 65 when no entry ENTRY is kept (never recorded, or older than history-days).
                     Exits 77 on a read-only session (reading history needs no write access).
                     """),
-        CommandSpec(name: "status", positionals: [], options: [], summary: "show the daemon's status", details: "Asks the daemon about itself (session.status)."),
-        CommandSpec(name: "sessions", positionals: [], options: [], summary: "list the daemon's sessions", details: "Asks the daemon for its sessions (session.sessions)."),
+        CommandSpec(name: "status", positionals: [], options: [], summary: "show the daemon's status", details: """
+                    Which daemon answered (the system's, your private one, or the one --socket names), its
+                    socket, version, uptime, how many users it stores, the store, its sessions, clients
+                    and connections, and its memory. For root and the admin group. With --json: the
+                    daemon's own object (version, pid, uptime_seconds, sessions, clients, connections,
+                    store, store_available, store_problem, rss_bytes).
+                    """),
+        CommandSpec(name: "sessions", positionals: [], options: [], summary: "list the daemon's sessions", details: """
+                    One row per session: the login name it belongs to, the screen it is on (list, user,
+                    history), whether it holds an unsaved name (DRAFT; - while no terminal is attached),
+                    its terminals, how long it has been idle, its access, key and id; sorted by login
+                    name, then the most recently active first. For root and the admin group. With --json:
+                    the daemon's array of objects (id, uid, user, key, clients, screens, screen,
+                    user_open, draft, idle_seconds, read_only).
+                    """),
         CommandSpec(name: "tui", positionals: [], options: [], summary: "the interactive screen (the default)",
                     details: """
                     List keys: j/k or arrows move, PgDn/Space and PgUp a screen, g/Home the first user, G/End the
@@ -115,7 +147,9 @@ enum Help {
     ]
 
     /// How a command's ID argument may be given.
-    static let idDetails = "ID is the user's whole id or a unique start of it (hex digits; case and hyphens do not matter);\na start that several users share exits 65 and lists them."
+    static let idDetails = "ID is the user's whole id, a unique start of it (hex digits; case and hyphens do not "
+        + "matter),\n"
+        + "or the user's email; a start that several users share exits 65 and lists them."
 
     /// Commands that need no daemon.
     static let offline: Set<String> = ["help", "completion"]
@@ -133,7 +167,9 @@ enum Help {
 
         """
         for command in commands {
-            text += "  " + command.name.padding(toLength: 12, withPad: " ", startingAt: 0) + command.summary + "\n"
+            let also = command.aliases.isEmpty ? "" : " (also: \(command.aliases.joined(separator: ", ")))"
+            text += "  " + command.name.padding(toLength: 12, withPad: " ", startingAt: 0) + command.summary + also
+                + "\n"
         }
         text += "\nglobal options:\n"
         text += options(Arguments.globals)
@@ -164,6 +200,13 @@ enum Help {
           130 interrupted (Ctrl-C during import, export or list --all; what was done is said)
           141 the reader of stdout went away (as SIGPIPE would end it: userctl ... | head)
 
+        errors: a line on stderr, "userctl: " and what went wrong in plain words; with --json one
+        JSON object on stderr instead, {"error": {"code": C, "status": S, "message": M}}: S the exit
+        status, C the daemon's error code when it refused (read_only, conflict, validation,
+        forbidden, ...) or else usage, invalid_data, no_input, unavailable, internal, output_error,
+        try_again, permission_denied, interrupted. A read-only session, or a socket closed to you,
+        names the group that lets you in and how to join it (usermod -aG GROUP YOU).
+
         Colour is used only when stdout is a terminal and NO_COLOR is unset. Control and bidi
         characters in names are shown as escapes (\\x1b, \\u202e); with --json as \\u001b, \\u202e.
         'userctl help COMMAND' (or 'userctl COMMAND --help') describes one command; man userctl.
@@ -177,15 +220,20 @@ enum Help {
         if !spec.options.isEmpty {
             text += "\noptions:\n" + options(spec.options)
         }
-        text += "\nglobal options:\n" + options(Arguments.globals)
-        text += "\nExit status: see 'userctl --help'.\n"
+        if !spec.aliases.isEmpty {
+            text += "\nAlso spelled: \(spec.aliases.map { "userctl \($0)" }.joined(separator: ", ")).\n"
+        }
+        // The global options are the same for every command: named here, described once in --help.
+        text += "\nGlobal options (" + Arguments.globals.map { option in
+            "--\(option.name)" + (option.short.map { " (-\($0))" } ?? "")
+        }.joined(separator: ", ") + ") and exit status: see 'userctl --help'.\n"
         return text
     }
 
     private static func options(_ options: [OptionSpec]) -> String {
         options.map { option in
-            let left = "--\(option.name)" + (option.value.map { " " + $0 } ?? "")
-            return "  " + left.padding(toLength: 18, withPad: " ", startingAt: 0) + option.help + "\n"
+            let left = (option.short.map { "-\($0), " } ?? "") + option.spelled
+            return "  " + left.padding(toLength: 20, withPad: " ", startingAt: 0) + option.help + "\n"
         }.joined()
     }
 }

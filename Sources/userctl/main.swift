@@ -7,9 +7,22 @@ import UserListClient
 
 signal(SIGPIPE, SIG_IGN)
 
+/// Whether errors are JSON: `--json` anywhere before `--`, even on a command line that does not parse.
+let errorsAsJSON = CommandLine.arguments.dropFirst().prefix { $0 != "--" }.contains { $0 == "--json" || $0 == "-j" }
+
 func fail(_ code: ExitCode, _ message: String) -> Never {
-    Console.err("userctl: \(message)")
-    exit(code.rawValue)
+    fail(CommandFailure(code, message))
+}
+
+/// The failure on stderr ("userctl: …", or with `--json` one JSON object), then its exit status.
+func fail(_ failure: CommandFailure) -> Never {
+    if errorsAsJSON { Console.errJSON(failure.json) } else { Console.err("userctl: \(failure.message)") }
+    exit(failure.code.rawValue)
+}
+
+// The completion scripts' helper: quiet, no daemon started (see `CompletionCandidates`).
+if CommandLine.arguments.count > 1, CommandLine.arguments[1] == CompletionCandidates.command {
+    await CompletionCandidates.run(Array(CommandLine.arguments.dropFirst(2)))
 }
 
 let invocation: Invocation
@@ -32,8 +45,9 @@ if invocation.help || invocation.command == "help" {
     // `userctl help rename`, `userctl rename --help` and `userctl help --help` all work.
     let topic = invocation.command == "help" ? invocation.positionals.first : invocation.command
     if let topic {
-        guard let spec = Help.commands.first(where: { $0.name == topic }) else {
-            let guess = Suggestions.closest(to: topic, among: Help.commands.map(\.name)).map { "; did you mean '\($0)'?" } ?? ""
+        guard let spec = Help.commands.first(where: { $0.isNamed(topic) }) else {
+            let names = Help.commands.flatMap { [$0.name] + $0.aliases }
+            let guess = Suggestions.closest(to: topic, among: names).map { "; did you mean '\($0)'?" } ?? ""
             fail(.usage, "no help for '\(topic)': it is not a command\(guess)\n(see 'userctl --help')")
         }
         print(Help.command(spec), terminator: "")
@@ -56,7 +70,7 @@ let socketPath: String
 do {
     socketPath = try DaemonLocator().locate(explicit: invocation.values["socket"], spawn: !invocation.flags.contains("no-spawn"))
 } catch {
-    fail(error.code, error.message)
+    fail(error)
 }
 
 var configuration = ClientConfiguration(
@@ -72,7 +86,7 @@ let client = UserListClient(configuration: configuration)
 do {
     try client.connect()
 } catch {
-    fail(ExitCode.for(error), error.message)
+    fail(CommandFailure(error))
 }
 
 if command == "tui" {
@@ -87,5 +101,5 @@ do {
     exit(ExitCode.ok.rawValue)
 } catch {
     client.close()
-    fail(error.code, error.message)
+    fail(error)
 }

@@ -51,7 +51,8 @@ struct BulkImportExportProcessTests {
     /// How many users the store holds, as `userctl list` reports it ("1 of N users").
     static func storedCount(_ socket: String) throws -> Int? {
         let run = try userctl(["--socket", socket, "list", "--page-size", "1"])
-        guard run.status == 0, let line = run.stdout.split(separator: "\n").last,
+        // The count goes to stderr when stdout is not a terminal (issue 48 item 2).
+        guard run.status == 0, let line = run.stderr.split(separator: "\n").last,
               let range = line.range(of: #"of (\d+) users"#, options: .regularExpression) else { return nil }
         return Int(line[range].dropFirst(3).prefix { $0.isNumber })
     }

@@ -70,7 +70,8 @@ struct UserctlCLIProcessTests {
         let zsh = try Self.userctl(["completion", "zsh"])
         #expect(zsh.status == 0 && zsh.stdout.hasPrefix("#compdef userctl") && zsh.stdout.contains("'sessions:list the daemon"))
         let fish = try Self.userctl(["completion", "fish"])
-        #expect(fish.status == 0 && fish.stdout.contains("complete -c userctl -n '__fish_seen_subcommand_from list' -l page-size -r"))
+        #expect(fish.status == 0
+                && fish.stdout.contains("complete -c userctl -n '__fish_seen_subcommand_from list ls' -l page-size -r"))
         let other = try Self.userctl(["completion", "tcsh"])
         #expect(other.status == 64 && other.stderr.contains("shells: bash, zsh, fish"))
     }
@@ -82,8 +83,9 @@ struct UserctlCLIProcessTests {
         #expect(sessions.status == 0, "\(sessions.stderr)")
         let lines = sessions.stdout.split(separator: "\n").map(String.init)
         let header = try #require(lines.first)
-        #expect(header.hasPrefix("KEY") && header.contains("CLIENTS") && header.contains("ACCESS") && header.hasSuffix("ID"), "\(header)")
-        let row = try #require(lines.first { $0.hasPrefix("table-key ") }, "\(lines)")
+        #expect(header.hasPrefix("USER") && header.contains("CLIENTS") && header.contains("ACCESS")
+                && header.hasSuffix("ID"), "\(header)")
+        let row = try #require(lines.first { $0.contains(" table-key ") }, "\(lines)")
         let idColumn = try #require(header.range(of: "ID", options: .backwards)).lowerBound.utf16Offset(in: header)
         #expect(row.count > idColumn && row[row.index(row.startIndex, offsetBy: idColumn - 2)..<row.index(row.startIndex, offsetBy: idColumn)] == "  ",
                 "the id column starts where its header does: \(header) / \(row)")

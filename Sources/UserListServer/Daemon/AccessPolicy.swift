@@ -40,6 +40,7 @@ package final class AccessPolicy: Sendable {
         self.state = Lock(State(adminGroup: adminGroup))
         self.now = now
         self.isMember = isMember
+        Self.groupInForce.withLock { $0 = adminGroup }
     }
 
     /// The admin group in force now.
@@ -65,6 +66,34 @@ package final class AccessPolicy: Sendable {
         state.withLock { state in
             state.adminGroup = adminGroup
             state.cache.removeAll()
+        }
+        Self.groupInForce.withLock { $0 = adminGroup }
+    }
+
+    /// The admin group of the daemon's policy, for the words of a refusal (`refusal`): a session
+    /// sees only its `canWrite`. One daemon per process has one policy; tests that make several
+    /// read the last one made.
+    private static let groupInForce = Lock("userlistd")  // the default `admin-group`
+
+    /// What a read-only session is told when `action` would write: the action in a person's
+    /// words (not the intent's name), the group that may write, and how to join it.
+    package static func refusal(action: String, uid: UInt32) -> String {
+        let group = groupInForce.withLock { $0 }
+        let who = GroupMembership.user(uid)?.name ?? "uid \(uid)"
+        return "This session is read-only: \(words(for: action)) needs root or membership of the group '\(group)'. "
+            + "Ask an admin: usermod -aG \(group) \(who) (it takes effect within seconds, no new login needed)."
+    }
+
+    /// "renaming a user" for `rename_user`: what a write intent does, as a person says it.
+    static func words(for action: String) -> String {
+        switch action {
+        case "rename_user": "renaming a user"
+        case "add_user", "add": "adding a user"
+        case "remove_user", "remove": "removing a user"
+        case "save": "saving a user"
+        case "revert": "undoing a change"
+        case "import_users", "import_begin", "import_commit", "import_abort": "importing users"
+        default: "changing users"
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import UserListDomain
 import UserListWire
 import ThreadLocks
 
@@ -52,15 +53,24 @@ package struct Introspection: Sendable {
         if let after { all = all.filter { $0.id > after } }
         all.sort { $0.id < $1.id }
         let shown = all.prefix(limit)
+        var names: [UInt32: JSONValue] = [:]  // one passwd lookup per uid, not per session
         var rows: [JSONValue] = shown.map { session in
             let activity = session.activity.withLock { $0 }
+            let uid = session.key.uid
+            if names[uid] == nil { names[uid] = GroupMembership.user(uid).map { .string($0.name) } ?? .null }
+            let open = session.presenceBoard?.presence(of: session.id)
             return .object([
                 "id": .string(session.id),
-                "uid": .int(Int64(session.key.uid)),
+                "uid": .int(Int64(uid)),
+                "user": names[uid]!,
                 // Bounded even for a key saved by an older daemon that did not bound them.
                 "key": .string(String(decoding: session.key.clientKey.utf8.prefix(ClientMessage.Hello.maximumSessionKeyBytes), as: UTF8.self)),
                 "clients": .int(Int64(activity.clients)),
                 "screens": .int(Int64(activity.screens)),
+                "screen": .string(Self.screen(activity.screens)),
+                "user_open": open.map { .string(UUIDText.lowercase($0.user)) } ?? .null,
+                // Known while a client is attached (presence); null when detached.
+                "draft": open.map { .bool($0.editing) } ?? (activity.clients > 0 ? .bool(false) : .null),
                 "idle_seconds": .double(Self.seconds(now - activity.lastActive)),
                 "read_only": .bool(session.readOnly),
             ])
@@ -73,6 +83,16 @@ package struct Introspection: Sendable {
             ]))
         }
         return .array(rows)
+    }
+
+    /// The screen on top of a stack of `count` (PROTOCOL.md §5: the list, at most one user's
+    /// detail above it, and at most that user's history above that).
+    static func screen(_ count: Int) -> String {
+        switch count {
+        case ...1: "list"
+        case 2: "user"
+        default: "history"
+        }
     }
 
     static func seconds(_ duration: Duration) -> Double {

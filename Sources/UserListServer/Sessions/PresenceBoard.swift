@@ -147,6 +147,15 @@ package final class PresenceBoard: Sendable {
         state.withLock { _ = $0.watchers.removeValue(forKey: id) }
     }
 
+    /// The user session `id` has open and whether its draft differs from the stored name; nil
+    /// when it has none open or no client attached (`userctl sessions`, via Introspection).
+    package func presence(of id: String) -> (user: UUID, editing: Bool)? {
+        state.withLock { state in
+            guard let user = state.open[id], let holder = state.holders[user]?[id] else { return nil }
+            return (user, holder.editing)
+        }
+    }
+
     /// The others who have `user` open, as `id` sees them: this daemon's other sessions, and
     /// the other daemons' people.
     func others(of user: UUID, seenBy id: String) -> [String: Holder] {

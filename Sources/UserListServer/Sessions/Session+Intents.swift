@@ -24,7 +24,7 @@ extension Session {
         do throws(IntentError) {
             let intent = try decoded.get()
             if intent.writes && !canWrite() {
-                throw IntentError(.readOnly, "This session is read-only: '\(message.action)' needs root or membership of the admin group.")
+                throw IntentError(.readOnly, AccessPolicy.refusal(action: message.action, uid: key.uid))
             }
             navigator.isReadOnly = readOnly  // a reload may have changed the admin group
             handlingIntent = true

@@ -38,7 +38,9 @@ extension Session {
         applyingChange = true
         for (delivery, memo) in zip(batch, memos) {
             changedEventFrame = delivery.eventFrame
-            navigator.apply(delivery.change, madeHere: isOwnChange(delivery), sharing: memo.lists)
+            let own = isOwnChange(delivery)
+            navigator.apply(delivery.change, madeHere: own, sharing: memo.lists)
+            if case .resync = delivery.change, !own { announceReload() }  // an import, say: see Session+ReloadEvent
         }
         changedEventFrame = nil
         applyingChange = false

@@ -107,25 +107,20 @@ enum BulkExport {
             return
         }
         let progress = Progress(verb: "list", json: false, quiet: context.invocation.flags.contains("quiet"), streamsToStdout: true)
-        var widths: (name: Int, email: Int)?
+        var table: UserTable?
         let (count, complete) = try await walk(context.client, search: search, progress: progress) { users, _ in
             let rows = users.compactMap { try? $0.parsed() }.compactMap(UserRow.init)
-            let w = widths ?? (
-                min(32, max(4, rows.map { DisplayWidth.of(DisplayWidth.sanitized($0.name)) }.max() ?? 4)),
-                min(36, max(5, rows.map { DisplayWidth.of(DisplayWidth.sanitized($0.email)) }.max() ?? 5)))
             var lines: [String] = []
-            if widths == nil {
-                lines.append(context.style.bold(DisplayWidth.pad("NAME", to: w.name) + "  " + DisplayWidth.pad("EMAIL", to: w.email) + "  ID"))
-                widths = w
+            if table == nil {
+                let first = UserTable(fitting: rows, shorten: context.terminal)
+                lines.append(first.header(style: context.style))
+                table = first
             }
-            for user in rows {
-                lines.append(DisplayWidth.pad(DisplayWidth.sanitized(user.name), to: w.name) + "  "
-                             + DisplayWidth.pad(DisplayWidth.sanitized(user.email), to: w.email) + "  " + user.id)
-            }
+            lines += rows.map(table!.line)
             if !lines.isEmpty { print(lines.joined(separator: "\n")) }
         }
         if !complete { throw CommandFailure(.interrupted, "interrupted after \(Plural.users(count))") }
-        if widths == nil { print(context.style.bold("NAME  EMAIL  ID")) }
-        print(context.style.dim(Plural.users(count)))
+        if table == nil { print(context.style.bold("NAME  EMAIL  ID")) }
+        context.footer(Plural.users(count))
     }
 }

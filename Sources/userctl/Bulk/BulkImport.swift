@@ -52,7 +52,7 @@ enum BulkImport {
             }
             token = value
         } catch let error as ClientError {
-            throw CommandFailure(ExitCode.for(error), "the import could not begin: \(error.message); nothing was imported")
+            throw CommandFailure(error, nothingImported("the import could not begin: \(error.message)"))
         }
         let progress = Progress(verb: "import", json: context.json, quiet: context.invocation.flags.contains("quiet"))
         let staging = Staging(context: context, token: token, entries: entries, progress: progress)
@@ -61,7 +61,7 @@ enum BulkImport {
         } catch let failure as CommandFailure {
             progress.finish()
             await staging.abort()
-            throw CommandFailure(failure.code, nothingImported(failure.message))
+            throw CommandFailure(failure.code, nothingImported(failure.message), reason: failure.reason)
         }
         progress.update(done: staging.taken, fraction: Interruption.requested ? nil : 1, force: true)
         progress.finish()
@@ -90,10 +90,11 @@ enum BulkImport {
                     let read = value?["read"]?.int64Value.map(Int.init) ?? entries
                     return (read, value?["imported"]?.int64Value.map(Int.init) ?? read)
                 case .failure(let error as ClientError) where error.kind == .disconnected || error.kind == .timedOut:
-                    throw CommandFailure(ExitCode.for(error), "\(error.message) while the import was being applied: if the daemon had taken the commit, "
+                    throw CommandFailure(error, "\(error.message) while the import was being applied: "
+                                         + "if the daemon had taken the commit, "
                                          + "\(handedOver) (a restart finishes it); otherwise nothing was imported")
                 case .failure(let error as ClientError):
-                    throw CommandFailure(ExitCode.for(error), nothingImported("\(path): \(error.message)"))
+                    throw CommandFailure(error, nothingImported("\(path): \(error.message)"))
                 case .failure(let error):
                     throw CommandFailure(.software, nothingImported("\(path): \(error)"))
                 }

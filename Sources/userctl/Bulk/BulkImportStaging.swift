@@ -116,7 +116,7 @@ final class Staging {
             let result = try await chunk.reply.value
             taken = max(taken, result?["staged"]?.int64Value.map(Int.init) ?? (taken + chunk.count))
         } catch let error as ClientError {
-            throw CommandFailure(ExitCode.for(error), "\(path): \(error.message)")
+            throw CommandFailure(error, "\(path): \(error.message)")
         }
         // The bytes of the users taken, not of what was read: the reader runs up to `window`
         // chunks ahead, and the percentage must not run ahead of the count.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import UserListWire
 
 /// Everything userctl writes for a person or a script goes through here, so that
 /// `TerminalText` is applied to every line: stdout as human text or JSON, stderr always human.
@@ -24,6 +25,11 @@ enum Console {
     /// One message for stderr, always human text.
     static func err(_ text: String) {
         write(2, render(text) + "\n")
+    }
+
+    /// One JSON value on one line of stderr (`--json` errors), unsafe characters as `\uXXXX`.
+    static func errJSON(_ value: JSONValue) {
+        write(2, TerminalText.jsonSafe(value.description) + "\n")
     }
 
     /// Escapes unsafe characters, then turns style markers into SGR sequences.

@@ -136,6 +136,9 @@ final class TranscriptReplayer: @unchecked Sendable {
                 self.record(connection, "s2c", message.json)
                 switch message {
                 case .snapshot, .patch: return nil
+                // A committed import's `reloaded` reaches the importing session too, before or
+                // after the commit's reply as the feed's timing has it: not part of the story.
+                case .event(let event) where event.screen == "session" && event.name == "reloaded": return nil
                 default: return message
                 }
             }

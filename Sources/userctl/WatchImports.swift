@@ -1,0 +1,107 @@
+import UserListClient
+import UserListWire
+
+/// What `userctl watch` says when the daemon sends `session` `reloaded`: the users changed as a
+/// whole (an import, or changes the daemon could not follow one by one) rather than user by user.
+/// The event does not say who or how many, so userctl asks the history for the entries since the
+/// newest it knew of, and reports those made `via` an import, one line per person who imported:
+/// "alice imported 20,000 users (#31-#20030)". Entries of other kinds were already reported by
+/// their own `changed` events.
+final class WatchImports {
+    /// One person's part of an import.
+    struct Import: Equatable {
+        var user: String?
+        var uid: Int?
+        var count: Int
+        var firstEntry: Int
+        var lastEntry: Int
+
+        /// "alice", "uid 1001", or "the daemon" (its own sample data, no peer).
+        var who: String {
+            if let user { return DisplayWidth.sanitized(user) }
+            return uid.map { "uid \($0)" } ?? "the daemon"
+        }
+
+        var entries: String { firstEntry == lastEntry ? "#\(firstEntry)" : "#\(firstEntry)-#\(lastEntry)" }
+
+        var text: String {
+            "\(who) imported \(count == 1 ? "1 user" : Progress.grouped(count) + " users") (\(entries))"
+        }
+
+        var json: JSONValue {
+            .object(["user": user.map(JSONValue.string) ?? .null, "uid": uid.map { .int(Int64($0)) } ?? .null,
+                     "count": .int(Int64(count)), "first_entry": .int(Int64(firstEntry)),
+                     "last_entry": .int(Int64(lastEntry))])
+        }
+    }
+
+    /// History pages read for one reload at most (1,000 entries each): an import of more users
+    /// than that is reported with the count read so far, "or more".
+    static let maximumPages = 100
+
+    private let client: UserListClient
+    /// The newest history entry already accounted for (nil: the store keeps no history).
+    private var newestSeen: Int?
+
+    init(client: UserListClient) {
+        self.client = client
+    }
+
+    /// Reads where the history stands, so that imports before the watch began are not reported.
+    func start() async {
+        guard let first = try? await page(before: nil, limit: 1) else { return }  // no history kept
+        newestSeen = first.entries.first?["entry"]?.int64Value.map(Int.init) ?? 0
+    }
+
+    /// The imports since the last call, oldest first; empty when the history has none (a reload
+    /// for a gap in the change log, or a store that keeps no history). `complete` is false when
+    /// more entries were left unread than `maximumPages` allow.
+    func since() async -> (imports: [Import], complete: Bool) {
+        guard let seen = newestSeen else { return ([], true) }
+        var found: [Import] = []
+        var before: Int?
+        var newest = seen
+        for _ in 0..<Self.maximumPages {
+            guard let (entries, next) = try? await page(before: before, limit: 1_000) else { break }
+            for entry in entries {
+                guard let number = entry["entry"]?.int64Value.map(Int.init), number > seen else {
+                    newestSeen = newest
+                    return (Self.grouped(found), true)
+                }
+                newest = max(newest, number)
+                guard entry["via"]?.stringValue == "import" else { continue }
+                found.append(Import(user: entry["user"]?.stringValue, uid: entry["uid"]?.int64Value.map(Int.init),
+                                    count: 1, firstEntry: number, lastEntry: number))
+            }
+            guard let next else {
+                newestSeen = newest
+                return (Self.grouped(found), true)
+            }
+            before = next
+        }
+        newestSeen = newest
+        return (Self.grouped(found), false)
+    }
+
+    /// Entries (newest first) as one import per person, oldest import first.
+    static func grouped(_ entries: [Import]) -> [Import] {
+        var imports: [Import] = []
+        for entry in entries.reversed() {
+            if let index = imports.lastIndex(where: { $0.user == entry.user && $0.uid == entry.uid }) {
+                imports[index].count += 1
+                imports[index].firstEntry = min(imports[index].firstEntry, entry.firstEntry)
+                imports[index].lastEntry = max(imports[index].lastEntry, entry.lastEntry)
+            } else {
+                imports.append(entry)
+            }
+        }
+        return imports
+    }
+
+    private func page(before: Int?, limit: Int) async throws -> (entries: [JSONValue], next: Int?) {
+        var args: [String: JSONValue] = ["limit": .int(Int64(limit))]
+        if let before { args["before"] = .int(Int64(before)) }
+        let result = try await client.send(screen: "session", action: "history", args: args)
+        return (result?["entries"]?.arrayValue ?? [], result?["next"]?.int64Value.map(Int.init))
+    }
+}
