@@ -105,8 +105,9 @@ import UserListWire
         #expect(throws: UsageError.self) { try parse(["list", "extra"]) }
     }
 
-    @Test func singleDashOptionsAreRejected() {
-        #expect(throws: UsageError.self) { try parse(["list", "-j"]) }
+    @Test func unknownSingleDashOptionsAreRejected() {
+        #expect(throws: UsageError.self) { try parse(["list", "-x"]) }
+        #expect(throws: UsageError.self) { try parse(["list", "-jx"]) }
     }
 
     @Test func flagsTakeNoValue() {
