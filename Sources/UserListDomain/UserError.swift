@@ -8,6 +8,9 @@ public enum UserError: Error, Equatable, Sendable {
     /// A history entry asked for by number (to show or revert) that is not kept: never
     /// recorded, or pruned by retention. Not a store failure: retrying cannot find it.
     case noHistoryEntry(entry: Int64)
+    /// A revert of an entry whose change is undone already (the user is as it was before it):
+    /// nothing to do, and retrying cannot change that. `reason` says what is stored.
+    case alreadyUndone(entry: Int64, reason: String)
     /// Someone else saved first: `stored` is what is in the store now.
     case conflict(stored: User)
     /// Another user (`other`) already has this email address, compared case-insensitively
@@ -29,6 +32,8 @@ public enum UserError: Error, Equatable, Sendable {
             "That user no longer exists."
         case .noHistoryEntry(let entry):
             "There is no history entry \(entry) (never recorded, or older than the history kept)."
+        case .alreadyUndone(let entry, let reason):
+            "Entry \(entry) is already undone: \(reason)"
         case .conflict(let stored):
             "Someone else saved this user first; the stored name is now “\(stored.name)”."
         case .duplicateEmail(let email, let other):

@@ -72,6 +72,10 @@ enum HistoryCommands {
         do {
             result = try await context.client.send(screen: "session", action: "revert", args: ["entry": .int(entry)])
         } catch let error as ClientError {
+            // Undone already (reverted twice): the daemon's words say it all.
+            if error.serverCode == .validation, error.message.hasPrefix("Entry \(entry) is already undone") {
+                throw CommandFailure(.dataError, "e" + error.message.dropFirst())
+            }
             throw CommandFailure(ExitCode.for(error), "cannot revert entry \(entry): \(error.message)")
         }
         if context.json {

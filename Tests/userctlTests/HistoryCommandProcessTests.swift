@@ -40,8 +40,15 @@ struct HistoryCommandProcessTests {
         let revert = try userctl(daemon, ["revert", String(entry)])
         #expect(revert.status == 0, "\(revert.stderr)")
         #expect(revert.stdout.contains("is \"\(name)\" again"))
+        // Issue 46 item 5: the second revert finds the change undone already: not a conflict.
         let again = try userctl(daemon, ["revert", String(entry)])
-        #expect(again.status == 75, "\(again.stdout) \(again.stderr)")
+        #expect(again.status == 65, "\(again.stdout) \(again.stderr)")
+        #expect(again.stderr.contains("entry \(entry) is already undone: \"\(name)\""), "\(again.stderr)")
+        #expect(!again.stderr.contains("Someone else saved"), "\(again.stderr)")
+        // Renaming to the name the user has is not a change: no entry, no version.
+        let unchanged = try userctl(daemon, ["rename", id, name, "--json"])
+        #expect(unchanged.status == 0, "\(unchanged.stderr)")
+        #expect(try JSONValue(parsing: unchanged.stdout)["version"]?.int64Value == 3, "\(unchanged.stdout)")
         let missing = try userctl(daemon, ["revert", "999999"])
         #expect(missing.status == 65, "an entry that is not kept is the caller's error: \(missing.stderr)")
         #expect(missing.stderr.contains("no history entry 999999"), "\(missing.stderr)")

@@ -42,11 +42,19 @@ enum PostgresHistory {
          author.reverting.map { String($0) }]
     }
 
-    /// Before the UPDATE: inserts nothing when the version no longer matches.
+    /// The save's condition that the row changes: a save of what is stored writes nothing.
+    /// `IS DISTINCT FROM`: an avatar URL going to or from NULL is a change.
+    static func differs(name: String = "$1", email: String = "$2", avatarURL: String = "$3") -> String {
+        "(name IS DISTINCT FROM \(name) OR email IS DISTINCT FROM \(email) OR avatar_url IS DISTINCT FROM \(avatarURL))"
+    }
+
+    static let differsFromStored = differs()
+
+    /// Before the UPDATE: inserts nothing when the version no longer matches or nothing changes.
     static func recordSave(_ user: User, _ author: ChangeAuthor, _ connection: PGConnection, _ operation: String) throws(PGError) {
         try connection.query(insertColumns + """
              SELECT $1, $2::bigint, $3, $4, $5, $6::bigint, id, 'saved', name, email, avatar_url, $7, $8, $9, version + 1
-            FROM users WHERE id = $10 AND version = $11
+            FROM users WHERE id = $10 AND version = $11 AND \(differs(name: "$7", email: "$8", avatarURL: "$9"))
             """, parameters(author) + [user.name, user.email, user.avatarURL, user.id.uuidString, String(user.version)], operation)
     }
 

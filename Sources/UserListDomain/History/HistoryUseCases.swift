@@ -59,7 +59,8 @@ public struct FetchHistoryUseCase: Sendable {
 
 /// Undoes one history entry by applying its inverse as an ordinary write with the version
 /// check: a user changed since the entry is a `.conflict` carrying what is stored now, as any
-/// save. The revert is recorded as its own entry (`ChangeAuthor.reverting`).
+/// save. An entry whose change is undone already (the user is as it was before it, or the user
+/// it added is gone) is `.alreadyUndone`: reverting twice is not a conflict, nothing to retry. The revert is recorded as its own entry (`ChangeAuthor.reverting`).
 public struct RevertHistoryEntryUseCase: Sendable {
     private let history: any UserHistoryRepository
     private let users: any UserRepository
@@ -83,19 +84,30 @@ public struct RevertHistoryEntryUseCase: Sendable {
                 throw .unavailable(reason: "history entry \(id) does not say what the user was before")
             }
             var user = try await users.fetchUser(id: entry.userID)
+            if UserFields(user) == before {
+                throw .alreadyUndone(entry: id, reason: "\"\(user.name)\" is as it was before it (version \(user.version))")
+            }
             guard user.version == version else { throw .conflict(stored: user) }
             user.name = before.name
             user.email = before.email
             user.avatarURL = before.avatarURL
             return try await UpdateUserUseCase(repository: users, author: author).execute(user)
         case .added:
-            let user = try await users.fetchUser(id: entry.userID)
+            let user: User
+            do throws(UserError) {
+                user = try await users.fetchUser(id: entry.userID)
+            } catch .notFound {
+                throw .alreadyUndone(entry: id, reason: "the user it added no longer exists")
+            }
             guard user.version == entry.versionAfter else { throw .conflict(stored: user) }
             try await users.remove(id: entry.userID, by: author)
             return nil
         case .removed:
             guard let before = entry.before else {
                 throw .unavailable(reason: "history entry \(id) does not say what the removed user was")
+            }
+            if let stored = try? await users.fetchUser(id: entry.userID), UserFields(stored) == before {
+                throw .alreadyUndone(entry: id, reason: "\"\(stored.name)\" is back (version \(stored.version))")
             }
             let new = NewUser(id: entry.userID, name: before.name, email: before.email, avatarURL: before.avatarURL)
             return try await AddUserUseCase(repository: users, author: author).execute(new)

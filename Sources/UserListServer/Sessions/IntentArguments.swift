@@ -88,7 +88,7 @@ extension IntentError {
         case .notFound, .noHistoryEntry: self.init(.notFound, error.message)
         case .conflict: self.init(.conflict, error.message)
         // Taken by another user: retrying can never succeed, so it is not a `conflict`.
-        case .duplicateEmail, .validation, .rejectedEntry: self.init(.validation, error.message)
+        case .duplicateEmail, .validation, .rejectedEntry, .alreadyUndone: self.init(.validation, error.message)
         case .unavailable: self.init(.unavailable, error.message)
         case .forbidden: self.init(.forbidden, error.message)
         }
