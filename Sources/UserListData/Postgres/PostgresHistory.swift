@@ -71,18 +71,4 @@ enum PostgresHistory {
             FROM users WHERE id = $7
             """, parameters(author) + [id.uuidString], operation)
     }
-
-    /// The newest change-log row, read under the change-log lock before an import writes.
-    static func lastLoggedSeq(_ connection: PGConnection, _ operation: String) throws(PGError) -> String {
-        try connection.query("SELECT COALESCE(MAX(seq), 0) FROM changes", [], operation).first?[0] ?? "0"
-    }
-
-    /// An import's entries, set-based from the change-log rows it wrote after `seq` (their
-    /// snapshots are the users after; an import keeps no before-image).
-    static func recordImport(after seq: String, _ author: ChangeAuthor, _ connection: PGConnection, _ operation: String) throws(PGError) {
-        try connection.query(insertColumns + """
-             SELECT $1, $2::bigint, $3, $4, $5, $6::bigint, user_id, kind, NULL, NULL, NULL, name, email, avatar_url, version
-            FROM changes WHERE seq > $7::bigint AND kind IN ('added', 'saved') ORDER BY seq
-            """, parameters(author.via(.import)) + [seq], operation)
-    }
 }

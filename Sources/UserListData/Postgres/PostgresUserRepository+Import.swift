@@ -29,7 +29,9 @@ extension PostgresUserRepository {
             // Its statements log their changes as they write (store-level bulk path): the lock first.
             try PostgresSchema.lockChangeLog(connection, operation)
             var written = 0, inserted = 0
-            let historyFrom = try PostgresHistory.lastLoggedSeq(connection, operation)
+            // One entry for the import; each user's part from the batch's own RETURNING, the
+            // fields before from `stored` (the statement's snapshot: the users before it wrote).
+            let entry = String(try PostgresHistoryBatch.begin(author.via(.import), connection, operation))
             var start = 0
             while start < unique.count {
                 let batch = unique[start..<min(unique.count, start + Self.importBatch)]
@@ -38,6 +40,8 @@ extension PostgresUserRepository {
                     WITH input AS (
                         SELECT * FROM json_to_recordset($1::json)
                             AS t(id uuid, name text, email text, avatar_url text, version integer, name_key text, email_key text)
+                    ), stored AS (
+                        SELECT u.id, u.name, u.email, u.avatar_url FROM users u JOIN input i ON i.id = u.id
                     ), up AS (
                         INSERT INTO users AS u (id, name, email, avatar_url, version, name_key, email_key)
                         SELECT id, name, email, avatar_url, version, name_key, email_key FROM input
@@ -52,13 +56,20 @@ extension PostgresUserRepository {
                     ), logged AS (
                         INSERT INTO changes (kind, user_id, name, email, avatar_url, version)
                         SELECT CASE WHEN inserted THEN 'added' ELSE 'saved' END, id, name, email, avatar_url, version FROM up
+                    ), parts AS (
+                        INSERT INTO history_parts (entry, user_id, kind, before_name, before_email, before_avatar_url,
+                                                   version_after)
+                        SELECT $2::bigint, up.id, CASE WHEN inserted THEN 'added' ELSE 'saved' END,
+                               s.name, s.email, s.avatar_url, up.version
+                        FROM up LEFT JOIN stored s ON s.id = up.id
                     )
                     SELECT COUNT(*), COUNT(*) FILTER (WHERE inserted) FROM up
-                    """, [Self.json(batch)], operation).first
+                    """, [Self.json(batch), entry], operation).first
                 written += Int(row?[0] ?? "0") ?? 0
                 inserted += Int(row?[1] ?? "0") ?? 0
             }
-            if written > 0 { try PostgresHistory.recordImport(after: historyFrom, author, connection, operation) }
+            try PostgresHistoryBatch.finish(Int64(entry) ?? 0, added: inserted, updated: written - inserted,
+                                            connection, operation)
             if inserted > 0 {
                 try connection.query("UPDATE store_state SET user_count = user_count + $1", [String(inserted)], operation)
             }

@@ -5,7 +5,7 @@ import UserListDomain
 import UserListTestSupport
 
 /// What both stores promise about history: every change recorded with its author in the same
-/// transaction, pages newest first, filters, imports recorded, revert through the store, and
+/// transaction, pages newest first, filters, revert through the store, and
 /// retention. Runs against SQLite and a PostgreSQL started in a temporary directory.
 @Suite(.serialized, .childProcesses) struct HistoryContractProcessTests {
     let alice = ChangeAuthor(uid: 1001, userName: "alice", client: "userctl", via: .intent, daemon: "host-a")
@@ -108,27 +108,6 @@ import UserListTestSupport
     }
 
     @Test(arguments: StoreKind.allCases)
-    func anImportIsRecordedAsImportByWhoeverImported(kind: StoreKind) async throws {
-        let (store, _) = try open(kind)
-        var users = SampleUsers.generate(count: 30, seed: 3)
-        #expect(try await store.importUsers(users, by: alice) == 30)
-        users[4].name = "Changed By Import"
-        users[4].version += 1
-        #expect(try await store.importUsers(users, by: bob) == 1)
-        let all = try await store.history(HistoryQuery(limit: 100)).entries
-        #expect(all.count == 31)
-        #expect(all.allSatisfy { $0.author.via == .import })
-        #expect(all.first?.kind == .saved && all.first?.author.userName == "bob" && all.first?.after?.name == "Changed By Import")
-        #expect(Set(all.dropFirst().map(\.userID)) == Set(users.map(\.id)))
-        // What an import wrote stays what its entry shows after the user changes again.
-        _ = try await store.update(try await store.fetchUser(id: users[4].id), by: alice)
-        let imported = try await store.historyEntry(try #require(all.first).id)
-        #expect(imported.after?.name == "Changed By Import")
-        let added = try #require(all.last)
-        #expect(try await store.historyEntry(added.id).after?.name == users.first { $0.id == added.userID }?.name)
-    }
-
-    @Test(arguments: StoreKind.allCases)
     func revertThroughTheStoreIsAnOrdinarySaveWithTheVersionCheck(kind: StoreKind) async throws {
         let (store, _) = try open(kind)
         let user = try await store.add(NewUser(name: "Linus", email: "linus@example.com"), by: alice)
@@ -152,7 +131,9 @@ import UserListTestSupport
     @Test(arguments: StoreKind.allCases)
     func retentionPrunesOnlyEntriesOlderThanTheCutoff(kind: StoreKind) async throws {
         let (store, _) = try open(kind)
-        _ = try await store.importUsers(SampleUsers.generate(count: 10, seed: 9), by: alice)
+        for index in 0..<10 {
+            _ = try await store.add(NewUser(name: "U\(index)", email: "u\(index)@example.com"), by: alice)
+        }
         #expect(try await store.pruneHistory(before: Date().addingTimeInterval(-3_600)) == 0)
         #expect(try await store.history(HistoryQuery(limit: 100)).entries.count == 10)
         let kept = try #require(try await store.history(HistoryQuery(limit: 1)).entries.first)
