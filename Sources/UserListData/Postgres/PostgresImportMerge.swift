@@ -54,22 +54,26 @@ enum PostgresImportMerge {
 
     private static func merge(_ id: Int, author: String?, read: Int, _ connection: PGConnection) throws(PGError) -> Outcome {
         let author = author.flatMap { try? JSONDecoder().decode(ChangeAuthor.self, from: Data($0.utf8)) }
-        // One history entry for the import (`PostgresHistoryBatch`); each user's part comes from
-        // the merge's own RETURNING, with the fields before from `stored`, which reads the users
-        // as they were when the statement began (every part of a WITH shares one snapshot).
-        // Without an author (a store-level import) none is kept.
+        // One history entry for the import (`PostgresHistoryBatch`); each user's part from the
+        // entries joined to `users` as they were when the statement began (every part of a WITH
+        // shares one snapshot), with the upsert's own rules for what it writes and which version:
+        // a join of the staged rows to the indexed table, never of two CTEs (which have no
+        // statistics: the planner joined the upsert's 100,000 rows to the stored ones in a
+        // nested loop, minutes). Without an author (a store-level import) none is kept.
         let entry = try author.map { author throws(PGError) in
             try PostgresHistoryBatch.begin(author.via(.import), connection, operation)
         }
         let history = entry == nil ? "" : """
-            , stored AS (
-                SELECT u.id, u.name, u.email, u.avatar_url FROM users u JOIN latest l ON l.id = u.id
-            ), parts AS (
+            , parts AS (
                 INSERT INTO history_parts (entry, user_id, kind, before_name, before_email, before_avatar_url,
                                            version_after)
-                SELECT $2::bigint, up.id, CASE WHEN inserted THEN 'added' ELSE 'saved' END,
-                       s.name, s.email, s.avatar_url, up.version
-                FROM up LEFT JOIN stored s ON s.id = up.id
+                SELECT $2::bigint, l.id, CASE WHEN u.id IS NULL THEN 'added' ELSE 'saved' END,
+                       u.name, u.email, u.avatar_url,
+                       CASE WHEN u.id IS NULL THEN COALESCE(l.expected_version, 1)
+                            ELSE GREATEST(u.version + 1, COALESCE(l.expected_version, 1)) END
+                FROM latest l LEFT JOIN users u ON u.id = l.id
+                WHERE u.id IS NULL
+                    OR (u.name, u.email, u.avatar_url) IS DISTINCT FROM (l.name, l.email, l.avatar_url)
             )
             """
         let counts = try connection.query("""

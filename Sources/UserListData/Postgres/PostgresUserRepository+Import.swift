@@ -29,8 +29,9 @@ extension PostgresUserRepository {
             // Its statements log their changes as they write (store-level bulk path): the lock first.
             try PostgresSchema.lockChangeLog(connection, operation)
             var written = 0, inserted = 0
-            // One entry for the import; each user's part from the batch's own RETURNING, the
-            // fields before from `stored` (the statement's snapshot: the users before it wrote).
+            // One entry for the import; each user's part from the batch joined to `users` as they
+            // were when the statement began, with the upsert's own rules (never a join of two
+            // CTEs: no statistics, a nested loop).
             let entry = String(try PostgresHistoryBatch.begin(author.via(.import), connection, operation))
             var start = 0
             while start < unique.count {
@@ -40,8 +41,6 @@ extension PostgresUserRepository {
                     WITH input AS (
                         SELECT * FROM json_to_recordset($1::json)
                             AS t(id uuid, name text, email text, avatar_url text, version integer, name_key text, email_key text)
-                    ), stored AS (
-                        SELECT u.id, u.name, u.email, u.avatar_url FROM users u JOIN input i ON i.id = u.id
                     ), up AS (
                         INSERT INTO users AS u (id, name, email, avatar_url, version, name_key, email_key)
                         SELECT id, name, email, avatar_url, version, name_key, email_key FROM input
@@ -59,9 +58,15 @@ extension PostgresUserRepository {
                     ), parts AS (
                         INSERT INTO history_parts (entry, user_id, kind, before_name, before_email, before_avatar_url,
                                                    version_after)
-                        SELECT $2::bigint, up.id, CASE WHEN inserted THEN 'added' ELSE 'saved' END,
-                               s.name, s.email, s.avatar_url, up.version
-                        FROM up LEFT JOIN stored s ON s.id = up.id
+                        SELECT $2::bigint, i.id, CASE WHEN u.id IS NULL THEN 'added' ELSE 'saved' END,
+                               u.name, u.email, u.avatar_url,
+                               CASE WHEN u.id IS NULL THEN i.version
+                                    WHEN (u.name, u.email, u.avatar_url)
+                                         IS DISTINCT FROM (i.name, i.email, i.avatar_url)
+                                    THEN GREATEST(u.version + 1, i.version) ELSE i.version END
+                        FROM input i LEFT JOIN users u ON u.id = i.id
+                        WHERE u.id IS NULL OR i.version > u.version
+                            OR (u.name, u.email, u.avatar_url) IS DISTINCT FROM (i.name, i.email, i.avatar_url)
                     )
                     SELECT COUNT(*), COUNT(*) FILTER (WHERE inserted) FROM up
                     """, [Self.json(batch), entry], operation).first
