@@ -61,6 +61,25 @@ public struct HistoryEntry: Equatable, Hashable, Sendable, Identifiable, Codable
         self.partOf = partOf
     }
 
+    private enum CodingKeys: String, CodingKey {
+        case id, at, userID, kind, author, before, after, versionAfter, batch, partOf
+    }
+
+    /// Decodes entries saved before imports were one entry too (a session journal written by an
+    /// older daemon has no `partOf`).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(id: try c.decode(Int64.self, forKey: .id), at: try c.decode(Date.self, forKey: .at),
+                  userID: try c.decodeIfPresent(UUID.self, forKey: .userID),
+                  kind: try c.decode(HistoryKind.self, forKey: .kind),
+                  author: try c.decode(ChangeAuthor.self, forKey: .author),
+                  before: try c.decodeIfPresent(UserFields.self, forKey: .before),
+                  after: try c.decodeIfPresent(UserFields.self, forKey: .after),
+                  versionAfter: try c.decodeIfPresent(Int.self, forKey: .versionAfter),
+                  batch: try c.decodeIfPresent(BatchSummary.self, forKey: .batch),
+                  partOf: try c.decodeIfPresent(Bool.self, forKey: .partOf) ?? false)
+    }
+
     /// How the change arrived, as `daemon` sees it: a change another daemon wrote is
     /// `.anotherDaemon`, whatever way it reached that daemon.
     public func via(seenFrom daemon: String?) -> ChangeVia {
