@@ -36,8 +36,11 @@ public struct StagedImportUseCase: Sendable {
         return try await staging.stage(valid, into: token)
     }
 
-    public func commit(_ token: ImportToken) async throws(UserError) -> ImportSummary {
-        try await staging.commitImport(token, by: author)
+    /// `source`: where the file came from as the person named it (the history shows it).
+    public func commit(_ token: ImportToken, source: String? = nil) async throws(UserError) -> ImportSummary {
+        var author = author
+        if let source { author?.source = String(source.prefix(255)) }
+        return try await staging.commitImport(token, by: author)
     }
 
     public func abort(_ token: ImportToken) async {

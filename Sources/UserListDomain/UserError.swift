@@ -8,6 +8,12 @@ public enum UserError: Error, Equatable, Sendable {
     /// A history entry asked for by number (to show or revert) that is not kept: never
     /// recorded, or pruned by retention. Not a store failure: retrying cannot find it.
     case noHistoryEntry(entry: Int64)
+    /// A revert of an entry whose change is undone already (the user is as it was before it):
+    /// nothing to do, and retrying cannot change that. `reason` says what is stored.
+    case alreadyUndone(entry: Int64, reason: String)
+    /// The undo of import `entry` was refused: these users changed since the import (the first
+    /// few; `count` is how many). Undoing it anyway leaves them as they are.
+    case changedSinceImport(entry: Int64, ids: [UUID], count: Int)
     /// Someone else saved first: `stored` is what is in the store now.
     case conflict(stored: User)
     /// Another user (`other`) already has this email address, compared case-insensitively
@@ -29,6 +35,12 @@ public enum UserError: Error, Equatable, Sendable {
             "That user no longer exists."
         case .noHistoryEntry(let entry):
             "There is no history entry \(entry) (never recorded, or older than the history kept)."
+        case .alreadyUndone(let entry, let reason):
+            "Entry \(entry) is already undone: \(reason)"
+        case .changedSinceImport(let entry, let ids, let count):
+            "Entry \(entry) was not undone: \(count) user\(count == 1 ? "" : "s") changed since the import ("
+                + ids.map(UUIDText.lowercase).joined(separator: ", ") + (count > ids.count ? ", …" : "")
+                + "); nothing was changed. --force-skip-changed leaves them as they are and undoes the rest."
         case .conflict(let stored):
             "Someone else saved this user first; the stored name is now “\(stored.name)”."
         case .duplicateEmail(let email, let other):

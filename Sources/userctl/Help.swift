@@ -75,23 +75,40 @@ enum Help {
         CommandSpec(name: "history", positionals: [], optionalPositionals: ["ID"], options: [
             OptionSpec(name: "by", value: "USER", help: "only changes made by USER (a login name or a uid)"),
             OptionSpec(name: "since", value: "TIME", help: "only changes since TIME (2026-12-01T09:00:00Z, 2026-12-01, or 30m, 2h, 7d ago)"),
+            OptionSpec(name: "kind", value: "KIND", help: "only changes of KIND: added, saved, removed, imported"),
+            OptionSpec(name: "via", value: "SOURCE",
+                       help: "only changes from SOURCE: tui, userctl, import, another-daemon"),
+            OptionSpec(name: "date", value: "FORMAT",
+                       help: "when, as relative (3 min ago, the default), iso (UTC) or local"),
             OptionSpec(name: "limit", value: "N", help: "print at most N changes (default 50)"),
         ], summary: "show who changed what, newest first",
                     details: """
                     Prints the changes to the user ID (without ID, to every user), newest first, like git log:
-                    the entry number (what 'userctl revert' takes), when, who (login name, or uid), how
-                    (intent: a screen; command: a one-shot userctl command; import; daemon: another daemon on the
-                    same store), and what changed. With --json: one array of objects with entry, at (RFC 3339),
-                    uid, user, client, kind (added, saved, removed), via, user_id, reverts, and before and after
-                    (objects with name, email and avatar_url, or null).
+                    the entry number (what 'userctl revert' takes), when, who (login name, or uid), where from
+                    (TUI: a screen; userctl: a one-shot command; import; revert: an undo; another daemon on the
+                    same store), and what changed. An import is one entry (its file, how many users it added and
+                    updated); a user's own history shows what it did to them as "imported in #N". When more
+                    entries match than are printed, the last line says how many ("N more: --limit M").
+                    With --json: one array of objects with entry, at (RFC 3339, whatever --date says), uid, user,
+                    client, kind (added, saved, removed, imported), via (intent, command, import, daemon),
+                    user_id, reverts, before and after (objects with name, email and avatar_url, or null), import
+                    (source, added, updated, removed: an import's entry) and part_of_import (a user's part of one).
                     The daemon keeps history-days of history (default 365).
                     """ + "\n" + idDetails),
-        CommandSpec(name: "revert", positionals: ["ENTRY"], options: [], summary: "undo one change from the history",
+        CommandSpec(name: "revert", positionals: ["ENTRY"], options: [
+            OptionSpec(name: "force-skip-changed", value: nil,
+                       help: "undo an import although some of its users changed since, leaving those as they are"),
+        ], summary: "undo one change from the history",
                     details: """
                     Applies the inverse of history entry ENTRY as an ordinary save: a rename goes back to the
                     name before, an added user is removed, a removed user comes back. It is recorded as its own
                     entry. Exits 75 (conflict) when the user changed since the entry: revert the later changes
-                    first. Exits 65 when no entry ENTRY is kept (never recorded, or older than history-days).
+                    first. Exits 65 when no entry ENTRY is kept (never recorded, or older than history-days), and
+                    when the change is undone already (nothing to do).
+                    An import is undone whole, all or nothing: the users it added are removed, the users it
+                    updated get their fields back. When users changed since the import, they are listed and
+                    nothing is undone (exit 75), unless --force-skip-changed leaves them as they are and undoes
+                    the rest.
                     Exits 77 on a read-only session (reading history needs no write access).
                     """),
         CommandSpec(name: "status", positionals: [], options: [], summary: "show the daemon's status", details: """

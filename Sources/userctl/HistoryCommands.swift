@@ -16,6 +16,9 @@ enum HistoryCommands {
         let values = context.invocation.values
         if let by = values["by"] { args["by_uid"] = .int(Int64(try uid(of: by))) }
         if let since = values["since"] { args["since"] = .string(try time(since)) }
+        if let kind = values["kind"] { args["kind"] = .string(try HistoryFilters.kind(kind)) }
+        if let via = values["via"] { args["via"] = .string(try HistoryFilters.via(via)) }
+        let dates = try HistoryFilters.dates(values["date"])
         var wanted = defaultLimit
         if let text = values["limit"] {
             guard let limit = Int(text), limit > 0 else { throw UsageError(message: "--limit needs a positive number, not '\(text)'", command: "history") }
@@ -23,18 +26,17 @@ enum HistoryCommands {
         }
         var entries: [JSONValue] = []
         var before: Int64?
+        var more = 0
         repeat {
             var page = args
             page["limit"] = .int(Int64(min(1_000, wanted - entries.count)))
             if let before { page["before"] = .int(before) }
-            let result: JSONValue?
-            do {
-                result = try await context.client.send(screen: "session", action: "history", args: page)
-            } catch let error as ClientError where error.serverCode == .unknownAction {
-                throw CommandFailure(.unavailable, "this userlistd keeps no history; upgrade it")
-            }
+            // The last page asks how many more match, for the "N more" line.
+            if wanted - entries.count <= 1_000 { page["count"] = .bool(true) }
+            let result = try await send(context, page)
             entries += result?["entries"]?.arrayValue ?? []
             before = result?["next"]?.int64Value
+            more = Int(result?["more"]?.int64Value ?? 0)
         } while before != nil && entries.count < wanted
         if context.json {
             print(JSONValue.array(entries).description)
@@ -46,13 +48,37 @@ enum HistoryCommands {
         }
         let now = Date()
         let rows = entries.map { entry -> [String] in
-            [Table.cell(entry["entry"]), ago(entry["at"]?.stringValue, now: now),
-             who(entry),
-             Table.cell(entry["via"]), Table.cell(entry["kind"]),
+            [Table.cell(entry["entry"]), dates.format(entry["at"]?.stringValue, now: now),
+             who(entry), source(entry), Table.cell(entry["kind"]),
              String((entry["user_id"]?.stringValue ?? "-").prefix(8)), change(entry)]
         }
-        print(Table(headers: ["ENTRY", "WHEN", "WHO", "VIA", "KIND", "USER", "CHANGE"], rows: rows, numeric: [0])
+        print(Table(headers: ["ENTRY", "WHEN", "WHO", "SOURCE", "KIND", "USER", "CHANGE"], rows: rows, numeric: [0])
             .render(style: context.style))
+        if before != nil && more > 0 {
+            print("\(more) more: --limit \(entries.count + more) shows them")
+        }
+    }
+
+    private static func send(_ context: CommandContext, _ args: [String: JSONValue]) async throws -> JSONValue? {
+        do {
+            return try await context.client.send(screen: "session", action: "history", args: args)
+        } catch let error as ClientError where error.serverCode == .unknownAction {
+            throw CommandFailure(.unavailable, "this userlistd keeps no history; upgrade it")
+        }
+    }
+
+    /// Where a change came from, as a person says it: TUI (a screen), userctl (a one-shot
+    /// command), import, revert (an undo), another daemon (on the same store).
+    static func source(_ entry: JSONValue) -> String {
+        if entry["reverts"]?.int64Value != nil { return "revert" }
+        switch entry["via"]?.stringValue {
+        case "intent": return "TUI"
+        case "command": return "userctl"
+        case "import": return "import"
+        case "daemon": return "another daemon"
+        case let other?: return DisplayWidth.sanitized(other)
+        case nil: return "-"
+        }
     }
 
     /// Who made an entry: the login name, else the uid (no name for it on the daemon's host),
@@ -68,19 +94,39 @@ enum HistoryCommands {
         guard let entry = Int64(text), entry > 0 else {
             throw CommandFailure(.dataError, "'\(text)' is not a history entry: entries are the numbers 'userctl history' prints")
         }
+        var args: [String: JSONValue] = ["entry": .int(entry)]
+        if context.invocation.flags.contains("force-skip-changed") { args["skip_changed"] = .bool(true) }
         let result: JSONValue?
         do {
-            result = try await context.client.send(screen: "session", action: "revert", args: ["entry": .int(entry)])
+            result = try await context.client.send(screen: "session", action: "revert", args: args)
         } catch let error as ClientError {
+            // Undone already (reverted twice): the daemon's words say it all.
+            if error.serverCode == .validation, error.message.hasPrefix("Entry \(entry) is already undone") {
+                throw CommandFailure(.dataError, "e" + error.message.dropFirst())
+            }
             throw CommandFailure(ExitCode.for(error), "cannot revert entry \(entry): \(error.message)")
         }
         if context.json {
             print((result ?? .null).description)
+        } else if let removed = result?["removed"]?.int64Value, let restored = result?["restored"]?.int64Value {
+            print(undone(entry, result, removed: removed, restored: restored))
         } else if let user = UserRow(result?["user"]) {
             print("reverted entry \(entry): \(user.id) is \"\(DisplayWidth.sanitized(user.name))\" again (version \(user.version))")
         } else {
             print("reverted entry \(entry): the user it added is removed")
         }
+    }
+
+    /// "undid import #12 as entry #15: 2 users removed, 1 restored; left as they are: …".
+    private static func undone(_ entry: Int64, _ result: JSONValue?, removed: Int64, restored: Int64) -> String {
+        let skipped = result?["skipped"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        let own = result?["undo_entry"]?.int64Value.map { " as entry \($0)" } ?? ""
+        var line = "undid import \(entry)\(own): \(Plural.users(Int(removed))) removed, \(restored) restored"
+        if !skipped.isEmpty {
+            line += "; left as they are (changed since): " + skipped.prefix(10).joined(separator: ", ")
+                + (skipped.count > 10 ? " and \(skipped.count - 10) more" : "")
+        }
+        return line
     }
 
     /// "alice" → alice's uid; a number is taken as a uid.
@@ -110,11 +156,29 @@ enum HistoryCommands {
         return RelativeTime.ago(now.timeIntervalSince(at))
     }
 
-    /// What changed, in a few words: the fields that differ, before → after.
+    /// What changed, in a few words: the fields that differ, before → after; an import by its
+    /// source and counts; a user's part of an import by the import's number.
     static func change(_ entry: JSONValue) -> String {
-        let what = fields(entry)
+        if let batch = entry["import"]?.objectValue { return imported(entry, batch) }
+        let number = entry["entry"]?.int64Value ?? 0
+        var what = fields(entry)
+        if entry["part_of_import"] == .bool(true) {
+            what += entry["reverts"]?.int64Value == nil ? " (imported in #\(number))" : " (import undone in #\(number))"
+        }
         guard let undone = entry["reverts"]?.int64Value else { return what }
         return what + " (undoes #\(undone))"
+    }
+
+    /// "imported users.json: 3 added, 2 updated", or for its undo "undid import #12 (users.json): 2
+    /// removed, 1 restored".
+    private static func imported(_ entry: JSONValue, _ batch: [String: JSONValue]) -> String {
+        let source = batch["source"]?.stringValue.map(DisplayWidth.sanitized)
+        let count = { (key: String) in Int(batch[key]?.int64Value ?? 0) }
+        if let undone = entry["reverts"]?.int64Value {
+            return "undid import #\(undone)" + (source.map { " (\($0))" } ?? "")
+                + ": \(count("removed")) removed, \(count("updated")) restored"
+        }
+        return "imported " + (source ?? "users") + ": \(count("added")) added, \(count("updated")) updated"
     }
 
     private static func fields(_ entry: JSONValue) -> String {

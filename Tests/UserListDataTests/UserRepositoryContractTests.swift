@@ -177,8 +177,11 @@ import UserListTestSupport
         let store = try kind.makeFixture().open()
         var users = SampleUsers.generate(count: 3, seed: 4)
         _ = try await store.importUsers(users)
-        var saved = try await store.update(users[0])
-        saved = try await store.update(saved)
+        var saved = users[0]
+        for name in ["Renamed Once", "Renamed Twice"] {
+            saved.name = name
+            saved = try await store.update(saved)
+        }
         #expect(saved.version == 3)
         users[0].name = "Changed By An Old File"
         #expect(try await store.importUsers(users) == 1)

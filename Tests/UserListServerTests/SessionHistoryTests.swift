@@ -73,10 +73,11 @@ import UserListWire
             let entries = document["screens"]?.arrayValue?.last?["state"]?["entries"]?.arrayValue
             return entries?.first?["reverts"]?.int64Value == top && entries?.first?["via"] == "intent"
         }
-        // The same entry again: the user changed since (the undo itself), a conflict like any save.
+        // The same entry again: undone already (issue 46 item 5), not a conflict to retry.
         let again = try await alice.intent("history", "revert", ["entry": .int(top)])
         guard case .failure(let error) = again.outcome else { Issue.record("a second revert of one entry succeeded"); return }
-        #expect(error.code == .conflict)
+        #expect(error.code == .validation)
+        #expect(error.message.contains("Entry \(top) is already undone"), "\(error.message)")
         await harness.stop()
     }
 

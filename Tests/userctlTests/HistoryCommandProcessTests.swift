@@ -40,8 +40,15 @@ struct HistoryCommandProcessTests {
         let revert = try userctl(daemon, ["revert", String(entry)])
         #expect(revert.status == 0, "\(revert.stderr)")
         #expect(revert.stdout.contains("is \"\(name)\" again"))
+        // Issue 46 item 5: the second revert finds the change undone already: not a conflict.
         let again = try userctl(daemon, ["revert", String(entry)])
-        #expect(again.status == 75, "\(again.stdout) \(again.stderr)")
+        #expect(again.status == 65, "\(again.stdout) \(again.stderr)")
+        #expect(again.stderr.contains("entry \(entry) is already undone: \"\(name)\""), "\(again.stderr)")
+        #expect(!again.stderr.contains("Someone else saved"), "\(again.stderr)")
+        // Renaming to the name the user has is not a change: no entry, no version.
+        let unchanged = try userctl(daemon, ["rename", id, name, "--json"])
+        #expect(unchanged.status == 0, "\(unchanged.stderr)")
+        #expect(try JSONValue(parsing: unchanged.stdout)["version"]?.int64Value == 3, "\(unchanged.stdout)")
         let missing = try userctl(daemon, ["revert", "999999"])
         #expect(missing.status == 65, "an entry that is not kept is the caller's error: \(missing.stderr)")
         #expect(missing.stderr.contains("no history entry 999999"), "\(missing.stderr)")
@@ -52,5 +59,73 @@ struct HistoryCommandProcessTests {
         #expect(undone.stdout.contains("(undoes #\(entry))"), "the undo says what it undid: \(undone.stdout)")
         let bad = try userctl(daemon, ["history", "--since", "yesterday"])
         #expect(bad.status == 64)
+    }
+
+    /// Issue 46 item 6: an import is one entry (its file, what it added and updated), each
+    /// user's history says "imported in #N", the filters and dates, the "N more" line, and the
+    /// import's undo: refused while a user changed since, then done without that user.
+    @Test func anImportIsOneEntryAndItsUndoIsAllOrNothing() throws {
+        let daemon = try RealDaemon(sampleData: 0)
+        defer { daemon.tearDown() }
+        let users = (0..<6).map { index -> JSONValue in
+            ["id": .string(UUID().uuidString.lowercased()), "name": .string("Imported \(index)"),
+             "email": .string("imported\(index)@example.com")]
+        }
+        let file = daemon.directory + "/people.json"
+        try JSONValue.array(users).description.write(toFile: file, atomically: true, encoding: .utf8)
+        let imported = try userctl(daemon, ["import", "--quiet", file])
+        #expect(imported.status == 0, "\(imported.stderr)")
+
+        let json = try JSONValue(parsing: try userctl(daemon, ["history", "--json"]).stdout).arrayValue ?? []
+        #expect(json.count == 1, "one entry for the whole import: \(json.count)")
+        let top = try #require(json.first)
+        #expect(top["kind"] == "imported" && top["via"] == "import" && top["user_id"] == .null)
+        #expect(top["import"]?["source"] == "people.json" && top["import"]?["added"]?.int64Value == 6)
+        #expect(top["at"]?.stringValue?.hasSuffix("Z") == true, "RFC 3339 in --json")
+        let entry = try #require(top["entry"]?.int64Value)
+
+        let table = try userctl(daemon, ["history", "--date", "iso"])
+        #expect(table.stdout.contains("imported people.json: 6 added, 0 updated"), "\(table.stdout)")
+        #expect(table.stdout.contains("import") && !table.stdout.contains("just now"), "\(table.stdout)")
+        let first = try #require(users.first?["id"]?.stringValue)
+        let mine = try userctl(daemon, ["history", first])
+        #expect(mine.stdout.contains("(imported in #\(entry))"), "\(mine.stdout)")
+        #expect(mine.stdout.contains("just now"), "\(mine.stdout)")
+        let local = try userctl(daemon, ["history", first, "--date", "local"])
+        let year = String(Calendar.current.component(.year, from: Date()))
+        #expect(local.status == 0 && local.stdout.contains(year), "\(local.stdout)")
+
+        // Someone renames two users: three entries, two printed, one more.
+        #expect(try userctl(daemon, ["rename", first, "Renamed Since"]).status == 0)
+        let second = try #require(users[1]["id"]?.stringValue)
+        #expect(try userctl(daemon, ["rename", second, "Renamed Too"]).status == 0)
+        let partial = try userctl(daemon, ["history", "--limit", "2"])
+        #expect(partial.stdout.hasSuffix("1 more: --limit 3 shows them\n"), "\(partial.stdout)")
+        #expect(partial.stdout.contains("userctl"), "the rename's source, as a person says it: \(partial.stdout)")
+        #expect(!partial.stdout.contains("command"), "\(partial.stdout)")
+        let kinds = try userctl(daemon, ["history", "--kind", "imported", "--json"])
+        let onlyImports = try JSONValue(parsing: kinds.stdout)
+        #expect(onlyImports.arrayValue?.count == 1)
+        let viaUserctl = try JSONValue(parsing: try userctl(daemon, ["history", "--via", "userctl", "--json"]).stdout)
+        #expect(viaUserctl.arrayValue?.count == 2)
+        #expect(try userctl(daemon, ["history", "--via", "fax"]).status == 64)
+
+        // The undo is refused while users changed since, naming them, and changes nothing.
+        let refused = try userctl(daemon, ["revert", String(entry)])
+        #expect(refused.status == 75, "\(refused.stdout) \(refused.stderr)")
+        #expect(refused.stderr.contains("2 users changed since the import"), "\(refused.stderr)")
+        #expect(refused.stderr.contains(first), "\(refused.stderr)")
+        #expect(try userctl(daemon, ["list", "--json"]).stdout.contains("Imported 5"))
+        let forced = try userctl(daemon, ["revert", String(entry), "--force-skip-changed"])
+        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(forced.stdout.contains("4 users removed, 0 restored"), "\(forced.stdout)")
+        #expect(forced.stdout.contains(second), "\(forced.stdout)")
+        let left = try JSONValue(parsing: try userctl(daemon, ["list", "--json"]).stdout).arrayValue ?? []
+        #expect(left.compactMap { $0["name"]?.stringValue }.sorted() == ["Renamed Since", "Renamed Too"])
+        let again = try userctl(daemon, ["revert", String(entry), "--force-skip-changed"])
+        #expect(again.status == 65 && again.stderr.contains("entry \(entry) is already undone"), "\(again.stderr)")
+        let undone = try userctl(daemon, ["history", "--limit", "1"])
+        let undid = "undid import #\(entry) (people.json): 4 removed, 0 restored"
+        #expect(undone.stdout.contains(undid), "\(undone.stdout)")
     }
 }

@@ -42,11 +42,19 @@ enum PostgresHistory {
          author.reverting.map { String($0) }]
     }
 
-    /// Before the UPDATE: inserts nothing when the version no longer matches.
+    /// The save's condition that the row changes: a save of what is stored writes nothing.
+    /// `IS DISTINCT FROM`: an avatar URL going to or from NULL is a change.
+    static func differs(name: String = "$1", email: String = "$2", avatarURL: String = "$3") -> String {
+        "(name IS DISTINCT FROM \(name) OR email IS DISTINCT FROM \(email) OR avatar_url IS DISTINCT FROM \(avatarURL))"
+    }
+
+    static let differsFromStored = differs()
+
+    /// Before the UPDATE: inserts nothing when the version no longer matches or nothing changes.
     static func recordSave(_ user: User, _ author: ChangeAuthor, _ connection: PGConnection, _ operation: String) throws(PGError) {
         try connection.query(insertColumns + """
              SELECT $1, $2::bigint, $3, $4, $5, $6::bigint, id, 'saved', name, email, avatar_url, $7, $8, $9, version + 1
-            FROM users WHERE id = $10 AND version = $11
+            FROM users WHERE id = $10 AND version = $11 AND \(differs(name: "$7", email: "$8", avatarURL: "$9"))
             """, parameters(author) + [user.name, user.email, user.avatarURL, user.id.uuidString, String(user.version)], operation)
     }
 
@@ -62,19 +70,5 @@ enum PostgresHistory {
              SELECT $1, $2::bigint, $3, $4, $5, $6::bigint, id, 'removed', name, email, avatar_url, NULL, NULL, NULL, NULL
             FROM users WHERE id = $7
             """, parameters(author) + [id.uuidString], operation)
-    }
-
-    /// The newest change-log row, read under the change-log lock before an import writes.
-    static func lastLoggedSeq(_ connection: PGConnection, _ operation: String) throws(PGError) -> String {
-        try connection.query("SELECT COALESCE(MAX(seq), 0) FROM changes", [], operation).first?[0] ?? "0"
-    }
-
-    /// An import's entries, set-based from the change-log rows it wrote after `seq` (their
-    /// snapshots are the users after; an import keeps no before-image).
-    static func recordImport(after seq: String, _ author: ChangeAuthor, _ connection: PGConnection, _ operation: String) throws(PGError) {
-        try connection.query(insertColumns + """
-             SELECT $1, $2::bigint, $3, $4, $5, $6::bigint, user_id, kind, NULL, NULL, NULL, name, email, avatar_url, version
-            FROM changes WHERE seq > $7::bigint AND kind IN ('added', 'saved') ORDER BY seq
-            """, parameters(author.via(.import)) + [seq], operation)
     }
 }

@@ -54,15 +54,26 @@ enum PostgresImportMerge {
 
     private static func merge(_ id: Int, author: String?, read: Int, _ connection: PGConnection) throws(PGError) -> Outcome {
         let author = author.flatMap { try? JSONDecoder().decode(ChangeAuthor.self, from: Data($0.utf8)) }
-        // History comes from the merge's own RETURNING: the rows it wrote, as written, in the
-        // same statement (no second pass over the staged entries, no join on `users`). An
-        // import keeps no before-image; without an author (a store-level import) none is kept.
-        let history = author == nil ? "" : """
-            , recorded AS (
-                \(PostgresHistory.insertColumns)
-                SELECT $2, $3::bigint, $4, $5, $6, $7::bigint, id, CASE WHEN inserted THEN 'added' ELSE 'saved' END,
-                       NULL, NULL, NULL, name, email, avatar_url, version
-                FROM up ORDER BY id
+        // One history entry for the import (`PostgresHistoryBatch`); each user's part from the
+        // entries joined to `users` as they were when the statement began (every part of a WITH
+        // shares one snapshot), with the upsert's own rules for what it writes and which version:
+        // a join of the staged rows to the indexed table, never of two CTEs (which have no
+        // statistics: the planner joined the upsert's 100,000 rows to the stored ones in a
+        // nested loop, minutes). Without an author (a store-level import) none is kept.
+        let entry = try author.map { author throws(PGError) in
+            try PostgresHistoryBatch.begin(author.via(.import), connection, operation)
+        }
+        let history = entry == nil ? "" : """
+            , parts AS (
+                INSERT INTO history_parts (entry, user_id, kind, before_name, before_email, before_avatar_url,
+                                           version_after)
+                SELECT $2::bigint, l.id, CASE WHEN u.id IS NULL THEN 'added' ELSE 'saved' END,
+                       u.name, u.email, u.avatar_url,
+                       CASE WHEN u.id IS NULL THEN COALESCE(l.expected_version, 1)
+                            ELSE GREATEST(u.version + 1, COALESCE(l.expected_version, 1)) END
+                FROM latest l LEFT JOIN users u ON u.id = l.id
+                WHERE u.id IS NULL
+                    OR (u.name, u.email, u.avatar_url) IS DISTINCT FROM (l.name, l.email, l.avatar_url)
             )
             """
         let counts = try connection.query("""
@@ -77,11 +88,14 @@ enum PostgresImportMerge {
                     name_key = EXCLUDED.name_key,
                     email_key = CASE WHEN u.email = EXCLUDED.email THEN u.email_key ELSE EXCLUDED.email_key END
                 WHERE (u.name, u.email, u.avatar_url) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.email, EXCLUDED.avatar_url)
-                RETURNING u.id, u.name, u.email, u.avatar_url, u.version, (xmax = 0) AS inserted
+                RETURNING u.id, u.version, (xmax = 0) AS inserted
             )\(history)
             SELECT COUNT(*), COUNT(*) FILTER (WHERE inserted) FROM up
-            """, [String(id)] + (author.map { PostgresHistory.parameters($0.via(.import)) } ?? []), operation).first
+            """, [String(id)] + (entry.map { [String($0)] } ?? []), operation).first
         let written = Int(counts?[0] ?? "0") ?? 0, inserted = Int(counts?[1] ?? "0") ?? 0
+        if let entry {
+            try PostgresHistoryBatch.finish(entry, added: inserted, updated: written - inserted, connection, operation)
+        }
         if written > 0 {
             try PostgresSchema.lockChangeLog(connection, operation)  // the rows are written: now the log, in commit order
             if inserted > 0 {

@@ -15,8 +15,9 @@ import Foundation
 ///   on the database and pruned by its own retention, never by the change log's.
 /// - v3: durable import staging (`PostgresImportSchema`), and a `reloaded` change-log kind: a
 ///   merged import is one row, which every feed hands its sessions as `UserChange.resync`.
+/// - v4: an import is one history entry, with a slim part per user (`PostgresHistoryBatch`).
 enum PostgresSchema {
-    static let currentVersion = 3
+    static let currentVersion = 4
     /// `pg_advisory_lock` key for migrations ("ulsm").
     static let migrationLock = 0x756C_736D
     /// `pg_advisory_xact_lock` key every writing transaction takes before it logs its change,
@@ -29,7 +30,7 @@ enum PostgresSchema {
     /// stored, a message reaches whoever listens at the time.
     static let presenceChannel = "userlist_presence"
 
-    static let steps: [String] = [v1, PostgresHistory.v2, PostgresImportSchema.v3]
+    static let steps: [String] = [v1, PostgresHistory.v2, PostgresImportSchema.v3, PostgresHistoryBatch.v4]
 
     static let v1 = """
         CREATE EXTENSION IF NOT EXISTS pg_trgm;

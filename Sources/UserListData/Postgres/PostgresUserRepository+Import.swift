@@ -29,7 +29,10 @@ extension PostgresUserRepository {
             // Its statements log their changes as they write (store-level bulk path): the lock first.
             try PostgresSchema.lockChangeLog(connection, operation)
             var written = 0, inserted = 0
-            let historyFrom = try PostgresHistory.lastLoggedSeq(connection, operation)
+            // One entry for the import; each user's part from the batch joined to `users` as they
+            // were when the statement began, with the upsert's own rules (never a join of two
+            // CTEs: no statistics, a nested loop).
+            let entry = String(try PostgresHistoryBatch.begin(author.via(.import), connection, operation))
             var start = 0
             while start < unique.count {
                 let batch = unique[start..<min(unique.count, start + Self.importBatch)]
@@ -52,13 +55,26 @@ extension PostgresUserRepository {
                     ), logged AS (
                         INSERT INTO changes (kind, user_id, name, email, avatar_url, version)
                         SELECT CASE WHEN inserted THEN 'added' ELSE 'saved' END, id, name, email, avatar_url, version FROM up
+                    ), parts AS (
+                        INSERT INTO history_parts (entry, user_id, kind, before_name, before_email, before_avatar_url,
+                                                   version_after)
+                        SELECT $2::bigint, i.id, CASE WHEN u.id IS NULL THEN 'added' ELSE 'saved' END,
+                               u.name, u.email, u.avatar_url,
+                               CASE WHEN u.id IS NULL THEN i.version
+                                    WHEN (u.name, u.email, u.avatar_url)
+                                         IS DISTINCT FROM (i.name, i.email, i.avatar_url)
+                                    THEN GREATEST(u.version + 1, i.version) ELSE i.version END
+                        FROM input i LEFT JOIN users u ON u.id = i.id
+                        WHERE u.id IS NULL OR i.version > u.version
+                            OR (u.name, u.email, u.avatar_url) IS DISTINCT FROM (i.name, i.email, i.avatar_url)
                     )
                     SELECT COUNT(*), COUNT(*) FILTER (WHERE inserted) FROM up
-                    """, [Self.json(batch)], operation).first
+                    """, [Self.json(batch), entry], operation).first
                 written += Int(row?[0] ?? "0") ?? 0
                 inserted += Int(row?[1] ?? "0") ?? 0
             }
-            if written > 0 { try PostgresHistory.recordImport(after: historyFrom, author, connection, operation) }
+            try PostgresHistoryBatch.finish(Int64(entry) ?? 0, added: inserted, updated: written - inserted,
+                                            connection, operation)
             if inserted > 0 {
                 try connection.query("UPDATE store_state SET user_count = user_count + $1", [String(inserted)], operation)
             }

@@ -198,6 +198,8 @@ public final class PostgresUserRepository: UserRepository {
         case conflict(User)
         case notFound
         case emailTaken(String)
+        /// A save that would change nothing: no write, no entry, no change; the stored user.
+        case unchanged(User)
     }
 
     /// Runs `body` in a transaction on a pool connection; `body` logs its change last
@@ -254,17 +256,22 @@ public final class PostgresUserRepository: UserRepository {
     public func remove(id: UUID) async throws(UserError) { try await remove(id: id, by: .unattributed) }
 
     /// Saves `user` and records `author`'s entry in the same transaction (`PostgresHistory`).
+    /// A save equal to the stored row writes nothing and answers with the stored user.
     public func update(_ user: User, by author: ChangeAuthor) async throws(UserError) -> User {
         let outcome = try await write("saving a user", { connection throws(PGError) -> Outcome in
             let operation = "saving a user"
             try PostgresHistory.recordSave(user, author, connection, operation)
             let updated = try connection.query("""
                 UPDATE users SET name = $1, email = $2, avatar_url = $3, name_key = $4, email_key = $5, version = version + 1
-                WHERE id = $6 AND version = $7
+                WHERE id = $6 AND version = $7 AND \(PostgresHistory.differsFromStored)
                 """, [user.name, user.email, user.avatarURL, UserKey.fold(user.name), UserKey.fold(user.email),
                       user.id.uuidString, String(user.version)], operation)
             guard updated.affected == 1 else {
-                return try Self.stored(id: user.id, connection).map(Outcome.conflict) ?? .notFound
+                guard let stored = try Self.stored(id: user.id, connection) else { return .notFound }
+                // Equal text is equal bytes (deterministic collation): the same row, unwritten.
+                let same = stored.version == user.version && stored.name == user.name && stored.email == user.email
+                    && stored.avatarURL == user.avatarURL
+                return same ? .unchanged(stored) : .conflict(stored)
             }
             var saved = user
             saved.version += 1
@@ -275,6 +282,7 @@ public final class PostgresUserRepository: UserRepository {
         case .done(let saved, let seq):
             notifyCommitted(PostgresCommit(seq: seq, change: .saved(saved)))
             return saved
+        case .unchanged(let stored): return stored
         case .conflict(let stored): throw .conflict(stored: stored)
         case .notFound: throw .notFound(id: user.id)
         case .emailTaken(let email): throw try await emailConflict(email, id: user.id)
@@ -305,7 +313,7 @@ public final class PostgresUserRepository: UserRepository {
             notifyCommitted(PostgresCommit(seq: seq, change: .added(saved)))
             return saved
         case .conflict(let stored): throw .conflict(stored: stored)
-        case .notFound: throw .unavailable(reason: "\(connection.redacted): the new user was neither added nor found")
+        case .notFound, .unchanged: throw .unavailable(reason: "\(connection.redacted): the new user was neither added nor found")
         case .emailTaken(let email): throw try await emailConflict(email, id: user.id)
         }
     }

@@ -106,49 +106,4 @@ enum SQLiteHistory {
         statement.bind(8, id)
         try statement.run("recording the change in the history")
     }
-
-    /// A merge slice's entries (`SQLiteImportMerge`), set-based, before the slice writes: one
-    /// slim row per user it adds or changes (an id's last entry, as `import_merge` keeps it; an
-    /// entry equal to the stored user changes nothing and is not recorded), in id order, as the
-    /// slice applies them. Slim as `recordImport`'s: the fields after are filled in when read.
-    static func recordMergeSlice(_ importID: Int, after mark: String, through upper: String, _ author: ChangeAuthor,
-                                 _ connection: SQLiteConnection) throws(SQLiteError) {
-        let statement = try connection.statement("""
-            INSERT INTO history (at, via, actor_uid, actor_name, client, daemon, reverts, user_id, kind)
-            SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, s.id, CASE WHEN u.id IS NULL THEN 'added' ELSE 'saved' END
-            FROM import_merge s LEFT JOIN users u ON u.id = s.id
-            WHERE s.import_id = ?8 AND s.id > ?9 AND s.id <= ?10
-                AND (u.id IS NULL OR u.name IS NOT s.name OR u.email IS NOT s.email OR u.avatar_url IS NOT s.avatar_url)
-            ORDER BY s.id
-            """)
-        bind(statement, author.via(.import))
-        statement.bind(8, importID)
-        statement.bind(9, mark)
-        statement.bind(10, upper)
-        try statement.run("recording the import in the history")
-    }
-
-    /// An import's entries, set-based from the change log rows the import wrote after `seq`:
-    /// slim rows (who, when, which user, what kind), without the fields after. Those are the
-    /// next entry's `before`, or the user as stored when no entry came since, and are filled in
-    /// when read (`SQLiteUserRepository.completingImports`): a row with every field cost a
-    /// million-user load about half its time again, a slim one about a sixth. An import keeps
-    /// no before-image, so a save by import has no `before`. A bulk load into an empty store
-    /// logs one `reloaded` row: then every user stored is one it added.
-    static func recordImport(after seq: Int, _ author: ChangeAuthor, _ connection: SQLiteConnection) throws(SQLiteError) {
-        let operation = "recording the import in the history"
-        // Bound, not spliced into the text: the connection keeps one prepared statement per text.
-        let check = try connection.statement("SELECT EXISTS (SELECT 1 FROM changes WHERE seq > ?1 AND kind = 'reloaded')")
-        check.bind(1, seq)
-        let reloaded = try check.step(operation) ? check.int(0) : 0
-        check.reset()
-        let columns = "INSERT INTO history (at, via, actor_uid, actor_name, client, daemon, reverts, user_id, kind) "
-        let source = reloaded == 1
-            ? "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, id, 'added' FROM users"
-            : "SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, user_id, kind FROM changes WHERE seq > ?8 AND kind IN ('added', 'saved') ORDER BY seq"
-        let statement = try connection.statement(columns + source)
-        bind(statement, author.via(.import))
-        if reloaded != 1 { statement.bind(8, seq) }
-        try statement.run(operation)
-    }
 }

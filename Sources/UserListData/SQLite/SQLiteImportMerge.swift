@@ -87,13 +87,20 @@ enum SQLiteImportMerge {
                 try SQLiteSearchIndex.setIndexedThrough(lastRowid, connection, operation)
             }
             var rows = rows, written = 0, last = false
+            let historyEntry = try historyEntry(of: id, connection)
+            var counted = (added: 0, updated: 0)
             repeat {
                 let start = DispatchTime.now().uptimeNanoseconds
                 let bound = try text("SELECT id FROM import_merge WHERE import_id = ?1 AND id > ?2 ORDER BY id LIMIT 1 OFFSET ?3",
                                      id, connection, mark, max(0, rows - 1))
                 last = bound == nil
                 let upper = bound ?? beyondEveryID
-                try recordHistory(of: id, after: mark, through: upper, connection)
+                if let entry = historyEntry {
+                    let parts = try SQLiteHistoryBatch.recordMergeSlice(
+                        entry, importID: id, after: mark, through: upper, connection)
+                    counted.added += parts.added
+                    counted.updated += parts.updated
+                }
                 let progress = try connection.statement("UPDATE import_progress SET merged_through = ?2, phase = ?3 WHERE import_id = ?1")
                 progress.bind(1, id)
                 progress.bind(2, upper)
@@ -111,6 +118,10 @@ enum SQLiteImportMerge {
             count.bind(2, written)
             let total = try count.step(operation) ? count.int(0) : written
             count.reset()
+            if let historyEntry {
+                try SQLiteHistoryBatch.count(historyEntry, added: counted.added, updated: counted.updated, connection)
+                if last { try SQLiteHistoryBatch.finish(historyEntry, connection) }
+            }
             if last {
                 try SQLiteImportGuard.drop(id, connection, operation)
                 if total > 0 { try logReload(connection) }
@@ -163,7 +174,11 @@ enum SQLiteImportMerge {
             } while left && more()
             if !left {
                 try SQLiteImportGuard.drop(id, connection, operation)
-                try connection.execute("DELETE FROM import_progress WHERE import_id = \(id); DELETE FROM imports WHERE id = \(id)", operation)
+                try connection.execute("""
+                    DELETE FROM import_progress WHERE import_id = \(id);
+                    DELETE FROM import_entries WHERE import_id = \(id);
+                    DELETE FROM imports WHERE id = \(id)
+                    """, operation)
             }
             return (!left, rows)
         }
@@ -208,13 +223,12 @@ enum SQLiteImportMerge {
         return try statement.step(operation) ? statement.int(0) : 0
     }
 
-    /// The history entries of the slice's users, from their entries against `users` before the
-    /// slice writes (`SQLiteHistory.recordMergeSlice`), as the author the commit named.
-    private static func recordHistory(of id: Int, after mark: String, through upper: String,
-                                      _ connection: SQLiteConnection) throws(SQLiteError) {
+    /// The import's one history entry (`SQLiteHistoryBatch`), as the author the commit named;
+    /// nil when it names none (a store-level import records no history).
+    private static func historyEntry(of id: Int, _ connection: SQLiteConnection) throws(SQLiteError) -> Int64? {
         guard let json = try text("SELECT author FROM imports WHERE id = ?1", id, connection),
-              let author = try? JSONDecoder().decode(ChangeAuthor.self, from: Data(json.utf8)) else { return }
-        try SQLiteHistory.recordMergeSlice(id, after: mark, through: upper, author, connection)
+              let author = try? JSONDecoder().decode(ChangeAuthor.self, from: Data(json.utf8)) else { return nil }
+        return try SQLiteHistoryBatch.entry(ofImport: id, author.via(.import), connection)
     }
 
     /// Runs `sql` with `?1` import `id`, `?2` and `?3` the id bounds; the rows it wrote.

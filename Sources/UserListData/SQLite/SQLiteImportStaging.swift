@@ -63,7 +63,7 @@ struct SQLiteImportStaging: ImportStaging {
             merged_through TEXT NOT NULL DEFAULT '',  -- the last id merged
             written        INTEGER NOT NULL DEFAULT 0
         );
-        """
+        """ + SQLiteHistoryBatch.stagingTable
 
     /// An import that staged nothing for this long lost its client (killed, or gone without
     /// aborting): the next `beginImport` drops it.

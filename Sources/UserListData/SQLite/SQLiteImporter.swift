@@ -32,6 +32,9 @@ extension SQLiteUserRepository {
         let indexedThrough: Int64
         let keepChanges: Bool
         private let insert, stored, update, log, searchAdd, searchDelete: SQLiteStatement
+        /// The import's history entry, and its statement for each user's part (`SQLiteHistoryBatch`).
+        private let historyEntry: Int64?
+        private let part: SQLiteStatement?
         private let now = Int(Date().timeIntervalSince1970)
         private(set) var inserted = 0
         private(set) var updated = 0
@@ -39,8 +42,10 @@ extension SQLiteUserRepository {
 
         static let operation = "importing users"
 
-        init(_ connection: SQLiteConnection, keepChanges: Bool) throws(SQLiteError) {
+        init(_ connection: SQLiteConnection, keepChanges: Bool, historyEntry: Int64? = nil) throws(SQLiteError) {
             self.connection = connection
+            self.historyEntry = historyEntry
+            part = historyEntry == nil ? nil : try connection.statement(SQLiteHistoryBatch.insertPart)
             indexedThrough = try SQLiteSearchIndex.indexedThrough(connection, Self.operation).map(Int64.init) ?? .max
             self.keepChanges = keepChanges
             insert = try connection.statement("""
@@ -75,6 +80,7 @@ extension SQLiteUserRepository {
                 let rowid = sqlite3_last_insert_rowid(connection.handle)
                 if rowid <= indexedThrough { try index(rowid: rowid, keys) }
                 try logged("added", .added(user), id: user.id)
+                try recordPart("added", user, before: nil)
                 return
             }
             stored.bind(1, user.id)
@@ -106,6 +112,21 @@ extension SQLiteUserRepository {
                 try index(rowid: rowid, newKeys)
             }
             try logged("saved", .saved(saved), id: user.id)
+            let before = UserFields(name: old.name, email: old.email, avatarURL: old.avatarURL)
+            try recordPart("saved", saved, before: before)
+        }
+
+        /// The user's part of the import's entry: what it was before, the version it has now.
+        private func recordPart(_ kind: String, _ user: User, before: UserFields?) throws(SQLiteError) {
+            guard let part, let historyEntry else { return }
+            part.bind(1, Int(historyEntry))
+            part.bind(2, user.id)
+            part.bind(3, kind)
+            part.bind(4, before?.name)
+            part.bind(5, before?.email)
+            part.bind(6, before?.avatarURL)
+            part.bind(7, user.version)
+            try part.run(Self.operation)
         }
 
         private func index(rowid: Int64, _ keys: (name: String, email: String)) throws(SQLiteError) {

@@ -121,7 +121,10 @@ extension SQLiteUserRepository {
         if users.count > 10_000 { try connection.execute("PRAGMA cache_size = -\(importCacheKiB)", operation) }
         defer { _ = try? connection.execute("PRAGMA cache_size = -\(normalCacheKiB)", operation) }
         return try connection.writeTransaction(operation) { () throws(SQLiteError) -> ImportOutcome in
-            let historyFrom = try connection.integer("SELECT COALESCE(MAX(seq), 0) FROM changes", operation)
+            // The import's one entry first: each user's part names it as it is written.
+            let entry = try author.map { author throws(SQLiteError) in
+                try SQLiteHistoryBatch.begin(author.via(.import), connection)
+            }
             for name in SQLiteSchema.changeLogTriggerNames + SQLiteSearchIndex.triggerNames {
                 try connection.execute("DROP TRIGGER IF EXISTS \(name)", operation)
             }
@@ -137,8 +140,9 @@ extension SQLiteUserRepository {
             var inserted = users.count, updated = 0, changes: [(change: UserChange, seq: Int)] = []
             if rebuild && !keepChanges, try EmptyTableLoad.applies(to: users, connection) {
                 try EmptyTableLoad.insert(users, connection)
+                if let entry { _ = try SQLiteHistoryBatch.recordEveryUserAdded(entry, connection) }
             } else {
-                var importer = try Importer(connection, keepChanges: keepChanges)
+                var importer = try Importer(connection, keepChanges: keepChanges, historyEntry: entry)
                 try users.forEach { user throws(SQLiteError) in try importer.write(user) }
                 (inserted, updated, changes) = (importer.inserted, importer.updated, importer.changes)
             }
@@ -155,7 +159,10 @@ extension SQLiteUserRepository {
                     }
                 }
             }
-            if let author { try SQLiteHistory.recordImport(after: historyFrom, author, connection) }
+            if let entry {
+                try SQLiteHistoryBatch.count(entry, added: inserted, updated: updated, connection)
+                try SQLiteHistoryBatch.finish(entry, connection)
+            }
             try connection.execute(SQLiteSchema.changeLogTriggers + SQLiteSearchIndex.createTriggers, operation)
             try connection.execute(
                 "UPDATE store_state SET user_count = user_count + \(inserted) WHERE only = 1", operation)

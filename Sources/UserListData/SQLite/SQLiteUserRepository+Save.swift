@@ -24,6 +24,20 @@ extension SQLiteUserRepository {
         /// Whether the email differs byte for byte (SQLite's `email = ?2` compares bytes; Swift's
         /// `==` would call a decomposed "é" equal to a composed one and leave the old bytes).
         let emailChanged: Bool
+
+        /// Whether saving `user` would store exactly what is stored: compared as bytes, as
+        /// SQLite's `IS NOT` would (a decomposed "é" is a change from a composed one).
+        func changesNothing(_ user: User) -> Bool {
+            !emailChanged && Self.sameBytes(self.user.name, user.name) && Self.sameBytes(self.user.avatarURL, user.avatarURL)
+        }
+
+        static func sameBytes(_ a: String?, _ b: String?) -> Bool {
+            switch (a, b) {
+            case (nil, nil): true
+            case (let a?, let b?): a.utf8.elementsEqual(b.utf8)
+            default: false
+            }
+        }
     }
 
     /// The stored row of `user.id` (nil: none), compared with `user`.

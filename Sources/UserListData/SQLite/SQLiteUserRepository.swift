@@ -205,6 +205,8 @@ public final class SQLiteUserRepository: UserRepository {
         case done(User, seq: Int)
         case conflict(User)
         case notFound
+        /// A save that would change nothing: no write, no entry, no change; the stored user.
+        case unchanged(User)
     }
 
     /// Runs `body` (which commits) on the writer queue, then, still there, tells the commit
@@ -252,12 +254,14 @@ public final class SQLiteUserRepository: UserRepository {
 
     /// Saves `user` and records `author`'s entry in the same transaction (`SQLiteHistory`).
     /// The stored row is read once (`SaveRead`): it is the conflict check, the entry's before,
-    /// and it says which keys change, so the UPDATE names only those (`saveStatement`).
+    /// and it says which keys change, so the UPDATE names only those (`saveStatement`). A save
+    /// equal to the stored row byte for byte writes nothing and answers with the stored user.
     public func update(_ user: User, by author: ChangeAuthor) async throws(UserError) -> User {
         let outcome = try await guardedWrite { connection throws(SQLiteError) -> Outcome in
             try connection.writeTransaction("saving a user") { () throws(SQLiteError) -> Outcome in
                 guard let stored = try Self.readForSave(user, connection) else { return .notFound }
                 guard stored.user.version == user.version else { return .conflict(stored.user) }
+                if stored.changesNothing(user) { return .unchanged(stored.user) }
                 let statement = try connection.statement(Self.saveStatement(stored))
                 statement.bind(1, user.name)
                 statement.bind(2, user.email)
@@ -283,7 +287,7 @@ public final class SQLiteUserRepository: UserRepository {
             return .change(.saved(saved), seq: seq)
         }
         switch outcome {
-        case .done(let saved, _): return saved
+        case .done(let saved, _), .unchanged(let saved): return saved
         case .conflict(let stored): throw .conflict(stored: stored)
         case .notFound: throw .notFound(id: user.id)
         }
@@ -314,7 +318,7 @@ public final class SQLiteUserRepository: UserRepository {
             return .change(.added(added), seq: seq)
         }
         switch outcome {
-        case .done(let saved, _): return saved
+        case .done(let saved, _), .unchanged(let saved): return saved
         case .conflict(let stored): throw .conflict(stored: stored)
         case .notFound: throw .unavailable(reason: "\(path): the new user was neither added nor found")
         }

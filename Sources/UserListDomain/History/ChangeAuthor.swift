@@ -30,15 +30,18 @@ public struct ChangeAuthor: Equatable, Hashable, Sendable, Codable {
     public var daemon: String?
     /// The history entry this change undoes, for a revert.
     public var reverting: Int64?
+    /// Where an import came from as the person named it: the file's name, or "stdin".
+    public var source: String?
 
     public init(uid: UInt32?, userName: String? = nil, client: String? = nil, via: ChangeVia,
-                daemon: String? = nil, reverting: Int64? = nil) {
+                daemon: String? = nil, reverting: Int64? = nil, source: String? = nil) {
         self.uid = uid
         self.userName = userName
         self.client = client
         self.via = via
         self.daemon = daemon
         self.reverting = reverting
+        self.source = source
     }
 
     /// A write no connection asked for (tests, tools writing the store directly).

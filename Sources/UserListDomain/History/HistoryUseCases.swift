@@ -31,11 +31,18 @@ public struct FetchHistoryUseCase: Sendable {
         try await read(HistoryQuery(actorUID: actorUID, since: since, before: before, limit: Self.clamped(limit)))
     }
 
-    /// Any combination of filters (`userctl history ID --by USER --since TIME`).
-    public func page(_ query: HistoryQuery) async throws(UserError) -> HistoryPage {
+    /// Any combination of filters (`userctl history ID --by USER --since TIME --kind K --via V`),
+    /// as this daemon sees them; `counting`: with how many more match below the page.
+    public func page(_ query: HistoryQuery, counting: Bool = false) async throws(UserError) -> HistoryPage {
         var clamped = query
         clamped.limit = Self.clamped(query.limit)
-        return try await read(clamped)
+        clamped.seenFrom = daemon
+        var page = try await read(clamped)
+        if counting {
+            page.more = 0
+            if let next = page.next { page.more = try await repository.historyCount(clamped, below: next) }
+        }
+        return page
     }
 
     public func entry(_ id: Int64) async throws(UserError) -> HistoryEntry {
@@ -59,7 +66,10 @@ public struct FetchHistoryUseCase: Sendable {
 
 /// Undoes one history entry by applying its inverse as an ordinary write with the version
 /// check: a user changed since the entry is a `.conflict` carrying what is stored now, as any
-/// save. The revert is recorded as its own entry (`ChangeAuthor.reverting`).
+/// save. An entry whose change is undone already (the user is as it was before it, or the user
+/// it added is gone) is `.alreadyUndone`: reverting twice is not a conflict, nothing to retry.
+/// The revert is recorded as its own entry (`ChangeAuthor.reverting`). An import is undone
+/// whole, in one transaction of the store (`undoImport`), never one user at a time.
 public struct RevertHistoryEntryUseCase: Sendable {
     private let history: any UserHistoryRepository
     private let users: any UserRepository
@@ -77,28 +87,60 @@ public struct RevertHistoryEntryUseCase: Sendable {
         let entry = try await history.historyEntry(id)
         var author = author
         author.reverting = entry.id
+        guard entry.kind != .imported, let userID = entry.userID else {
+            throw .validation(field: .name,
+                              message: "Entry \(id) is an import: it is undone whole (userctl revert \(id)).")
+        }
         switch entry.kind {
         case .saved:
             guard let before = entry.before, let version = entry.versionAfter else {
                 throw .unavailable(reason: "history entry \(id) does not say what the user was before")
             }
-            var user = try await users.fetchUser(id: entry.userID)
+            var user = try await users.fetchUser(id: userID)
+            if UserFields(user) == before {
+                throw .alreadyUndone(entry: id, reason: "\"\(user.name)\" is as it was before it (version \(user.version))")
+            }
             guard user.version == version else { throw .conflict(stored: user) }
             user.name = before.name
             user.email = before.email
             user.avatarURL = before.avatarURL
             return try await UpdateUserUseCase(repository: users, author: author).execute(user)
         case .added:
-            let user = try await users.fetchUser(id: entry.userID)
+            let user: User
+            do throws(UserError) {
+                user = try await users.fetchUser(id: userID)
+            } catch .notFound {
+                throw .alreadyUndone(entry: id, reason: "the user it added no longer exists")
+            }
             guard user.version == entry.versionAfter else { throw .conflict(stored: user) }
-            try await users.remove(id: entry.userID, by: author)
+            try await users.remove(id: userID, by: author)
             return nil
         case .removed:
             guard let before = entry.before else {
                 throw .unavailable(reason: "history entry \(id) does not say what the removed user was")
             }
-            let new = NewUser(id: entry.userID, name: before.name, email: before.email, avatarURL: before.avatarURL)
+            if let stored = try? await users.fetchUser(id: userID), UserFields(stored) == before {
+                throw .alreadyUndone(entry: id, reason: "\"\(stored.name)\" is back (version \(stored.version))")
+            }
+            let new = NewUser(id: userID, name: before.name, email: before.email, avatarURL: before.avatarURL)
             return try await AddUserUseCase(repository: users, author: author).execute(new)
+        case .imported:
+            throw .unavailable(reason: "history entry \(id) is an import")  // (refused above)
         }
+    }
+
+    /// Undoes import `entry` whole (`UserHistoryRepository.revertImport`): refused, changing
+    /// nothing, when users changed since it, unless `skippingChanged` leaves those as they are.
+    /// An import undone already is `.alreadyUndone`; an entry that is no import is refused.
+    public func undoImport(entry id: Int64, skippingChanged: Bool) async throws(UserError) -> ImportUndo {
+        let entry = try await history.historyEntry(id)
+        guard entry.kind == .imported, entry.author.reverting == nil else {
+            throw .validation(field: .name,
+                              message: "Entry \(id) is no import; revert it without --force-skip-changed.")
+        }
+        var author = author
+        author.reverting = id
+        author.source = entry.batch?.source
+        return try await history.revertImport(id, skippingChanged: skippingChanged, by: author)
     }
 }

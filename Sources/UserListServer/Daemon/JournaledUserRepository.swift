@@ -35,7 +35,8 @@ final class JournaledUserRepository: UserRepository {
 
     func update(_ user: User, by author: ChangeAuthor) async throws(UserError) -> User {
         let saved = try await base.update(user, by: author)
-        log(author.reverting == nil ? "saved" : "reverted", user.id, author)
+        // A save of what is stored changed nothing (same version back): nothing to log.
+        if saved.version != user.version { log(author.reverting == nil ? "saved" : "reverted", user.id, author) }
         return saved
     }
 

@@ -23,6 +23,7 @@ enum ConflictStory {
         switch entry.kind {
         case .removed: return "\(who) removed this user \(when)"
         case .added: return "\(who) added this user \(when)"
+        case .imported: return "\(who) imported over this user \(when)"
         case .saved:
             guard let before = entry.before, let after = entry.after else { return "\(who) saved this user \(when)" }
             let changes = UserField.allCases.filter { before[$0] != after[$0] }.map { field -> String in

@@ -26,14 +26,19 @@ enum HistoryIntent: Equatable {
 }
 
 /// The arguments of the session's `history` (`userctl history`): an optional `user_id`, `by_uid`
-/// (an actor), `since` (RFC 3339), `before` (an entry number: the page below it) and `limit`
-/// (1 to 1,000, 50 when absent). Newest first.
+/// (an actor), `since` (RFC 3339), `before` (an entry number: the page below it), `limit`
+/// (1 to 1,000, 50 when absent), `kind`, `via` and `count`. Newest first.
 struct HistoryRequest: Equatable {
     var userID: UUID?
     var actorUID: UInt32?
     var since: Date?
     var before: Int64?
     var limit: Int
+    /// `kind` (added, saved, removed, imported) and `via` (intent, command, import, daemon).
+    var kind: HistoryKind?
+    var via: ChangeVia?
+    /// `count`: the reply says how many entries match below the page (`more`).
+    var count = false
 
     init(_ args: IntentArguments) throws(IntentError) {
         userID = try args.optionalString("user_id") == nil ? nil : try args.uuid("user_id")
@@ -50,6 +55,28 @@ struct HistoryRequest: Equatable {
         before = try args.optionalInt("before").map(Int64.init)
         limit = try args.optionalInt("limit") ?? FetchHistoryUseCase.defaultPageSize
         guard (1...1_000).contains(limit) else { throw IntentError(.invalidArgs, "'limit' must be 1 to 1000 entries (got \(limit)).") }
+        if let text = try args.optionalString("kind") {
+            guard let kind = HistoryKind(rawValue: text) else {
+                let kinds = HistoryKind.allCases.map(\.rawValue).joined(separator: ", ")
+                throw IntentError(.invalidArgs, "'kind' must be one of \(kinds) (got \"\(text)\").")
+            }
+            self.kind = kind
+        }
+        if let text = try args.optionalString("via") {
+            guard let via = ChangeVia(rawValue: text) else {
+                let ways = ChangeVia.allCases.map(\.rawValue).joined(separator: ", ")
+                throw IntentError(.invalidArgs, "'via' must be one of \(ways) (got \"\(text)\").")
+            }
+            self.via = via
+        }
+        count = try Self.flag(args, "count")
+    }
+
+    /// An optional boolean argument (false when absent).
+    static func flag(_ args: IntentArguments, _ name: String) throws(IntentError) -> Bool {
+        guard let value = args.values[name], value != .null else { return false }
+        guard let flag = value.boolValue else { throw IntentError(.invalidArgs, "'\(name)' must be true or false.") }
+        return flag
     }
 
     static func parseTime(_ text: String) -> Date? {

@@ -139,8 +139,8 @@ enum SessionIntent: Equatable {
     case findUsers(FindUsersRequest)
     /// A page of history, past every screen (`Session+History.swift`).
     case history(HistoryRequest)
-    /// Undo a history entry (`userctl revert`).
-    case revert(entry: Int64)
+    /// Undo a history entry (`userctl revert`); `skip_changed` for an import (Session+History).
+    case revert(entry: Int64, skippingChanged: Bool)
     /// An all-or-nothing import's step (`StagedImportIntent`).
     case stagedImport(StagedImportIntent)
 
@@ -153,7 +153,9 @@ enum SessionIntent: Equatable {
         case "export_page": self = .exportPage(try ExportPageRequest(args))
         case "find_users": self = .findUsers(try FindUsersRequest(args))
         case "history": self = .history(try HistoryRequest(args))
-        case "revert": self = .revert(entry: Int64(try args.int("entry")))
+        case "revert":
+            let skipping = try HistoryRequest.flag(args, "skip_changed")
+            self = .revert(entry: Int64(try args.int("entry")), skippingChanged: skipping)
         case "open_user": self = .openUser(id: try args.uuid("id"))
         case "offer_draft":
             self = .offerDraft(userID: try args.uuid("user_id"), name: try args.string("name"), baseVersion: try args.int("base_version"))

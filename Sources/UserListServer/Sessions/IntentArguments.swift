@@ -114,9 +114,9 @@ extension IntentError {
     init(_ error: UserError) {
         switch error {
         case .notFound, .noHistoryEntry: self.init(.notFound, error.message)
-        case .conflict: self.init(.conflict, error.message)
+        case .conflict, .changedSinceImport: self.init(.conflict, error.message)
         // Taken by another user: retrying can never succeed, so it is not a `conflict`.
-        case .duplicateEmail, .validation, .rejectedEntry: self.init(.validation, error.message)
+        case .duplicateEmail, .validation, .rejectedEntry, .alreadyUndone: self.init(.validation, error.message)
         case .unavailable: self.init(.unavailable, error.message)
         case .forbidden: self.init(.forbidden, error.message)
         }

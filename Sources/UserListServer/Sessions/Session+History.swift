@@ -47,29 +47,60 @@ extension Session {
             do throws(UserError) {
                 let page = try await history.page(HistoryQuery(
                     userID: request.userID, actorUID: request.actorUID, since: request.since, before: request.before,
-                    limit: request.limit))
-                return .success(.object([
+                    limit: request.limit, kind: request.kind, via: request.via), counting: request.count)
+                var reply: [String: JSONValue] = [
                     "entries": .array(page.entries.map(StateDocument.entry)),
                     "next": page.next.map { .int($0) } ?? .null,
-                ]))
+                ]
+                if request.count { reply["more"] = .int(Int64(page.more ?? 0)) }
+                return .success(.object(reply))
             } catch {
                 return .failure(IntentError(error))
             }
         }
     }
 
-    /// `revert` (session): undo `entry` as a one-shot command.
-    func revertCommand(_ entry: Int64) -> Outcome {
-        guard let revert = useCases.via(.command).revert else {
+    /// `revert` (session): undo `entry` as a one-shot command. An import is undone whole
+    /// (`skippingChanged`: leaving the users changed since it as they are).
+    func revertCommand(_ entry: Int64, skippingChanged: Bool = false) -> Outcome {
+        guard let revert = useCases.via(.command).revert, let history = useCases.history else {
             return .failed(.unavailable, "This daemon's store keeps no history, so nothing can be undone.")
         }
-        return self.revert(entry) { _ in
+        return .pending { session in
+            let found: HistoryEntry
             do throws(UserError) {
-                return .success(try await revert.execute(entry: entry))
+                found = try await history.entry(entry)
             } catch {
-                return .failure(error)
+                return .failure(IntentError(error))
+            }
+            guard found.kind == .imported || skippingChanged else {
+                return await session.write { _ in
+                    do throws(UserError) {
+                        let user = try await revert.execute(entry: entry)
+                        return .success((["entry": .int(entry), "user": user.map(StateDocument.user) ?? .null],
+                                         Self.change(undoing: found, user)))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+            // Many users: the store's one `reloaded` row reaches this session through the receipt.
+            return await session.write { _ in
+                do throws(UserError) {
+                    let undo = try await revert.undoImport(entry: entry, skippingChanged: skippingChanged)
+                    return .success((StateDocument.undo(of: entry, undo), nil))
+                } catch {
+                    return .failure(error)
+                }
             }
         }
+    }
+
+    /// The change an undo of `entry` made to its user (`user`: as it left it; nil: removed).
+    static func change(undoing entry: HistoryEntry, _ user: User?) -> UserChange? {
+        guard let userID = entry.userID else { return nil }
+        if let user { return entry.kind == .removed ? .added(user) : .saved(user) }
+        return .removed(id: userID)
     }
 
     /// Runs an undo as this session's own write of the entry's user: its change reaches this
@@ -87,8 +118,8 @@ extension Session {
             }
             return await session.write { session in
                 await body(session).map { user in
-                    let change: UserChange = if let user { found.kind == .removed ? .added(user) : .saved(user) } else { .removed(id: found.userID) }
-                    return (["entry": .int(entry), "user": user.map(StateDocument.user) ?? .null], change)
+                    (["entry": .int(entry), "user": user.map(StateDocument.user) ?? .null],
+                     Self.change(undoing: found, user))
                 }
             }
         }

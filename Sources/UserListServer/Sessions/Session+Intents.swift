@@ -217,8 +217,8 @@ extension Session {
             return findUsers(request)
         case .history(let request):
             return history(request)
-        case .revert(let entry):
-            return revertCommand(entry)
+        case .revert(let entry, let skippingChanged):
+            return revertCommand(entry, skippingChanged: skippingChanged)
         case .stagedImport(let intent):
             return perform(intent)
         case .importUsers(let users):

@@ -23,8 +23,8 @@ extension Session {
                 case .stage(let token, let entries):
                     let staged = try await useCase.stage(entries, into: token)
                     return .success(["staged": .int(Int64(staged))])
-                case .commit(let token):
-                    let summary = try await useCase.commit(token)
+                case .commit(let token, let source):
+                    let summary = try await useCase.commit(token, source: source)
                     // The feed's reload reaches this session too, later; reading now makes the
                     // reply follow the patch that shows the import, as for any write of its own.
                     if summary.written > 0 { await session.reloadLists() }

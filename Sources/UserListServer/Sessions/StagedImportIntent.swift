@@ -8,7 +8,8 @@ import UserListWire
 enum StagedImportIntent: Equatable {
     case begin
     case stage(ImportToken, [ImportEntry])
-    case commit(ImportToken)
+    /// `source`: the file's name as the person gave it, for the history.
+    case commit(ImportToken, source: String?)
     case abort(ImportToken)
 
     /// Decodes the staged actions; nil for an `import_users` without `import` (a chunk applied
@@ -16,7 +17,7 @@ enum StagedImportIntent: Equatable {
     init?(_ action: String, _ args: IntentArguments) throws(IntentError) {
         switch action {
         case "import_begin": self = .begin
-        case "import_commit": self = .commit(try args.importToken())
+        case "import_commit": self = .commit(try args.importToken(), source: try args.optionalString("source"))
         case "import_abort": self = .abort(try args.importToken())
         case "import_users":
             guard args.values["import"] != nil else { return nil }

@@ -18,11 +18,13 @@ extension StateDocument {
     }
 
     /// One entry: `entry` is the number `revert` takes; `at` is RFC 3339 in UTC (milliseconds).
+    /// A whole import has no `user_id` and its counts in `import`; one user's part of it has
+    /// `part_of_import` true (its `entry` is the import's).
     static func entry(_ entry: HistoryEntry) -> JSONValue {
-        .object([
+        var object: [String: JSONValue] = [
             "entry": .int(entry.id),
             "at": .string(rfc3339(entry.at)),
-            "user_id": .string(UUIDText.lowercase(entry.userID)),
+            "user_id": entry.userID.map { .string(UUIDText.lowercase($0)) } ?? .null,
             "kind": .string(entry.kind.rawValue),
             "via": .string(entry.author.via.rawValue),
             "uid": entry.author.uid.map { .int(Int64($0)) } ?? .null,
@@ -31,6 +33,26 @@ extension StateDocument {
             "reverts": entry.author.reverting.map { .int($0) } ?? .null,
             "before": entry.before.map(fields) ?? .null,
             "after": entry.after.map(fields) ?? .null,
+        ]
+        if let batch = entry.batch {
+            object["import"] = .object([
+                "source": batch.source.map(JSONValue.string) ?? .null,
+                "added": .int(Int64(batch.added)), "updated": .int(Int64(batch.updated)),
+                "removed": .int(Int64(batch.removed)),
+            ])
+        }
+        if entry.partOf { object["part_of_import"] = .bool(true) }
+        return .object(object)
+    }
+
+    /// The reply to the undo of an import: its own entry, what it did, and whom it left alone.
+    static func undo(of entry: Int64, _ undo: ImportUndo) -> JSONValue {
+        .object([
+            "entry": .int(entry),
+            "undo_entry": undo.entry.map { .int($0) } ?? .null,
+            "removed": .int(Int64(undo.removed)),
+            "restored": .int(Int64(undo.restored)),
+            "skipped": .array(undo.skipped.map { .string(UUIDText.lowercase($0)) }),
         ])
     }
 

@@ -77,7 +77,10 @@ enum BulkImport {
     /// Sends `import_commit` and waits for the merge. Ctrl-C now only stops the waiting: the
     /// daemon has the whole file and applies it whole.
     private static func commit(_ context: CommandContext, token: String, entries: Int, _ path: String) async throws -> (read: Int, written: Int) {
-        let reply = PendingReply(await enqueue(context.client, action: "import_commit", ["import": .string(token)], timeout: commitTimeout))
+        // The history names the import by the file's name ("stdin" for `-`), as the person gave it.
+        let source = path == "-" ? "stdin" : (path as NSString).lastPathComponent
+        let args: [String: JSONValue] = ["import": .string(token), "source": .string(source)]
+        let reply = PendingReply(await enqueue(context.client, action: "import_commit", args, timeout: commitTimeout))
         let handedOver = "the daemon has all \(Plural.users(entries)) of \(path) and applies them all or none"
         while true {
             if Interruption.requested {

@@ -48,7 +48,7 @@ extension TUI {
             let number = String(entry["entry"]?.int64Value ?? 0)
             let text = "  " + String(repeating: " ", count: max(0, numberWidth - number.count)) + "#\(number)  "
                 + "\(HistoryCommands.ago(entry["at"]?.stringValue, now: now))  "
-                + "\(HistoryCommands.who(entry)) (\(entry["via"]?.stringValue ?? "?"))  \(HistoryCommands.change(entry))"
+                + "\(HistoryCommands.who(entry)) (\(HistoryCommands.source(entry)))  \(HistoryCommands.change(entry))"
                 + (history?.reverting == entry["entry"]?.int64Value ? "  undoing…" : "")
             lines.append(Line(text, index == historyCursor ? .reverse : .plain))
         }

@@ -28,7 +28,7 @@ struct PostgresProcessTests {
         try await a.waitUntilAnswering()
         try await b.waitUntilAnswering()
         #expect(try server.psql(database, "SELECT COUNT(*) FROM userlist_schema").trimmingCharacters(in: .whitespacesAndNewlines)
-                == "3")  // v1, v2 (history), v3 (import staging), each applied once
+                == "4")  // v1, v2 (history), v3 (import staging), v4 (an import one entry), each applied once
         #expect(try server.psql(database, "SELECT COUNT(*) FROM users").trimmingCharacters(in: .whitespacesAndNewlines) == "50")
 
         let watch = try b.watch()

@@ -114,13 +114,15 @@ struct PostgresStagedImportProcessTests {
         let token = try await StagedImportTests.staged(store, file)
         #expect(try await store.importStaging!.commitImport(token, by: Self.alice).written == 3)
         let entries = try await store.history(HistoryQuery(limit: 100)).entries.dropLast(before)
-        #expect(entries.count == 3, "one entry per user added or changed")
-        let byUser = Dictionary(uniqueKeysWithValues: entries.map { ($0.userID, $0) })
-        #expect(byUser[file[0].id]?.kind == .saved)
+        #expect(entries.count == 1, "one entry for the import (issue 46 item 6)")
+        #expect(entries.first?.batch == BatchSummary(source: nil, added: 2, updated: 1))
+        #expect(entries.first?.author.userName == "alice" && entries.first?.author.via == .import)
+        var byUser: [UUID: HistoryEntry] = [:]
+        for user in file { byUser[user.id] = try await store.history(HistoryQuery(userID: user.id)).entries.first }
+        #expect(byUser[file[0].id]?.kind == .saved && byUser[file[0].id]?.partOf == true)
         #expect(byUser[file[0].id]?.after?.name == "Renamed By Import")
         #expect(byUser[file[0].id]?.versionAfter == 2, "the version the merge gave it")
         for user in added { #expect(byUser[user.id]?.kind == .added && byUser[user.id]?.versionAfter == 1) }
-        for entry in entries { #expect(entry.author.userName == "alice" && entry.author.via == .import) }
     }
 
     @Test func anAbortedImportLeavesNothingStagedOrStored() async throws {

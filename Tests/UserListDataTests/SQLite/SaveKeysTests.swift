@@ -85,7 +85,13 @@ import UserListDomain
 
     @Test func anAvatarAloneAndNothingAtAll() async throws {
         try await check("avatar", { $0.avatarURL = "https://a/2" }, searchFinds: ["lovelace", "ada@ex"], searchMisses: [])
-        try await check("nothing", { _ in }, searchFinds: ["lovelace", "ada@ex"], searchMisses: [])
+        // Nothing at all is no save (issue 46 item 5): the stored user back, no version, no entry.
+        let directory = try TemporaryDirectory()
+        let store = try SQLiteUserRepository(path: directory.file("same.sqlite"))
+        let ada = try await store.add(NewUser(name: "Ada Lovelace", email: "ada@example.com", avatarURL: "https://a/1"), by: author)
+        #expect(try await store.update(ada, by: author) == ada)
+        #expect(try await store.fetchUser(id: ada.id) == ada)
+        #expect(try await store.history(HistoryQuery(userID: ada.id)).entries.map(\.kind) == [.added])
     }
 
     @Test func everything() async throws {

@@ -188,7 +188,12 @@ import UserListTestSupport
         }
         for user in file.prefix(25) { #expect(try await reopened.fetchUser(id: user.id).version == 1) }
         let entries = try await reopened.history(HistoryQuery(limit: 1_000)).entries.filter { $0.author.via == .import }
-        #expect(entries.count == 30 + 25 + 30, "the first import's 30, then one entry per user of the file")
+        #expect(entries.count == 2, "one entry per import, the resumed one too")
+        #expect(entries.first?.batch?.added == 25 && entries.first?.batch?.updated == 30, "each user counted once")
+        for user in stored {
+            let parts = try await reopened.history(HistoryQuery(userID: user.id)).entries
+            #expect(parts.map(\.kind) == [.saved, .added] && parts[0].after?.name == user.name + " Changed")
+        }
         #expect(try StagedImportMergeTests.changeKinds(reopened, after: 0).filter { $0 == "reloaded" }.count == 1)
         #expect(try Self.leftovers(path) == 0)
     }

@@ -3,9 +3,9 @@ import Testing
 @testable import UserListData
 import UserListDomain
 
-/// An all-or-nothing import says who made it: each user it adds or changes gets one history
-/// entry by the committing author, via `import`; a user it leaves as stored gets none; a refused
-/// import records nothing.
+/// An all-or-nothing import says who made it: one history entry by the committing author, via
+/// `import`, with a part for each user it adds or changes; a user it leaves as stored has none; a
+/// refused import records nothing.
 @Suite struct StagedImportHistoryTests {
     static let alice = ChangeAuthor(uid: 1001, userName: "alice", client: "userctl", via: .command)
 
@@ -28,15 +28,17 @@ import UserListDomain
         #expect(summary.written == 3)
 
         let entries = try await store.history(HistoryQuery(limit: 100)).entries.dropLast(before)
-        #expect(entries.count == 3, "one entry per user added or changed, none for the two left as stored")
-        let byUser = Dictionary(uniqueKeysWithValues: entries.map { ($0.userID, $0) })
-        #expect(byUser[file[0].id]?.kind == .saved)
-        #expect(byUser[file[0].id]?.after?.name == "Renamed By Import")
-        for user in added { #expect(byUser[user.id]?.kind == .added) }
-        for entry in entries {
-            #expect(entry.author.uid == 1001 && entry.author.userName == "alice")
-            #expect(entry.author.via == .import)
+        #expect(entries.count == 1, "one entry for the import (issue 46 item 6)")
+        let entry = try #require(entries.first)
+        #expect(entry.kind == .imported && entry.batch == BatchSummary(source: nil, added: 2, updated: 1))
+        #expect(entry.author.uid == 1001 && entry.author.userName == "alice" && entry.author.via == .import)
+        let renamed = try #require(try await store.history(HistoryQuery(userID: file[0].id)).entries.first)
+        #expect(renamed.id == entry.id && renamed.partOf && renamed.kind == .saved)
+        #expect(renamed.after?.name == "Renamed By Import")
+        for user in added {
+            #expect(try await store.history(HistoryQuery(userID: user.id)).entries.map(\.kind) == [.added])
         }
+        #expect(try await store.history(HistoryQuery(userID: file[1].id)).entries.map(\.id).contains(entry.id) == false)
     }
 
     @Test func aRefusedImportRecordsNothing() async throws {

@@ -45,6 +45,28 @@ import UserListDomain
         #expect(store.entries.map(\.kind) == [.added, .removed, .added])
     }
 
+    /// Issue 46 item 5: reverting an entry a second time says it is undone already (not a
+    /// conflict to retry), for a save, an add and a removal, and writes nothing.
+    @Test func revertingAnEntryTwiceSaysItIsAlreadyUndone() async throws {
+        let store = InMemoryHistoryStore([grace])
+        let revert = RevertHistoryEntryUseCase(history: store, users: store, author: bob)
+        _ = try await UpdateUserUseCase(repository: store, author: alice).rename(grace, to: "Amazing Grace")
+        _ = try await revert.execute(entry: 1)
+        let added = try await AddUserUseCase(repository: store, author: alice).execute(NewUser(name: "Ada", email: "ada@example.com"))
+        _ = try await revert.execute(entry: 3)
+        try await store.remove(id: grace.id, by: alice)
+        _ = try await revert.execute(entry: 5)
+        let written = store.entries.count
+        for entry: Int64 in [1, 3, 5] {
+            await #expect { try await revert.execute(entry: entry) } throws: { error in
+                guard case .alreadyUndone(entry, _) = error as? UserError else { return false }
+                return (error as? UserError)?.message.hasPrefix("Entry \(entry) is already undone: ") == true
+            }
+        }
+        #expect(store.entries.count == written)
+        await #expect(throws: UserError.notFound(id: added.id)) { _ = try await store.fetchUser(id: added.id) }
+    }
+
     @Test func pagesAreNewestFirstAndFilteredByActorAndUser() async throws {
         let store = InMemoryHistoryStore([grace])
         var user = grace
