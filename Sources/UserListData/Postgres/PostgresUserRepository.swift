@@ -291,14 +291,20 @@ public final class PostgresUserRepository: UserRepository {
 
     /// A user whose id is already stored is refused as `.conflict(stored:)`, like SQLite; so is
     /// an email another user has (case-insensitively), carrying that other user.
+    /// An id removed before comes back with the version after its last one, as on SQLite.
     public func add(_ new: NewUser, by author: ChangeAuthor) async throws(UserError) -> User {
-        let user = User(id: new.id, name: new.name, email: new.email, avatarURL: new.avatarURL, version: 1)
         let outcome = try await write("adding a user", { connection throws(PGError) -> Outcome in
             let operation = "adding a user"
+            let last = try connection.query("""
+                SELECT GREATEST((SELECT max(version_after) FROM history WHERE user_id = $1),
+                                (SELECT max(version_after) FROM history_parts WHERE user_id = $1), 0)
+                """, [new.id.uuidString], operation).first?[0].flatMap { Int($0) } ?? 0
+            let user = User(id: new.id, name: new.name, email: new.email, avatarURL: new.avatarURL, version: last + 1)
             let inserted = try connection.query("""
                 INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key)
-                VALUES ($1, $2, $3, $4, 1, $5, $6) ON CONFLICT (id) DO NOTHING
-                """, [user.id.uuidString, user.name, user.email, user.avatarURL, UserKey.fold(user.name), UserKey.fold(user.email)],
+                VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING
+                """, [user.id.uuidString, user.name, user.email, user.avatarURL, String(user.version),
+                      UserKey.fold(user.name), UserKey.fold(user.email)],
                 operation)
             guard inserted.affected == 1 else {
                 return try Self.stored(id: user.id, connection).map(Outcome.conflict) ?? .notFound
@@ -307,14 +313,14 @@ public final class PostgresUserRepository: UserRepository {
             let seq = try Self.logChange("added", id: user.id, user: user, connection, operation)
             try connection.query("UPDATE store_state SET user_count = user_count + 1", [], operation)  // under the lock
             return .done(user, seq: seq)
-        }, email: user.email)
+        }, email: new.email)
         switch outcome {
         case .done(let saved, let seq):
             notifyCommitted(PostgresCommit(seq: seq, change: .added(saved)))
             return saved
         case .conflict(let stored): throw .conflict(stored: stored)
         case .notFound, .unchanged: throw .unavailable(reason: "\(connection.redacted): the new user was neither added nor found")
-        case .emailTaken(let email): throw try await emailConflict(email, id: user.id)
+        case .emailTaken(let email): throw try await emailConflict(email, id: new.id)
         }
     }
 

@@ -295,10 +295,14 @@ public final class SQLiteUserRepository: UserRepository {
 
     /// A user whose id is already stored is refused as `.conflict(stored:)`: someone else
     /// created that user first, and the person sees what is stored under that id.
+    /// An id removed before comes back with the version after its last one (`lastVersion`), so
+    /// a screen still holding the removed user's version can never pass the version check of
+    /// the new one by accident.
     public func add(_ new: NewUser, by author: ChangeAuthor) async throws(UserError) -> User {
-        let user = User(id: new.id, name: new.name, email: new.email, avatarURL: new.avatarURL, version: 1)
         let outcome = try await guardedWrite { connection throws(SQLiteError) -> Outcome in
             try connection.writeTransaction("adding a user") { () throws(SQLiteError) -> Outcome in
+                let version = try Self.lastVersion(of: new.id, connection) + 1
+                let user = User(id: new.id, name: new.name, email: new.email, avatarURL: new.avatarURL, version: version)
                 let statement = try connection.statement("""
                     INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key)
                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING
@@ -322,6 +326,18 @@ public final class SQLiteUserRepository: UserRepository {
         case .conflict(let stored): throw .conflict(stored: stored)
         case .notFound: throw .unavailable(reason: "\(path): the new user was neither added nor found")
         }
+    }
+
+    /// The newest version `id` had, as the history remembers it (0 for an id never stored).
+    static func lastVersion(of id: UUID, _ connection: SQLiteConnection) throws(SQLiteError) -> Int {
+        let statement = try connection.statement("""
+            SELECT max(coalesce((SELECT max(version_after) FROM history WHERE user_id = ?1), 0),
+                       coalesce((SELECT max(version_after) FROM history_parts WHERE user_id = ?1), 0))
+            """)
+        defer { statement.reset() }
+        statement.bind(1, id)
+        guard try statement.step("reading a removed user's last version") else { return 0 }
+        return statement.int(0)
     }
 
     public func remove(id: UUID, by author: ChangeAuthor) async throws(UserError) {

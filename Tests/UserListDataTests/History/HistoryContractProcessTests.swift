@@ -82,6 +82,27 @@ import UserListTestSupport
         await #expect(throws: UserError.conflict(stored: saved)) { _ = try await store.update(user, by: bob) }
     }
 
+    /// A user removed and added again (an undo of a removal, or `recreate` on a screen) goes on
+    /// from its last version: a screen still holding the removed user's version 1 or 2 must not
+    /// pass the version check of the new user and overwrite it unseen.
+    @Test(arguments: StoreKind.allCases)
+    func aUserAddedAgainGoesOnFromItsLastVersion(kind: StoreKind) async throws {
+        let (store, fixture) = try open(kind)
+        defer { withExtendedLifetime(fixture) {} }
+        var user = try await store.add(NewUser(name: "Ada", email: "ada@example.com"), by: alice)
+        user.name = "Ada King"
+        let stale = try await store.update(user, by: bob)   // version 2, on someone's screen
+        try await store.remove(id: user.id, by: alice)
+        let back = try await store.add(NewUser(id: user.id, name: "Ada", email: "ada@example.com"), by: alice)
+        #expect(back.version == 3, "after version 2, not 1 again")
+        #expect(try await store.fetchUser(id: user.id).version == 3)
+        var overwrite = stale
+        overwrite.email = "stale@example.com"
+        await #expect(throws: UserError.conflict(stored: back)) { _ = try await store.update(overwrite, by: bob) }
+        let fresh = try await store.add(NewUser(name: "Bea", email: "bea@example.com"), by: alice)
+        #expect(fresh.version == 1, "a new id starts at 1")
+    }
+
     @Test(arguments: StoreKind.allCases)
     func pagesAreNewestFirstByKeysetAndFilterByActorAndTime(kind: StoreKind) async throws {
         let (store, _) = try open(kind)
