@@ -75,6 +75,16 @@ public struct UserDetailState: Equatable, Codable, Sendable {
         return errors
     }
 
+    /// The draft is now based on `stored`, a user that exists, with nothing left to settle: after
+    /// this screen's own save, or when the user it was creating (again) exists.
+    mutating func settle(on stored: User) {
+        user = stored
+        isNew = false
+        removal = nil
+        conflicts.removeAll()
+        followed.removeAll()
+    }
+
     /// Whether a save could succeed as far as this screen can tell (the store has the last word).
     public var canSave: Bool {
         isDirty && !isSaving && !isReadOnly && conflicts.isEmpty && (user != nil || isNew) && fieldErrors.isEmpty

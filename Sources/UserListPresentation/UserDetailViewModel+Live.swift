@@ -18,12 +18,8 @@ extension UserDetailViewModel {
                 // The user exists (again): someone created this very id. The draft stays, now a
                 // draft of that user: its differences are the person's to save or drop.
                 var updated = state
-                updated.isNew = false
-                updated.removal = nil
+                updated.settle(on: stored)
                 updated.errorMessage = nil
-                updated.user = stored
-                updated.conflicts.removeAll()
-                updated.followed.removeAll()
                 state = updated
                 return
             }

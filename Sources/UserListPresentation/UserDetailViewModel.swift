@@ -258,12 +258,8 @@ public final class UserDetailViewModel {
 
     private func finishSave(_ saved: User, draft: UserFields, isolation: isolated any Actor) {
         var updated = state
-        updated.user = saved
-        updated.isNew = false
-        updated.removal = nil
+        updated.settle(on: saved)
         updated.isSaving = false
-        updated.conflicts.removeAll()
-        updated.followed.removeAll()
         // What was typed while saving is newer than what was saved: keep it, field by field.
         var shown = updated.draft
         let stored = UserFields(saved)

@@ -20,7 +20,7 @@ enum Intent: Equatable {
         switch self {
         case .list(.addUser), .list(.removeUser): true
         case .detail(.save): true
-        case .session(.importUsers), .session(.renameUser), .session(.setUser), .session(.addUser),
+        case .session(.importUsers), .session(.setUser), .session(.addUser),
              .session(.removeUser), .session(.openNewUser): true
         case .detail(.setDraft), .detail(.keepMine), .detail(.takeTheirs), .detail(.recreate): true
         case .session(.revert), .history(.revert): true
@@ -122,9 +122,8 @@ enum SessionIntent: Equatable {
     case openUser(id: UUID)
     case back
     case importUsers([User])
-    /// `expectedVersion` nil: rename whatever version is stored now.
-    case renameUser(id: UUID, name: String, expectedVersion: Int?)
-    /// Changes the given fields only (`userctl set`); `expectedVersion` as for `renameUser`.
+    /// Changes the given fields only (`userctl set`, `rename`); `expectedVersion` nil: over
+    /// whatever version is stored now.
     case setUser(id: UUID, edit: UserEdit, expectedVersion: Int?)
     case addUser(NewUser)
     case removeUser(id: UUID)
@@ -161,9 +160,9 @@ enum SessionIntent: Equatable {
             self = .offerDraft(userID: try args.uuid("user_id"), name: try args.string("name"), baseVersion: try args.int("base_version"))
         case "back": self = .back
         case "import_users": self = .importUsers(try args.users("users"))
-        case "rename_user":
-            self = .renameUser(id: try args.uuid("id"), name: try args.string("name"),
-                               expectedVersion: try Self.expectedVersion(args))
+        case "rename_user":  // `set_user` with the name alone
+            self = .setUser(id: try args.uuid("id"), edit: UserEdit(name: try args.string("name")),
+                            expectedVersion: try Self.expectedVersion(args))
         case "set_user":
             self = .setUser(id: try args.uuid("id"), edit: try args.userEdit(), expectedVersion: try Self.expectedVersion(args))
         case "open_new_user": self = .openNewUser

@@ -233,21 +233,6 @@ extension Session {
                     }
                 }
             }
-        case .renameUser(let id, let name, let expectedVersion):
-            let useCases = useCases.via(.command)
-            return .pending { session in
-                let result = await session.write { _ in
-                    do throws(UserError) {
-                        var user = try await useCases.fetchUser.execute(id: id)
-                        if let expectedVersion { user.version = expectedVersion }
-                        let saved = try await useCases.update.rename(user, to: name)
-                        return .success((StateDocument.user(saved), .saved(saved)))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-                return await session.tellingWhoSavedFirst(result, id: id, expectedVersion: expectedVersion)
-            }
         case .setUser(let id, let edit, let expectedVersion):
             let useCases = useCases.via(.command)
             return .pending { session in
