@@ -21,6 +21,11 @@ struct UserctlCommandTests {
         env.removeValue(forKey: "USERLISTD_SOCKET")
         env.merge(environment) { $1 }
         process.environment = env
+        return try collect(process)
+    }
+
+    /// Runs `process` (no input) to its end and returns its status and both outputs.
+    static func collect(_ process: Process) throws -> Run {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
