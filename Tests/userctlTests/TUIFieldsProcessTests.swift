@@ -74,6 +74,21 @@ struct TUIFieldsProcessTests {
         #expect(stored["name"]?.stringValue == user.name, "only the email changed")
     }
 
+    /// A URL typed into the untouched avatar field starts with h: it types, it does not open the
+    /// history (h and d are commands only in an unchanged name).
+    @Test func anAvatarURLTypedIntoAnUntouchedFieldTypes() async throws {
+        let h = try H()
+        defer { h.tearDown() }
+        let user = try h.allUsers()[2]
+        try await open(h, user, row: 2)
+        try h.keys("Tab", "Tab")
+        _ = try await h.waitFor { Self.field("Avatar:", $0).line.hasSuffix("▏") }
+        try h.type("https://x.example/d.png")
+        let lines = try await h.waitFor { Self.field("Avatar:", $0).line.contains("https://x.example/d.png▏") }
+        #expect(Self.field("Avatar:", lines).line.contains("https://x.example/d.png▏"), "typed, not history: \(lines)")
+        #expect(!lines.contains { $0.contains("History:") }, "no history screen: \(lines)")
+    }
+
     // MARK: 2. merge on screen
 
     /// Someone else changes the email (followed: marked) and the name this person is editing

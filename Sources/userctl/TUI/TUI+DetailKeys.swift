@@ -61,15 +61,16 @@ extension TUI {
             focusedField = conflict.field
             flushDraft()  // the choice applies to the draft as typed
             send("detail", key == .control("k") ? "keep_mine" : "take_theirs", ["field": .string(conflict.field.rawValue)])
-        case .character("h") where !hasUnsavedChanges && !detail.isNew, .control("o"):
-            // `h` opens the history while nothing is changed; once something is, `h` types
-            // (a field being edited gets every key that types). Ctrl-O opens it either way.
+        case .character("h") where commandLettersWork(detail), .control("o"):
+            // `h` opens the history while nothing is changed and the name has the cursor; once
+            // something is, or in the email or avatar field (a URL starts with h), `h` types.
+            // Ctrl-O opens it either way.
             guard !detail.isNew else { return true }
             historyCursor = 0
             flushDraft()  // the draft waits on the detail screen below the history
             send("detail", "open_history")
-        case .character("d") where (!hasUnsavedChanges || detail.readOnly) && !detail.isNew, .control("d"):
-            // `d` asks to remove this user while nothing is changed (then it types); Ctrl-D always.
+        case .character("d") where commandLettersWork(detail) || (detail.readOnly && !detail.isNew), .control("d"):
+            // `d` asks to remove this user as `h` opens the history (otherwise it types); Ctrl-D always.
             guard !detail.isNew, let user = detail.user else { return true }
             askToRemove(user)
         case .backspace where !detail.readOnly:
@@ -104,6 +105,13 @@ extension TUI {
     var hasUnsavedChanges: Bool {
         guard let detail = document.detail, !detail.readOnly, detail.user != nil || detail.isNew else { return false }
         return detail.isDirty || drafts.contains { $0.value != detail.stored($0.key) }
+    }
+
+    /// Whether `h` and `d` are commands rather than letters: on an untouched, stored user with
+    /// the cursor in the name, where an edit rarely starts with a lowercase h or d. In the email
+    /// and avatar fields they always type.
+    func commandLettersWork(_ detail: DetailScreen) -> Bool {
+        !hasUnsavedChanges && !detail.isNew && focusedField == .name
     }
 
     /// The session cannot write: say so instead of asking or editing. Returns true (keep going).

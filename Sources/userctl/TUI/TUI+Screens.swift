@@ -28,8 +28,8 @@ extension TUI {
         ("Enter Ctrl-S", "save"), ("Esc", "dismiss a message, else back (asks first if there are unsaved changes)"),
         ("Ctrl-K / Ctrl-T", "a conflict (⚡: someone else saved this field too): keep mine / take theirs"),
         ("Ctrl-R", "the user was removed by someone else: create it again (and save); Esc discards"),
-        ("d Ctrl-D", "remove this user, after asking (d only while nothing is changed; then it types)"),
-        ("h Ctrl-O", "history: who changed this user, and undo (h only while nothing is changed)"),
+        ("d Ctrl-D", "remove this user, after asking (d only in an unchanged name; elsewhere it types)"),
+        ("h Ctrl-O", "history: who changed this user, and undo (h only in an unchanged name; elsewhere it types)"),
         ("F1", "this help"), ("Ctrl-C", "quit, keeping unsaved changes: userctl in this terminal comes back to them"),
     ]
 
