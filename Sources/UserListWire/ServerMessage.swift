@@ -35,9 +35,12 @@ public enum ServerMessage: Sendable, Equatable {
         /// announced so a client can stay under it by pacing itself; `nil` from a daemon that
         /// does not say.
         public var intentsPerSecond: Int?
+        /// How long the daemon keeps a session, drafts included, once no client is attached
+        /// (`limits.session_retention_seconds`), so a client can say until when; `nil` when unsaid.
+        public var sessionRetentionSeconds: Int?
 
         public init(protocolVersion: Int, server: PeerInfo, sessionID: String, resumed: Bool, access: Access, epoch: Int,
-                    intentsPerSecond: Int? = nil) {
+                    intentsPerSecond: Int? = nil, sessionRetentionSeconds: Int? = nil) {
             self.protocolVersion = protocolVersion
             self.server = server
             self.sessionID = sessionID
@@ -45,6 +48,7 @@ public enum ServerMessage: Sendable, Equatable {
             self.access = access
             self.epoch = epoch
             self.intentsPerSecond = intentsPerSecond
+            self.sessionRetentionSeconds = sessionRetentionSeconds
         }
     }
 
@@ -174,11 +178,13 @@ public enum ServerMessage: Sendable, Equatable {
             guard let access = Access(rawValue: accessText) else {
                 throw .invalidValue(field: "access", reason: "must be \"read-write\" or \"read-only\", found \"\(accessText)\"")
             }
+            let limits = try fields.optionalNested("limits")
             self = .welcome(Welcome(
                 protocolVersion: try fields.int("protocol"), server: try PeerInfo(try fields.nested("server")),
                 sessionID: try fields.string("session_id"), resumed: try fields.bool("resumed"),
                 access: access, epoch: try fields.int("epoch"),
-                intentsPerSecond: try fields.optionalNested("limits")?.optionalInt("intents_per_second")))
+                intentsPerSecond: try limits?.optionalInt("intents_per_second"),
+                sessionRetentionSeconds: try limits?.optionalInt("session_retention_seconds")))
         case "snapshot":
             self = .snapshot(Snapshot(
                 epoch: try fields.int("epoch"), seq: try fields.int("seq"), state: try fields.value("state")))
@@ -223,7 +229,10 @@ public enum ServerMessage: Sendable, Equatable {
             object["resumed"] = .bool(welcome.resumed)
             object["access"] = .string(welcome.access.rawValue)
             object["epoch"] = .int(Int64(welcome.epoch))
-            if let rate = welcome.intentsPerSecond { object["limits"] = .object(["intents_per_second": .int(Int64(rate))]) }
+            var limits: [String: JSONValue] = [:]
+            if let rate = welcome.intentsPerSecond { limits["intents_per_second"] = .int(Int64(rate)) }
+            if let kept = welcome.sessionRetentionSeconds { limits["session_retention_seconds"] = .int(Int64(kept)) }
+            if !limits.isEmpty { object["limits"] = .object(limits) }
         case .snapshot(let snapshot):
             object["epoch"] = .int(Int64(snapshot.epoch))
             object["seq"] = .int(Int64(snapshot.seq))

@@ -107,7 +107,8 @@ extension ClientHandler {
         send(.welcome(.init(
             protocolVersion: version, server: context.serverInfo, sessionID: session.id,
             resumed: found.resumed, access: session.readOnly ? .readOnly : .readWrite,
-            epoch: epoch, intentsPerSecond: context.config.intentsPerSecond)), droppable: false)
+            epoch: epoch, intentsPerSecond: context.config.intentsPerSecond,
+            sessionRetentionSeconds: Int(context.config.retentionSeconds.rounded()))), droppable: false)
         phase.withLock { $0 = .attached(session) }
         await enter(session) { $0.attach(self, epoch: epoch) }
         context.registry.attachFinished(key)

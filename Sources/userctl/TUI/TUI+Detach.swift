@@ -1,3 +1,5 @@
+import Foundation
+import UserListWire
 import UserListClient
 
 /// Ctrl-C leaves the way closing the terminal does: without `bye`, so the daemon keeps the
@@ -29,8 +31,19 @@ extension TUI {
     func detach(_ detaching: Detaching) {
         client.detach()
         if detaching.keptDraft {
-            Console.err("userctl: your unsaved changes are kept; run userctl again in this terminal"
-                        + " (or with --session \(client.configuration.sessionKey)) to come back to them")
+            Console.err("userctl: your unsaved changes are kept\(Self.keptFor(client.welcome?.sessionRetentionSeconds));"
+                        + " run userctl again in this terminal (or with --session \(client.configuration.sessionKey))"
+                        + " to come back to them")
         }
+    }
+
+    /// " for 5 minutes, until 17:42" from the daemon's retention, or nothing when it did not say.
+    static func keptFor(_ seconds: Int?, now: Date = Date()) -> String {
+        guard let seconds, seconds > 0 else { return "" }
+        let span = seconds % 60 == 0
+            ? "\(seconds / 60) minute\(seconds == 60 ? "" : "s")" : "\(seconds) second\(seconds == 1 ? "" : "s")"
+        let format = DateFormatter()
+        format.dateFormat = seconds < 120 ? "HH:mm:ss" : "HH:mm"
+        return " for \(span), until \(format.string(from: now.addingTimeInterval(Double(seconds))))"
     }
 }

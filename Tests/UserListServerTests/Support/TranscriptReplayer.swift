@@ -133,13 +133,17 @@ final class TranscriptReplayer: @unchecked Sendable {
         let message: ServerMessage
         do {
             message = try client.blockingNext(where: "\(place) \(expected["type"]?.stringValue ?? "?")", timeout: 120) { message in
-                self.record(connection, "s2c", message.json)
                 switch message {
-                case .snapshot, .patch: return nil
+                case .snapshot, .patch:
+                    self.record(connection, "s2c", message.json)
+                    return nil
                 // A committed import's `reloaded` reaches the importing session too, before or
-                // after the commit's reply as the feed's timing has it: not part of the story.
+                // after the commit's reply as the feed's timing has it: not part of the story,
+                // so neither recorded nor expected.
                 case .event(let event) where event.screen == "session" && event.name == "reloaded": return nil
-                default: return message
+                default:
+                    self.record(connection, "s2c", message.json)
+                    return message
                 }
             }
         } catch {
