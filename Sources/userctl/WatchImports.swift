@@ -4,8 +4,8 @@ import UserListWire
 /// What `userctl watch` says when the daemon sends `session` `reloaded`: the users changed as a
 /// whole (an import, or changes the daemon could not follow one by one) rather than user by user.
 /// The event does not say who or how many, so userctl asks the history for the entries since the
-/// newest it knew of, and reports those made `via` an import, one line per person who imported:
-/// "alice imported 20,000 users (#31-#20030)". Entries of other kinds were already reported by
+/// newest it knew of, and reports those made `via` an import (one entry each, with its counts),
+/// one line per person who imported: "alice imported 20,000 users (#31)". Entries of other kinds were already reported by
 /// their own `changed` events.
 final class WatchImports {
     /// One person's part of an import.
@@ -70,8 +70,11 @@ final class WatchImports {
                 }
                 newest = max(newest, number)
                 guard entry["via"]?.stringValue == "import" else { continue }
+                // One entry per import, with its counts; an older daemon's entry is one user.
+                let counts = entry["import"]
+                let count = counts.map { Int(($0["added"]?.int64Value ?? 0) + ($0["updated"]?.int64Value ?? 0)) } ?? 1
                 found.append(Import(user: entry["user"]?.stringValue, uid: entry["uid"]?.int64Value.map(Int.init),
-                                    count: 1, firstEntry: number, lastEntry: number))
+                                    count: count, firstEntry: number, lastEntry: number))
             }
             guard let next else {
                 newestSeen = newest
@@ -88,7 +91,7 @@ final class WatchImports {
         var imports: [Import] = []
         for entry in entries.reversed() {
             if let index = imports.lastIndex(where: { $0.user == entry.user && $0.uid == entry.uid }) {
-                imports[index].count += 1
+                imports[index].count += entry.count
                 imports[index].firstEntry = min(imports[index].firstEntry, entry.firstEntry)
                 imports[index].lastEntry = max(imports[index].lastEntry, entry.lastEntry)
             } else {
