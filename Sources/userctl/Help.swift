@@ -66,7 +66,7 @@ enum Help {
                     details: """
                     Prints each change until interrupted: a user saved, added or removed elsewhere, one line
                     each, and an import as who imported how many users, read from the history
-                    ("alice imported 20,000 users (#31)": the entries 'userctl revert' takes). When
+                    ("alice imported 20,000 users (#31)": the entry 'userctl revert' takes to undo it whole). When
                     the daemon could not follow changes one by one it says the users were read again.
                     With --json: one object per line, {"screen", "name", "payload"} as the daemon sends
                     them; an import is {"screen": "session", "name": "imported", "payload": {"user",
