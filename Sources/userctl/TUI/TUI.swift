@@ -48,6 +48,9 @@ final class TUI {
     enum Prompt: Equatable {
         case unsaved
         case remove(userID: String, label: String)
+        /// `u` on a history entry whose undo removes or creates a user again: the question
+        /// ("Undo #12: this removes NAME (EMAIL).") and the entry it undoes.
+        case undo(entry: Int64, question: String)
     }
 
     static let draftInterval: Duration = .milliseconds(50)
@@ -318,6 +321,12 @@ final class TUI {
             // Only y removes; any other key (n, Enter, Esc...) keeps the user.
             prompt = nil
             if key == .character("y") || key == .character("Y") { removeUser(id) }
+            return true
+        }
+        if case .undo(let entry, _) = prompt {
+            // Only y undoes; any other key leaves the user as they are.
+            prompt = nil
+            if key == .character("y") || key == .character("Y") { send("history", "revert", ["entry": .int(entry)]) }
             return true
         }
         if seekTarget != nil || seekUp > 0, !document.showsDetail {
