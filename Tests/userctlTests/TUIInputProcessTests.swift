@@ -76,8 +76,8 @@ struct TUIInputProcessTests {
         try h.keys("Escape")
         _ = try await h.waitFor { $0.contains { $0.contains("Unsaved changes") } }
         try h.keys("d")
-        lines = try await h.waitFor { $0[0].contains("Users (") }
-        #expect(lines[0].contains("Users ("), "discarded: back on the list: \(lines[0])")
+        lines = try await h.waitFor { $0[0].contains("· Users ") }
+        #expect(lines[0].contains("· Users "), "discarded: back on the list: \(lines[0])")
         #expect(try storedName(h, user.id) == user.name, "nothing was saved")
 
         // Again, and this time save from the prompt.
@@ -88,8 +88,8 @@ struct TUIInputProcessTests {
         try h.keys("Escape")
         _ = try await h.waitFor { $0.contains { $0.contains("Unsaved changes") } }
         try h.keys("s")
-        lines = try await h.waitFor(.seconds(30)) { $0[0].contains("Users (") }
-        #expect(lines[0].contains("Users ("), "saved and back on the list: \(lines[0])")
+        lines = try await h.waitFor(.seconds(30)) { $0[0].contains("· Users ") }
+        #expect(lines[0].contains("· Users "), "saved and back on the list: \(lines[0])")
         #expect(try storedName(h, user.id) == user.name + " Kept")
     }
 
@@ -109,7 +109,7 @@ struct TUIInputProcessTests {
             #expect(lines.contains { $0.hasPrefix(key) || $0.contains(key) }, "the help lists \(key): \(lines)")
         }
         try h.keys("j")  // any key closes it
-        lines = try await h.waitFor { $0[0].contains("Users (") }
+        lines = try await h.waitFor { $0[0].contains("· Users ") }
         #expect(H.cursorRow(lines) == 2, "closing the help does not also move: \(lines)")
 
         try h.keys("Enter")

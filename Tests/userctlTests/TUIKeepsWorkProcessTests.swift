@@ -28,7 +28,7 @@ struct TUIKeepsWorkProcessTests {
         _ = try await h.waitFor { $0.first?.hasPrefix(Self.prompt) == true }
         let user = try h.allUsers()[0]
         try await startTUI(h)
-        _ = try await h.waitFor { $0[0].contains("Users (") && H.cursorRow($0) == 2 }
+        _ = try await h.waitFor { $0[0].contains("· Users ") && H.cursorRow($0) == 2 }
         try h.keys("Enter")
         _ = try await h.waitFor { $0.contains { $0.contains("ID:       \(user.id)") } }
         try h.type(" Kept")
@@ -48,7 +48,7 @@ struct TUIKeepsWorkProcessTests {
         try h.keys("C-s")
         _ = try await h.waitFor { $0.contains { $0.contains("Version:  2") } }
         try h.keys("Escape")
-        _ = try await h.waitFor { $0[0].contains("Users (") }
+        _ = try await h.waitFor { $0[0].contains("· Users ") }
         try h.keys("q")
         lines = try await h.waitFor { $0.contains("EXIT-0") && $0.last { !$0.isEmpty } == Self.prompt }
         #expect(!lines.contains { $0.contains("your unsaved changes are kept") }, "nothing to keep: \(lines)")
@@ -74,7 +74,7 @@ struct TUIKeepsWorkProcessTests {
         try h.keys("C-s")
         _ = try await h.waitFor { $0.contains { $0.contains("Version:  2") } }
         try h.keys("Escape")
-        lines = try await h.waitFor { $0[0].contains("Users (") && $0.contains { $0.contains(newName) } && H.cursorRow($0) != nil }
+        lines = try await h.waitFor { $0[0].contains("· Users ") && $0.contains { $0.contains(newName) } && H.cursorRow($0) != nil }
         let cursor = try #require(H.cursorRow(lines), "a cursor: \(lines)")
         #expect(lines[cursor].contains(newName) && lines[cursor].contains(target.email),
                 "the cursor is on the renamed user: \(lines)")

@@ -53,8 +53,43 @@ extension TUI {
         case .closed(let reason): state = "✕ disconnected: \(reason)"
         }
         // What the list's `[stale]` means, said where the eye goes for the state of things.
-        let stale = !document.showsDetail && document.list?.isStale == true ? Self.staleMeaning : ""
-        return Line(" \(state)\(stale)   session \(client.configuration.sessionKey)", .reverse)
+        let onList = !document.showsDetail && !document.showsHistory
+        let stale = onList && listLooksStale ? Self.staleMeaning : ""
+        // How much of the list is read (the title says where the cursor is in the whole list).
+        var loaded = ""
+        if onList, let list = document.list, let total = list.totalCount, list.rowCount < total || list.hasMore {
+            loaded = " · \(Self.counted(list.rowCount)) of \(Self.counted(total)) loaded"
+        }
+        return Line(" \(state)\(loaded)\(stale)   session \(client.configuration.sessionKey)", .reverse)
+    }
+
+    /// Where the cursor is in the whole list, counted from 1 ("Users 312 of 5,000"): its row
+    /// when the list is read from its first row, counted back from the total when it was opened
+    /// at its end (`G`); `nil` when that is not known (or the list is empty).
+    var cursorPlace: Int? {
+        guard let list = document.list, list.rowCount > 0 else { return document.list == nil ? nil : 0 }
+        if !list.hasPrevious { return cursor + 1 }
+        if !list.hasMore, let total = list.totalCount { return max(1, total - list.rowCount + cursor + 1) }
+        return nil
+    }
+
+    /// Whether to say `[stale]`: the list changed elsewhere and rows not loaded may have moved.
+    /// Never when every row is loaded: those rows follow the changes (a 1-of-1 search result
+    /// is not stale because someone renamed another user).
+    var listLooksStale: Bool {
+        guard let list = document.list, list.isStale else { return false }
+        return list.hasMore || list.hasPrevious
+    }
+
+    /// 5000 as "5,000".
+    static func counted(_ number: Int) -> String {
+        let digits = String(number)
+        var out = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0, (digits.count - index) % 3 == 0, digit != "-" { out.append(",") }
+            out.append(digit)
+        }
+        return out
     }
 
     /// As many hints as fit the width, in the order given; the help key always shows.
@@ -73,10 +108,11 @@ extension TUI {
         let list = document.list
         let loaded = list?.rowCount ?? 0
         var title = "Users"
-        if let total = list?.totalCount { title += " (\(loaded) of \(total))" } else { title += " (\(loaded))" }
+        if let place = cursorPlace { title += " " + Self.counted(place) }
+        if let total = list?.totalCount { title += (cursorPlace == nil ? " " : " of ") + Self.counted(total) }
         if let search = list?.search, !search.isEmpty { title += "  search: \(search)" }
         if list?.hasPrevious == true { title += "  ↑ more above" }
-        if list?.isStale == true { title += "  [stale]" }
+        if listLooksStale { title += "  [stale]" }
         var lines = [header(title), bannerLine(list?.errorMessage)]
         let nameWidth = max(10, min(40, (size.columns - 4) / 2))
         let emailWidth = max(0, size.columns - nameWidth - 6)
