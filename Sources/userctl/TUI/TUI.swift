@@ -20,6 +20,8 @@ final class TUI {
         case keys([Key])
         case update(ClientUpdate)
         case intentFailed(String)
+        /// A key's intent was not sent: the connection is down (reconnecting).
+        case refusedWhileDisconnected
         case draftSent
         /// A draft was refused because the client sent too much: send the latest again.
         case draftRefused
@@ -68,6 +70,8 @@ final class TUI {
     var scroll = 0
     var searching: String?
     var banner: String?
+    /// The banner says a key was refused while disconnected: it goes once reconnected.
+    var bannerIsDisconnection = false
     var highlights: [String: ContinuousClock.Instant] = [:]
     var spinner = 0
     var lastDisplayedRow = -1
@@ -227,6 +231,10 @@ final class TUI {
                     heldDraft = DraftOffer.held(in: before, localDraft: typed)
                 }
                 connection = state
+                if state.isConnected, bannerIsDisconnection {
+                    banner = nil
+                    bannerIsDisconnection = false
+                }
                 if state.isConnected, let offer = heldDraft {
                     heldDraft = nil
                     document = SessionDocument(client.document)
@@ -247,6 +255,12 @@ final class TUI {
             }
         case .intentFailed(let message):
             banner = message
+            bannerIsDisconnection = false
+        case .refusedWhileDisconnected:
+            // Typing on a user's screen is kept and sent once reconnected (the draft); a
+            // command key is refused, with a word, rather than done later by surprise.
+            banner = "Not connected (reconnecting): that key did nothing; try it again once connected."
+            bannerIsDisconnection = true
         case .draftSent:
             draftsInFlight = max(0, draftsInFlight - 1)
             if draftsInFlight == 0 {
@@ -378,6 +392,10 @@ final class TUI {
                 return
             }
             if let otherwise { feed.yield(otherwise) }
+            if error.kind == .disconnected {
+                feed.yield(.refusedWhileDisconnected)
+                return
+            }
             // Failed loads and saves also show in the screen's own error_message; say it once.
             if case .server(let code) = error.kind, [.unavailable, .validation, .conflict, .notFound].contains(code),
                screen != "session" {
