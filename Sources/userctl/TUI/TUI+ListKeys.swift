@@ -11,7 +11,7 @@ extension TUI {
         let count = list?.rowCount ?? 0
         switch key {
         case .character("q"): return false
-        case .character("?"): showingHelp = true
+        case .character("?"): showingHelp = true; helpScroll = 0
         case .character("j"), .down: cursor += 1
         case .character("k"), .up: moveBackward(1)
         case .pageDown, .control("f"), .character(" "): moveForward(listRows)

@@ -77,6 +77,8 @@ final class TUI {
     var lastDisplayedRow = -1
     var firstDisplayedRow = -1
     var showingHelp = false
+    /// How far the help is scrolled (its first row on screen).
+    var helpScroll = 0
     var prompt: Prompt?
     /// A row to move the cursor to once it is loaded (PgDn past the loaded rows).
     var seekTarget: Int?
@@ -327,10 +329,18 @@ final class TUI {
         if key == .control("c") { return startDetaching() }
         if detaching != nil { return true }  // leaving: keys no longer edit
         if showingHelp {
-            showingHelp = false  // any key closes the overlay
+            // j/k, arrows and PgUp/PgDn scroll the help; any other key closes it.
+            let page = max(1, size.rows - 4)
+            switch key {
+            case .character("j"), .down: helpScroll += 1
+            case .character("k"), .up: helpScroll = max(0, helpScroll - 1)
+            case .pageDown, .character(" "), .control("f"): helpScroll += page
+            case .pageUp, .control("b"): helpScroll = max(0, helpScroll - page)
+            default: showingHelp = false
+            }
             return true
         }
-        if key == .f1 { showingHelp = true; return true }
+        if key == .f1 { showingHelp = true; helpScroll = 0; return true }
         if case .remove(let id, _) = prompt {
             // Only y removes; any other key (n, Enter, Esc...) keeps the user.
             prompt = nil
