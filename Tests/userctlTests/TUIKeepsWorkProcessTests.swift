@@ -54,6 +54,37 @@ struct TUIKeepsWorkProcessTests {
         #expect(!lines.contains { $0.contains("your unsaved changes are kept") }, "nothing to keep: \(lines)")
     }
 
+    /// Issue 46 item 7: Ctrl-C with unsaved changes, then the daemon lets the session expire
+    /// (`--retention 1`): userctl in the same terminal says what was lost, and when.
+    @Test func comingBackAfterTheKeptDraftExpiredSaysWhatWasLost() async throws {
+        let h = try H(columns: 160, rows: 30, command: "env PS1='\(Self.prompt) ' /bin/sh", daemonArguments: ["--retention", "1"])
+        defer { h.tearDown() }
+        _ = try await h.waitFor { $0.first?.hasPrefix(Self.prompt) == true }
+        let user = try h.allUsers()[0]
+        try await startTUI(h)
+        _ = try await h.waitFor { $0[0].contains("· Users ") && H.cursorRow($0) == 2 }
+        try h.keys("Enter")
+        _ = try await h.waitFor { $0.contains { $0.contains("ID:       \(user.id)") } }
+        try h.type(" Gone")
+        _ = try await h.waitFor { $0.contains { $0.contains("Name:     \(user.name) Gone▏") } }
+        try h.keys("C-c")
+        var lines = try await h.waitFor { $0.contains("EXIT-0") && $0.last { !$0.isEmpty } == Self.prompt }
+        try #require(lines.contains { $0.contains("your unsaved changes are kept") }, "Ctrl-C kept the draft: \(lines)")
+        // The daemon drops the detached session once its second of retention is over.
+        let key = h.server
+        let dropped = await eventually {
+            guard let run = try? h.userctl(["sessions", "--json"]), run.status == 0 else { return false }
+            return run.output.contains("\"") && !run.output.contains(key)
+        }
+        try #require(dropped, "the daemon dropped the session: \((try? h.userctl(["sessions", "--json"]).output) ?? "")")
+
+        try await startTUI(h)
+        let said = "Your unsaved changes to \(user.name) expired at "
+        lines = try await h.waitFor { $0[1].contains(said) }
+        #expect(lines[1].contains(said), "it says what was lost: \(lines)")
+        #expect(lines[1].contains("name “\(user.name) Gone”"), "and what it was: \(lines[1])")
+    }
+
     /// A user near the top, renamed so that they sort twenty rows further down: back on the
     /// list the cursor is on that user, not on whoever took their old place (nor on the top row).
     @Test func afterSavingANameThatResortsTheCursorStaysOnTheUser() async throws {

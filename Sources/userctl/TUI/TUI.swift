@@ -72,6 +72,8 @@ final class TUI {
     var banner: String?
     /// The banner says a key was refused while disconnected: it goes once reconnected.
     var bannerIsDisconnection = false
+    /// Whether the note of an expired draft was looked for (`reportExpiredDraft`).
+    var checkedKeptDraft = false
     var highlights: [String: ContinuousClock.Instant] = [:]
     var spinner = 0
     var lastDisplayedRow = -1
@@ -134,6 +136,7 @@ final class TUI {
         }
         let sources = installSignalHandlers()
         startProducers()
+        if case .connected(let welcome) = connection { reportExpiredDraft(welcome) }
         draw()
         running: for await _ in feed.wakes {
             for input in feed.takeAll() {
@@ -233,6 +236,7 @@ final class TUI {
                     heldDraft = DraftOffer.held(in: before, localDraft: typed)
                 }
                 connection = state
+                if case .connected(let welcome) = state { reportExpiredDraft(welcome) }
                 if state.isConnected, bannerIsDisconnection {
                     banner = nil
                     bannerIsDisconnection = false
