@@ -41,13 +41,14 @@ extension TUI {
     func historyLines() -> [Line] {
         let history = document.history
         let name = document.detail?.user?.name ?? ""
-        var lines = [header("History" + (name.isEmpty ? "" : ": \(name)")), bannerLine(history?.errorMessage)]
+        let message = bannerLines(history?.errorMessage)
+        var lines = [header("History" + (name.isEmpty ? "" : ": \(name)"))] + message
         let entries = history?.entries ?? []
         if entries.isEmpty {
             lines.append(Line(history?.loading == "none" ? "  no changes recorded" : "  \(Self.spinnerFrames[spinner % 10]) reading…"))
         }
         let now = Date()
-        let rows = max(1, size.rows - 4)
+        let rows = max(1, size.rows - 3 - message.count - (entries.isEmpty ? 1 : 0))
         let first = max(0, min(historyCursor - rows + 1, entries.count - rows))
         let numberWidth = String(entries.first?["entry"]?.int64Value ?? 0).count  // newest first: the widest
         for (index, entry) in entries.enumerated().dropFirst(first).prefix(rows) {

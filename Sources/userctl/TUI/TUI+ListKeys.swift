@@ -4,7 +4,7 @@ import UserListWire
 /// The list screen's keys and its cursor: moving, paging across loads, following the rows
 /// that load above, and landing on the user just edited.
 extension TUI {
-    var listRows: Int { max(1, size.rows - 4) }
+    var listRows: Int { max(1, size.rows - 3 - listBannerRows) }
 
     func handleList(_ key: Key) -> Bool {
         let list = document.list

@@ -37,12 +37,21 @@ extension TUI {
 
     func header(_ title: String) -> Line { Line(" userctl · " + title, .boldReverse) }
 
-    func bannerLine(_ screenError: String?) -> Line {
-        if let message = banner ?? screenError {
-            return Line(" ⚠ \(message)  (Esc dismisses)", .error)
+    /// The message of the moment, wrapped to the width (at most a third of the screen, at
+    /// least one row); one empty row when there is none.
+    func bannerLines(_ screenError: String?) -> [Line] {
+        guard let message = banner ?? screenError else { return [Line("")] }
+        let most = max(1, size.rows / 3)
+        var pieces = Self.wrap("⚠ \(message)  (Esc dismisses)", width: max(1, size.columns - 2)).map { " " + $0 }
+        if pieces.count > most {
+            pieces = Array(pieces.prefix(most))
+            pieces[most - 1] = DisplayWidth.truncate(pieces[most - 1] + " …", to: size.columns)
         }
-        return Line("")
+        return pieces.map { Line($0, .error) }
     }
+
+    /// How many rows the list's message takes (`listRows` gives way to it).
+    var listBannerRows: Int { bannerLines(document.list?.errorMessage).count }
 
     func statusLine() -> Line {
         let state: String
@@ -113,7 +122,8 @@ extension TUI {
         if let search = list?.search, !search.isEmpty { title += "  search: \(search)" }
         if list?.hasPrevious == true { title += "  ↑ more above" }
         if listLooksStale { title += "  [stale]" }
-        var lines = [header(title), bannerLine(list?.errorMessage)]
+        var lines = [header(title)] + bannerLines(list?.errorMessage)
+        clampCursor()  // a message of several rows leaves fewer list rows: keep the cursor's on screen
         let nameWidth = max(10, min(40, (size.columns - 4) / 2))
         let emailWidth = max(0, size.columns - nameWidth - 6)
         let search = list?.search ?? ""
@@ -192,8 +202,7 @@ extension TUI {
         if detail?.removal != nil, detail?.isNew == false { title += " (removed)" }
         if detail?.readOnly == true { title += "  · read-only" }
         var lines: [(line: Line, keep: Int)] = [(header(title), 8)]
-        let banner = bannerLine(detail?.errorMessage)
-        lines.append((banner, banner.text.isEmpty ? 0 : 7))
+        for line in bannerLines(detail?.errorMessage) { lines.append((line, line.text.isEmpty ? 0 : 7)) }
         if let detail, detail.user != nil || detail.isNew || detail.removal != nil {
             let editable = !detail.readOnly && (detail.removal == nil || detail.isNew)
             lines.append((Line(""), 0))
