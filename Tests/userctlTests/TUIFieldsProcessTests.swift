@@ -212,8 +212,8 @@ struct TUIFieldsProcessTests {
         lines = try await h.waitFor { $0.joined(separator: " ").contains("Remove \(users[1].name) (\(users[1].email))? y/N") }
         #expect(lines.joined(separator: " ").contains("Remove \(users[1].name)"), "\(lines)")
         try h.keys("y")
-        lines = try await h.waitFor { $0[0].contains("Users (") && !$0.contains { $0.contains(users[1].email) } }
-        #expect(lines[0].contains("Users ("), "back on the list: \(lines)")
+        lines = try await h.waitFor { $0[0].contains("· Users ") && !$0.contains { $0.contains(users[1].email) } }
+        #expect(lines[0].contains("· Users "), "back on the list: \(lines)")
         #expect(try h.userctl(["show", users[1].id]).status == 65, "removed")
     }
 
@@ -236,7 +236,7 @@ struct TUIFieldsProcessTests {
 
         try h.keys("a")
         lines = try await h.waitFor { $0[1].contains("read-only") }
-        #expect(lines[1].contains("read-only") && lines[0].contains("Users ("), "a says why not: \(lines)")
+        #expect(lines[1].contains("read-only") && lines[0].contains("· Users "), "a says why not: \(lines)")
         try h.keys("x")
         _ = try await h.waitFor { !$0[1].contains("read-only") }
         try h.keys("d")
@@ -266,8 +266,8 @@ struct TUIFieldsProcessTests {
         try h.keys("Escape")  // dismisses the message
         _ = try await h.waitFor { !$0[1].contains("read-only") }
         try h.keys("Escape")
-        lines = try await h.waitFor { $0[0].contains("Users (") }
-        #expect(lines[0].contains("Users ("), "Esc goes straight back, no unsaved question: \(lines)")
+        lines = try await h.waitFor { $0[0].contains("· Users ") }
+        #expect(lines[0].contains("· Users "), "Esc goes straight back, no unsaved question: \(lines)")
         #expect(try Self.show(h, users[0].id)["version"]?.int64Value == 1)
     }
 }

@@ -130,9 +130,25 @@ final class TUIHarness: @unchecked Sendable {
 
     static func header(_ lines: [String]) -> String { lines.first ?? "" }
 
-    /// Whether the list header says `loaded of total`.
+    /// Whether the status line says `loaded of total loaded` (the title says where the cursor is).
     static func shows(_ lines: [String], loaded: Int, of total: Int) -> Bool {
-        header(lines).contains("Users (\(loaded) of \(total))")
+        header(lines).contains("Users ") && (lines.last ?? "").contains(" \(counted(loaded)) of \(counted(total)) loaded")
+    }
+
+    /// Whether the list header says the cursor is at `place` of `total` ("Users 312 of 5,000").
+    static func shows(_ lines: [String], place: Int, of total: Int) -> Bool {
+        header(lines).contains("Users \(counted(place)) of \(counted(total))")
+    }
+
+    /// 5000 as "5,000", as the TUI counts.
+    static func counted(_ number: Int) -> String {
+        let digits = String(number)
+        var out = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0, (digits.count - index) % 3 == 0 { out.append(",") }
+            out.append(digit)
+        }
+        return out
     }
 
     // MARK: one-shot userctl

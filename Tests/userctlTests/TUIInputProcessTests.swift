@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import UserListTestSupport
 import UserListWire
+@testable import userctl
 
 /// The interactive screen's input and discoverability (issue 14), through tmux against a real
 /// daemon: pastes arrive whole, leaving with unsaved changes asks first, `?` explains the keys,
@@ -76,8 +77,8 @@ struct TUIInputProcessTests {
         try h.keys("Escape")
         _ = try await h.waitFor { $0.contains { $0.contains("Unsaved changes") } }
         try h.keys("d")
-        lines = try await h.waitFor { $0[0].contains("Users (") }
-        #expect(lines[0].contains("Users ("), "discarded: back on the list: \(lines[0])")
+        lines = try await h.waitFor { $0[0].contains("· Users ") }
+        #expect(lines[0].contains("· Users "), "discarded: back on the list: \(lines[0])")
         #expect(try storedName(h, user.id) == user.name, "nothing was saved")
 
         // Again, and this time save from the prompt.
@@ -88,8 +89,8 @@ struct TUIInputProcessTests {
         try h.keys("Escape")
         _ = try await h.waitFor { $0.contains { $0.contains("Unsaved changes") } }
         try h.keys("s")
-        lines = try await h.waitFor(.seconds(30)) { $0[0].contains("Users (") }
-        #expect(lines[0].contains("Users ("), "saved and back on the list: \(lines[0])")
+        lines = try await h.waitFor(.seconds(30)) { $0[0].contains("· Users ") }
+        #expect(lines[0].contains("· Users "), "saved and back on the list: \(lines[0])")
         #expect(try storedName(h, user.id) == user.name + " Kept")
     }
 
@@ -108,8 +109,8 @@ struct TUIInputProcessTests {
         for key in keys {
             #expect(lines.contains { $0.hasPrefix(key) || $0.contains(key) }, "the help lists \(key): \(lines)")
         }
-        try h.keys("j")  // any key closes it
-        lines = try await h.waitFor { $0[0].contains("Users (") }
+        try h.keys("Escape")  // a key that does not scroll closes it
+        lines = try await h.waitFor { $0[0].contains("· Users ") }
         #expect(H.cursorRow(lines) == 2, "closing the help does not also move: \(lines)")
 
         try h.keys("Enter")
@@ -124,6 +125,39 @@ struct TUIInputProcessTests {
         }
         lines = try await h.waitFor { $0[0].contains("Help: user screen") && clearKey($0) }
         #expect(clearKey(lines), "\(lines)")
+    }
+
+    /// Issue 48 item 8b: the help wraps and scrolls at any size down to 40x10: every key of
+    /// the list is in it, whole, no row cut with "…" and none wider than the screen.
+    @Test(arguments: [(100, 30), (40, 10)])
+    func theHelpWrapsAndScrolls(columns: Int, rows: Int) async throws {
+        let h = try H(columns: columns, rows: rows)
+        defer { h.tearDown() }
+        _ = try await h.waitFor { H.cursorRow($0) == 2 }
+        try h.keys("?")
+        var lines = try await h.waitFor { $0[0].contains("Help: user list") }
+        var seen: [String] = []
+        for _ in 0..<60 {
+            seen += lines.dropFirst().dropLast(2)
+            let footer = lines[rows - 2]
+            guard let range = footer.range(of: #"(\d+)–(\d+) of (\d+)"#, options: .regularExpression) else { break }
+            let numbers = footer[range].split { !$0.isNumber }.compactMap { Int($0) }
+            if numbers.count == 3, numbers[1] >= numbers[2] { break }
+            try h.keys("j")
+            let before = footer
+            lines = try await h.waitFor { $0[rows - 2] != before }
+        }
+        let text = seen.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        for does in ["Ctrl-C", "quit, keeping the session: userctl in this terminal comes back to it",
+                     "remove the user under the cursor (asks \"Remove NAME (EMAIL)? y/N\" first; only y removes)",
+                     "changed elsewhere: rows not loaded yet may have moved; r reloads", "scroll / select (off with --no-mouse)"] {
+            #expect(text.contains(does), "\(columns)x\(rows): the help says \(does): \(seen)")
+        }
+        #expect(!seen.contains { $0.hasSuffix("…") }, "nothing cut: \(seen)")
+        #expect(seen.allSatisfy { DisplayWidth.of($0) <= columns }, "nothing wider than the screen: \(seen)")
+        try h.keys("Escape")
+        lines = try await h.waitFor { $0[0].contains("· Users ") }
+        #expect(lines[0].contains("· Users "), "Esc closes the help: \(lines)")
     }
 
     @Test func searchMatchesAreHighlightedAndEscClearsTheSearch() async throws {

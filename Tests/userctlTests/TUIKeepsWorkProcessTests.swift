@@ -28,7 +28,7 @@ struct TUIKeepsWorkProcessTests {
         _ = try await h.waitFor { $0.first?.hasPrefix(Self.prompt) == true }
         let user = try h.allUsers()[0]
         try await startTUI(h)
-        _ = try await h.waitFor { $0[0].contains("Users (") && H.cursorRow($0) == 2 }
+        _ = try await h.waitFor { $0[0].contains("· Users ") && H.cursorRow($0) == 2 }
         try h.keys("Enter")
         _ = try await h.waitFor { $0.contains { $0.contains("ID:       \(user.id)") } }
         try h.type(" Kept")
@@ -48,10 +48,41 @@ struct TUIKeepsWorkProcessTests {
         try h.keys("C-s")
         _ = try await h.waitFor { $0.contains { $0.contains("Version:  2") } }
         try h.keys("Escape")
-        _ = try await h.waitFor { $0[0].contains("Users (") }
+        _ = try await h.waitFor { $0[0].contains("· Users ") }
         try h.keys("q")
         lines = try await h.waitFor { $0.contains("EXIT-0") && $0.last { !$0.isEmpty } == Self.prompt }
         #expect(!lines.contains { $0.contains("your unsaved changes are kept") }, "nothing to keep: \(lines)")
+    }
+
+    /// Issue 46 item 7: Ctrl-C with unsaved changes, then the daemon lets the session expire
+    /// (`--retention 1`): userctl in the same terminal says what was lost, and when.
+    @Test func comingBackAfterTheKeptDraftExpiredSaysWhatWasLost() async throws {
+        let h = try H(columns: 160, rows: 30, command: "env PS1='\(Self.prompt) ' /bin/sh", daemonArguments: ["--retention", "1"])
+        defer { h.tearDown() }
+        _ = try await h.waitFor { $0.first?.hasPrefix(Self.prompt) == true }
+        let user = try h.allUsers()[0]
+        try await startTUI(h)
+        _ = try await h.waitFor { $0[0].contains("· Users ") && H.cursorRow($0) == 2 }
+        try h.keys("Enter")
+        _ = try await h.waitFor { $0.contains { $0.contains("ID:       \(user.id)") } }
+        try h.type(" Gone")
+        _ = try await h.waitFor { $0.contains { $0.contains("Name:     \(user.name) Gone▏") } }
+        try h.keys("C-c")
+        var lines = try await h.waitFor { $0.contains("EXIT-0") && $0.last { !$0.isEmpty } == Self.prompt }
+        try #require(lines.contains { $0.contains("your unsaved changes are kept") }, "Ctrl-C kept the draft: \(lines)")
+        // The daemon drops the detached session once its second of retention is over.
+        let key = h.server
+        let dropped = await eventually {
+            guard let run = try? h.userctl(["sessions", "--json"]), run.status == 0 else { return false }
+            return run.output.contains("\"") && !run.output.contains(key)
+        }
+        try #require(dropped, "the daemon dropped the session: \((try? h.userctl(["sessions", "--json"]).output) ?? "")")
+
+        try await startTUI(h)
+        let said = "Your unsaved changes to \(user.name) expired at "
+        lines = try await h.waitFor { $0[1].contains(said) }
+        #expect(lines[1].contains(said), "it says what was lost: \(lines)")
+        #expect(lines[1].contains("name “\(user.name) Gone”"), "and what it was: \(lines[1])")
     }
 
     /// A user near the top, renamed so that they sort twenty rows further down: back on the
@@ -74,7 +105,7 @@ struct TUIKeepsWorkProcessTests {
         try h.keys("C-s")
         _ = try await h.waitFor { $0.contains { $0.contains("Version:  2") } }
         try h.keys("Escape")
-        lines = try await h.waitFor { $0[0].contains("Users (") && $0.contains { $0.contains(newName) } && H.cursorRow($0) != nil }
+        lines = try await h.waitFor { $0[0].contains("· Users ") && $0.contains { $0.contains(newName) } && H.cursorRow($0) != nil }
         let cursor = try #require(H.cursorRow(lines), "a cursor: \(lines)")
         #expect(lines[cursor].contains(newName) && lines[cursor].contains(target.email),
                 "the cursor is on the renamed user: \(lines)")

@@ -52,8 +52,8 @@ struct TUISmallScreenProcessTests {
         try h.keys("Escape")
         _ = try await h.waitFor { Self.showsTheWholeQuestion($0) }
         try h.keys("d")
-        lines = try await h.waitFor { $0[0].contains("Users (") }
-        #expect(lines[0].contains("Users ("), "d discarded, back on the list: \(lines)")
+        lines = try await h.waitFor { $0[0].contains("· Users ") }
+        #expect(lines[0].contains("· Users "), "d discarded, back on the list: \(lines)")
         let stored = try JSONValue(parsing: h.userctl(["show", user.id, "--json"]).output)
         #expect(stored["name"]?.stringValue == user.name)
     }
@@ -87,7 +87,7 @@ struct TUISmallScreenProcessTests {
         #expect(lines[h.rows - 1].contains("[stale]: users changed elsewhere; rows not loaded yet may have moved (r reloads)"),
                 "the status line says what it means: \(lines[h.rows - 1])")
         try h.keys("g")
-        lines = try await h.waitFor { !$0[0].contains("[stale]") && $0[0].contains("Users (50 of 200)") }
+        lines = try await h.waitFor { !$0[0].contains("[stale]") && H.shows($0, loaded: 50, of: 200) }
         #expect(!lines[0].contains("[stale]") && !lines[h.rows - 1].contains("[stale]"), "g read the list again: \(lines[0])")
 
         // On a user's screen while someone else renames that user (the screen shows it, so the
@@ -99,9 +99,30 @@ struct TUISmallScreenProcessTests {
         lines = try await h.waitFor { $0[0].contains("User: \(renamed)") }
         try #require(lines[0].contains("User: \(renamed)"), "the change arrived: \(lines[0])")
         try h.keys("Escape")
-        lines = try await h.waitFor { $0[0].contains("Users (50 of 200)") && !$0[0].contains("[stale]") && H.cursorRow($0) != nil }
+        lines = try await h.waitFor { H.shows($0, loaded: 50, of: 200) && !$0[0].contains("[stale]") && H.cursorRow($0) != nil }
         #expect(!lines[0].contains("[stale]"), "coming back read the list again: \(lines[0])")
         let cursor = try #require(H.cursorRow(lines))
         #expect(lines[cursor].contains(users[1].email), "the cursor is still on the user it opened: \(lines)")
+    }
+
+    /// Issue 48 item 8d: a list whose every row is loaded is never `[stale]` (its rows follow
+    /// the changes): a 1-of-1 search result after someone renamed another user.
+    @Test func aWhollyLoadedListIsNeverStale() async throws {
+        let h = try H(columns: 120, rows: 30)
+        defer { h.tearDown() }
+        let users = try h.allUsers()
+        _ = try await h.waitFor { H.cursorRow($0) == 2 }
+        try h.keys("/")
+        try h.type(users[5].email)
+        try h.keys("Enter")
+        var lines = try await h.waitFor { H.shows($0, place: 1, of: 1) && H.cursorRow($0) == 2 && $0[2].contains(users[5].email) }
+        try #require(H.shows(lines, place: 1, of: 1), "one result: \(lines[0])")
+        // An unrelated rename, then one of the row on screen: once the row shows the second,
+        // the session has had both.
+        #expect(try h.userctl(["rename", users[7].id, users[7].name + " Elsewhere"]).status == 0)
+        #expect(try h.userctl(["rename", users[5].id, users[5].name + " Here"]).status == 0)
+        lines = try await h.waitFor { $0[2].contains(users[5].name + " Here") }
+        try #require(lines[2].contains(users[5].name + " Here"), "the changes arrived: \(lines)")
+        #expect(!lines[0].contains("[stale]") && !lines[h.rows - 1].contains("[stale]"), "every row loaded and current: \(lines)")
     }
 }

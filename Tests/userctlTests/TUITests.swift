@@ -63,12 +63,14 @@ struct TUITests {
         lines = try await h.waitFor { H.cursorRow($0).map { lines in lines >= 2 } == true && $0.contains { $0.hasPrefix("▸ ") && $0.contains(users[afterPage].email) } }
         #expect(lines.contains { $0.hasPrefix("▸ ") && $0.contains(users[afterPage].email) }, "PgDn: cursor on user \(afterPage): \(lines)")
         #expect(H.cursorRow(lines) == h.rows - 3, "PgDn scrolled: the cursor is on the last list row")
+        #expect(H.shows(lines, place: afterPage + 1, of: 200), "the title says where the cursor is: \(lines[0])")
 
         // G: the last user of the whole list, its last page read at once (none in between).
         try h.keys("G")
         lines = try await h.waitFor { H.shows($0, loaded: 50, of: 200) && $0.contains { $0.hasPrefix("▸ ") && $0.contains(users[199].email) } }
         #expect(H.shows(lines, loaded: 50, of: 200) && lines[0].contains("more above"), "G loads the last page only: \(lines[0])")
         #expect(H.cursorRow(lines) == h.rows - 3 && lines[h.rows - 3].contains(users[199].email), "G: the last user: \(lines)")
+        #expect(H.shows(lines, place: 200, of: 200), "G: the title says the last of 200, not the rows read: \(lines[0])")
         #expect(lines[h.rows - 2].contains("j/k move"), "nothing left to load: \(lines[h.rows - 2])")
         try h.keys("j")  // past the end: stays
         // Not an outcome-deciding sleep: it gives a wrong move time to show before checking that
@@ -143,7 +145,7 @@ struct TUITests {
         try h.keys("Escape")
         lines = try await h.waitFor { $0.contains { $0.contains(newName) && $0.contains(users[1].email) } }
         #expect(lines.contains { $0.contains(newName) && $0.contains(users[1].email) }, "the list shows the new name: \(lines)")
-        #expect(lines[0].contains("Users ("), "back on the list")
+        #expect(lines[0].contains("· Users "), "back on the list")
 
         let show = try h.userctl(["show", users[1].id, "--json"])
         #expect(show.status == 0, "\(show.output)")
@@ -274,7 +276,7 @@ struct TUITests {
         for (columns, rows) in [(60, 20), (120, 40), (40, 12)] {
             try h.resize(columns: columns, rows: rows)
             lines = try await h.waitFor { lines in
-                lines.count == rows && lines[rows - 1].contains("connected") && lines[0].contains("Users (")
+                lines.count == rows && lines[rows - 1].contains("connected") && lines[0].contains("· Users ")
                     && lines.allSatisfy { DisplayWidth.of($0) <= columns }
                     && lines.contains { TUITests.emailColumn($0) == 2 + TUITests.nameWidth(columns: columns) + 2 }
                     && lines.contains { $0.hasPrefix("▸ ") }
@@ -282,7 +284,7 @@ struct TUITests {
             #expect(lines.count == rows, "\(columns)x\(rows): \(lines)")
             #expect(lines.allSatisfy { DisplayWidth.of($0) <= columns }, "no line wider than \(columns): \(lines)")
             #expect(lines.last?.contains("connected") == true, "status line on the bottom row: \(lines)")
-            #expect(lines[0].contains("Users (50 of 200)"))
+            #expect(H.shows(lines, place: 21, of: 200), "the title says where the cursor is: \(lines[0])")
             #expect(lines[2..<(rows - 2)].allSatisfy { $0.count > 2 }, "one user per list row: \(lines)")
             let emailRows = Array(lines[2..<(rows - 2)])
             #expect(emailRows.allSatisfy { Self.emailColumn($0) == 2 + Self.nameWidth(columns: columns) + 2 }, "laid out for \(columns) columns: \(emailRows)")
@@ -307,7 +309,7 @@ struct TUITests {
         for ending in ["q", "SIGTERM"] {
             try h.type("clear; " + h.tuiCommand + "; echo EXIT-$?")
             try h.keys("Enter")
-            var lines = try await h.waitFor { $0[0].contains("Users (50 of 200)") && H.cursorRow($0) == 2 }
+            var lines = try await h.waitFor { H.shows($0, place: 1, of: 200) && H.cursorRow($0) == 2 }
             #expect(lines[0].contains("userctl · Users"), "the TUI is up: \(lines)")
             if ending == "q" {
                 try h.keys("q")

@@ -10,6 +10,8 @@ extension TUI {
     struct Detaching {
         /// Whether there was an edit to keep, for the line printed after leaving.
         let keptDraft: Bool
+        /// What was unsaved, remembered in this terminal in case the session expires first.
+        let note: KeptDraftNote.Note?
         /// Past this, leave even if the daemon has not answered (it may be gone).
         let deadline: ContinuousClock.Instant
 
@@ -22,7 +24,7 @@ extension TUI {
     /// Ctrl-C: sends the draft now; a second Ctrl-C leaves at once. Returns false to quit now.
     func startDetaching() -> Bool {
         if detaching != nil { return false }
-        detaching = Detaching(keptDraft: hasUnsavedChanges, deadline: .now + .seconds(3))
+        detaching = Detaching(keptDraft: hasUnsavedChanges, note: hasUnsavedChanges ? unsavedNote() : nil, deadline: .now + .seconds(3))
         flushDraft()
         return !detaching!.isDone(self)
     }
@@ -31,10 +33,31 @@ extension TUI {
     func detach(_ detaching: Detaching) {
         client.detach()
         if detaching.keptDraft {
+            if let note = detaching.note { KeptDraftNote.save(note, sessionKey: client.configuration.sessionKey) }
             Console.err("userctl: your unsaved changes are kept\(Self.keptFor(client.welcome?.sessionRetentionSeconds));"
                         + " run userctl again in this terminal (or with --session \(client.configuration.sessionKey))"
                         + " to come back to them")
         }
+    }
+
+    /// The unsaved fields of the open user (each that differs from the stored one), and when
+    /// the daemon will drop them.
+    func unsavedNote() -> KeptDraftNote.Note? {
+        guard let detail = document.detail else { return nil }
+        let fields = DetailField.allCases.filter { fieldText($0) != detail.stored($0) || (detail.isNew && !fieldText($0).isEmpty) }
+            .map { (field: $0.label, text: fieldText($0)) }
+        let user = detail.user?.name ?? "a new user"
+        let seconds = client.welcome?.sessionRetentionSeconds ?? 300
+        return KeptDraftNote.Note(user: user, fields: fields, expires: Date().addingTimeInterval(Double(seconds)))
+    }
+
+    /// Once connected: a note left by Ctrl-C in this terminal is dropped when the session came
+    /// back (its draft is on screen), and said when it did not (the daemon let it expire).
+    func reportExpiredDraft(_ welcome: ServerMessage.Welcome) {
+        guard !checkedKeptDraft else { return }
+        checkedKeptDraft = true
+        guard let note = KeptDraftNote.take(client.configuration.sessionKey), !welcome.resumed else { return }
+        banner = note.message
     }
 
     /// " for 5 minutes, until 17:42" from the daemon's retention, or nothing when it did not say.

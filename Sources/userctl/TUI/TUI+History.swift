@@ -6,7 +6,7 @@ import UserListWire
 /// of the selected entry. And the user screen's "changed by alice 3 min ago".
 extension TUI {
     static let historyKeys: [(keys: String, does: String)] = [
-        ("j k ↑ ↓", "move"), ("u", "undo the selected change (a conflict if the user changed since)"),
+        ("j k ↑ ↓", "move"), ("u", "undo the selected change (a conflict if the user changed since); asks y/N first when the undo removes the user or creates it again"),
         ("r", "read the history again"), ("Esc q ←", "back to the user"), ("F1", "this help"),
     ]
 
@@ -21,8 +21,14 @@ extension TUI {
         case .character("k"), .up: historyCursor = max(0, historyCursor - 1)
         case .character("r"): send("history", "refresh")
         case .character("u"):
-            guard let entry = document.history?.entries[safe: historyCursor]?["entry"]?.int64Value else { return true }
-            send("history", "revert", ["entry": .int(entry)])
+            guard let selected = document.history?.entries[safe: historyCursor],
+                  let entry = selected["entry"]?.int64Value else { return true }
+            if sessionIsReadOnly || document.detail?.readOnly == true { return refuseReadOnly("undo changes") }
+            if let question = Self.undoQuestion(selected) {
+                prompt = .undo(entry: entry, question: question)
+            } else {
+                send("history", "revert", ["entry": .int(entry)])
+            }
         case .character("x"): dismissBanner(screen: "history")
         case .escape:
             if banner != nil || document.history?.errorMessage != nil { dismissBanner(screen: "history") } else { send("history", "back") }
@@ -35,13 +41,14 @@ extension TUI {
     func historyLines() -> [Line] {
         let history = document.history
         let name = document.detail?.user?.name ?? ""
-        var lines = [header("History" + (name.isEmpty ? "" : ": \(name)")), bannerLine(history?.errorMessage)]
+        let message = bannerLines(history?.errorMessage)
+        var lines = [header("History" + (name.isEmpty ? "" : ": \(name)"))] + message
         let entries = history?.entries ?? []
         if entries.isEmpty {
             lines.append(Line(history?.loading == "none" ? "  no changes recorded" : "  \(Self.spinnerFrames[spinner % 10]) reading…"))
         }
         let now = Date()
-        let rows = max(1, size.rows - 4)
+        let rows = max(1, size.rows - 3 - message.count - (entries.isEmpty ? 1 : 0))
         let first = max(0, min(historyCursor - rows + 1, entries.count - rows))
         let numberWidth = String(entries.first?["entry"]?.int64Value ?? 0).count  // newest first: the widest
         for (index, entry) in entries.enumerated().dropFirst(first).prefix(rows) {
@@ -54,8 +61,32 @@ extension TUI {
         }
         while lines.count < size.rows - 2 { lines.append(Line("")) }
         lines.append(statusLine())
-        lines.append(hintBar(Self.historyKeys.map { "\($0.keys) \($0.does)" }, help: "F1 help"))
+        if case .undo(_, let question) = prompt {
+            lines.append(Line("  \(question) y/N", .error))
+        } else {
+            lines.append(hintBar(Self.historyKeys.map { "\($0.keys) \($0.does)" }, help: "F1 help"))
+        }
         return lines
+    }
+
+    /// What undoing `entry` would do, asked before it is done, when that is more than putting
+    /// fields back: "Undo #12: this removes Ada Lovelace (ada@example.com)." for an entry that
+    /// added the user, "Undo #14: this creates Ada Lovelace again." for one that removed it.
+    /// `nil` for the others (and for imports, whose undo is their own).
+    static func undoQuestion(_ entry: JSONValue) -> String? {
+        guard entry["import"] == nil, let number = entry["entry"]?.int64Value else { return nil }
+        let before = entry["before"]?.objectValue, after = entry["after"]?.objectValue
+        func text(_ object: [String: JSONValue], _ key: String) -> String {
+            DisplayWidth.sanitized(object[key]?.stringValue ?? "")
+        }
+        switch (before, after) {
+        case (nil, let after?):
+            let email = text(after, "email")
+            return "Undo #\(number): this removes \(text(after, "name"))" + (email.isEmpty ? "." : " (\(email)).")
+        case (let before?, nil):
+            return "Undo #\(number): this creates \(text(before, "name")) again."
+        default: return nil
+        }
     }
 
     /// "  changed by alice 3 min ago", for the user on screen at its version: asked for once per

@@ -4,14 +4,14 @@ import UserListWire
 /// The list screen's keys and its cursor: moving, paging across loads, following the rows
 /// that load above, and landing on the user just edited.
 extension TUI {
-    var listRows: Int { max(1, size.rows - 4) }
+    var listRows: Int { max(1, size.rows - 3 - listBannerRows) }
 
     func handleList(_ key: Key) -> Bool {
         let list = document.list
         let count = list?.rowCount ?? 0
         switch key {
         case .character("q"): return false
-        case .character("?"): showingHelp = true
+        case .character("?"): showingHelp = true; helpScroll = 0
         case .character("j"), .down: cursor += 1
         case .character("k"), .up: moveBackward(1)
         case .pageDown, .control("f"), .character(" "): moveForward(listRows)

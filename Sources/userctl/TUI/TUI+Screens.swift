@@ -37,12 +37,21 @@ extension TUI {
 
     func header(_ title: String) -> Line { Line(" userctl · " + title, .boldReverse) }
 
-    func bannerLine(_ screenError: String?) -> Line {
-        if let message = banner ?? screenError {
-            return Line(" ⚠ \(message)  (Esc dismisses)", .error)
+    /// The message of the moment, wrapped to the width (at most a third of the screen, at
+    /// least one row); one empty row when there is none.
+    func bannerLines(_ screenError: String?) -> [Line] {
+        guard let message = banner ?? screenError else { return [Line("")] }
+        let most = max(1, size.rows / 3)
+        var pieces = Self.wrap("⚠ \(message)  (Esc dismisses)", width: max(1, size.columns - 2)).map { " " + $0 }
+        if pieces.count > most {
+            pieces = Array(pieces.prefix(most))
+            pieces[most - 1] = DisplayWidth.truncate(pieces[most - 1] + " …", to: size.columns)
         }
-        return Line("")
+        return pieces.map { Line($0, .error) }
     }
+
+    /// How many rows the list's message takes (`listRows` gives way to it).
+    var listBannerRows: Int { bannerLines(document.list?.errorMessage).count }
 
     func statusLine() -> Line {
         let state: String
@@ -53,8 +62,43 @@ extension TUI {
         case .closed(let reason): state = "✕ disconnected: \(reason)"
         }
         // What the list's `[stale]` means, said where the eye goes for the state of things.
-        let stale = !document.showsDetail && document.list?.isStale == true ? Self.staleMeaning : ""
-        return Line(" \(state)\(stale)   session \(client.configuration.sessionKey)", .reverse)
+        let onList = !document.showsDetail && !document.showsHistory
+        let stale = onList && listLooksStale ? Self.staleMeaning : ""
+        // How much of the list is read (the title says where the cursor is in the whole list).
+        var loaded = ""
+        if onList, let list = document.list, let total = list.totalCount, list.rowCount < total || list.hasMore {
+            loaded = " · \(Self.counted(list.rowCount)) of \(Self.counted(total)) loaded"
+        }
+        return Line(" \(state)\(loaded)\(stale)   session \(client.configuration.sessionKey)", .reverse)
+    }
+
+    /// Where the cursor is in the whole list, counted from 1 ("Users 312 of 5,000"): its row
+    /// when the list is read from its first row, counted back from the total when it was opened
+    /// at its end (`G`); `nil` when that is not known (or the list is empty).
+    var cursorPlace: Int? {
+        guard let list = document.list, list.rowCount > 0 else { return document.list == nil ? nil : 0 }
+        if !list.hasPrevious { return cursor + 1 }
+        if !list.hasMore, let total = list.totalCount { return max(1, total - list.rowCount + cursor + 1) }
+        return nil
+    }
+
+    /// Whether to say `[stale]`: the list changed elsewhere and rows not loaded may have moved.
+    /// Never when every row is loaded: those rows follow the changes (a 1-of-1 search result
+    /// is not stale because someone renamed another user).
+    var listLooksStale: Bool {
+        guard let list = document.list, list.isStale else { return false }
+        return list.hasMore || list.hasPrevious
+    }
+
+    /// 5000 as "5,000".
+    static func counted(_ number: Int) -> String {
+        let digits = String(number)
+        var out = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0, (digits.count - index) % 3 == 0, digit != "-" { out.append(",") }
+            out.append(digit)
+        }
+        return out
     }
 
     /// As many hints as fit the width, in the order given; the help key always shows.
@@ -73,11 +117,13 @@ extension TUI {
         let list = document.list
         let loaded = list?.rowCount ?? 0
         var title = "Users"
-        if let total = list?.totalCount { title += " (\(loaded) of \(total))" } else { title += " (\(loaded))" }
+        if let place = cursorPlace { title += " " + Self.counted(place) }
+        if let total = list?.totalCount { title += (cursorPlace == nil ? " " : " of ") + Self.counted(total) }
         if let search = list?.search, !search.isEmpty { title += "  search: \(search)" }
         if list?.hasPrevious == true { title += "  ↑ more above" }
-        if list?.isStale == true { title += "  [stale]" }
-        var lines = [header(title), bannerLine(list?.errorMessage)]
+        if listLooksStale { title += "  [stale]" }
+        var lines = [header(title)] + bannerLines(list?.errorMessage)
+        clampCursor()  // a message of several rows leaves fewer list rows: keep the cursor's on screen
         let nameWidth = max(10, min(40, (size.columns - 4) / 2))
         let emailWidth = max(0, size.columns - nameWidth - 6)
         let search = list?.search ?? ""
@@ -156,8 +202,7 @@ extension TUI {
         if detail?.removal != nil, detail?.isNew == false { title += " (removed)" }
         if detail?.readOnly == true { title += "  · read-only" }
         var lines: [(line: Line, keep: Int)] = [(header(title), 8)]
-        let banner = bannerLine(detail?.errorMessage)
-        lines.append((banner, banner.text.isEmpty ? 0 : 7))
+        for line in bannerLines(detail?.errorMessage) { lines.append((line, line.text.isEmpty ? 0 : 7)) }
         if let detail, detail.user != nil || detail.isNew || detail.removal != nil {
             let editable = !detail.readOnly && (detail.removal == nil || detail.isNew)
             lines.append((Line(""), 0))
@@ -326,19 +371,65 @@ extension TUI {
         return label + "…" + tail + cursor
     }
 
-    /// Every key of the current screen; any key closes it.
+    /// Every key of the current screen, wrapped to the width; j/k, arrows, PgUp/PgDn scroll it
+    /// (`helpScroll`), any other key closes it.
     func helpLines() -> [Line] {
         let keys = document.showsHistory ? Self.historyKeys : document.showsDetail ? Self.detailKeys : Self.listKeys
-        var lines = [header("Help: " + (document.showsHistory ? "history" : document.showsDetail ? "user screen" : "user list")), Line("")]
-        let width = (keys.map { DisplayWidth.of($0.keys) }.max() ?? 0) + 2
-        for entry in keys {
-            lines.append(Line("  " + DisplayWidth.pad(entry.keys, to: width) + entry.does))
-        }
-        lines.append(Line(""))
-        lines.append(Line("  Press any key to close this help.", .dim))
-        while lines.count < size.rows - 1 { lines.append(Line("")) }
-        lines = Array(lines.prefix(max(0, size.rows - 1)))
+        let title = header("Help: " + (document.showsHistory ? "history" : document.showsDetail ? "user screen" : "user list"))
+        let body = helpBody(keys)
+        let room = max(1, size.rows - 3)  // the title, the footer, the status line
+        helpScroll = max(0, min(helpScroll, body.count - room))
+        var lines = [title] + body.dropFirst(helpScroll).prefix(room).map { Line($0) }
+        while lines.count < size.rows - 2 { lines.append(Line("")) }
+        let more = body.count > room
+        let footer = more
+            ? "  \(helpScroll + 1)–\(min(body.count, helpScroll + room)) of \(body.count) · j/k ↑↓ PgUp/PgDn scroll · other keys close"
+            : "  Press any key to close this help."
+        lines = Array(lines.prefix(max(0, size.rows - 2)))
+        lines.append(Line(footer, .dim))
         lines.append(statusLine())
+        return Array(lines.suffix(size.rows))
+    }
+
+    /// The help's rows: each key, then what it does, wrapped under itself; on a narrow screen
+    /// the keys on a row of their own, what they do indented under them.
+    func helpBody(_ keys: [(keys: String, does: String)]) -> [String] {
+        let columns = max(10, size.columns)
+        let keyWidth = (keys.map { DisplayWidth.of($0.keys) }.max() ?? 0) + 2
+        var body = [""]
+        if columns - 2 - keyWidth >= 24 {
+            let indent = String(repeating: " ", count: 2 + keyWidth)
+            for entry in keys {
+                for (index, piece) in Self.wrap(entry.does, width: columns - 2 - keyWidth).enumerated() {
+                    body.append(index == 0 ? "  " + DisplayWidth.pad(entry.keys, to: keyWidth) + piece : indent + piece)
+                }
+            }
+        } else {
+            for entry in keys {
+                body += Self.wrap(entry.keys, width: columns - 2).map { "  " + $0 }
+                body += Self.wrap(entry.does, width: columns - 5).map { "     " + $0 }
+            }
+        }
+        return body
+    }
+
+    /// `text` in lines of at most `width` columns, broken between words (a word wider than
+    /// the width is broken where it must be).
+    static func wrap(_ text: String, width: Int) -> [String] {
+        let width = max(1, width)
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ", omittingEmptySubsequences: true).map(String.init) {
+            let candidate = line.isEmpty ? word : line + " " + word
+            if DisplayWidth.of(candidate) <= width { line = candidate; continue }
+            if !line.isEmpty { lines.append(line) }
+            line = ""
+            for character in word {
+                if DisplayWidth.of(line + String(character)) > width { lines.append(line); line = "" }
+                line.append(character)
+            }
+        }
+        if !line.isEmpty || lines.isEmpty { lines.append(line) }
         return lines
     }
 }

@@ -20,6 +20,8 @@ final class TUI {
         case keys([Key])
         case update(ClientUpdate)
         case intentFailed(String)
+        /// A key's intent was not sent: the connection is down (reconnecting).
+        case refusedWhileDisconnected
         case draftSent
         /// A draft was refused because the client sent too much: send the latest again.
         case draftRefused
@@ -48,6 +50,9 @@ final class TUI {
     enum Prompt: Equatable {
         case unsaved
         case remove(userID: String, label: String)
+        /// `u` on a history entry whose undo removes or creates a user again: the question
+        /// ("Undo #12: this removes NAME (EMAIL).") and the entry it undoes.
+        case undo(entry: Int64, question: String)
     }
 
     static let draftInterval: Duration = .milliseconds(50)
@@ -65,11 +70,17 @@ final class TUI {
     var scroll = 0
     var searching: String?
     var banner: String?
+    /// The banner says a key was refused while disconnected: it goes once reconnected.
+    var bannerIsDisconnection = false
+    /// Whether the note of an expired draft was looked for (`reportExpiredDraft`).
+    var checkedKeptDraft = false
     var highlights: [String: ContinuousClock.Instant] = [:]
     var spinner = 0
     var lastDisplayedRow = -1
     var firstDisplayedRow = -1
     var showingHelp = false
+    /// How far the help is scrolled (its first row on screen).
+    var helpScroll = 0
     var prompt: Prompt?
     /// A row to move the cursor to once it is loaded (PgDn past the loaded rows).
     var seekTarget: Int?
@@ -125,6 +136,7 @@ final class TUI {
         }
         let sources = installSignalHandlers()
         startProducers()
+        if case .connected(let welcome) = connection { reportExpiredDraft(welcome) }
         draw()
         running: for await _ in feed.wakes {
             for input in feed.takeAll() {
@@ -224,6 +236,11 @@ final class TUI {
                     heldDraft = DraftOffer.held(in: before, localDraft: typed)
                 }
                 connection = state
+                if case .connected(let welcome) = state { reportExpiredDraft(welcome) }
+                if state.isConnected, bannerIsDisconnection {
+                    banner = nil
+                    bannerIsDisconnection = false
+                }
                 if state.isConnected, let offer = heldDraft {
                     heldDraft = nil
                     document = SessionDocument(client.document)
@@ -244,6 +261,12 @@ final class TUI {
             }
         case .intentFailed(let message):
             banner = message
+            bannerIsDisconnection = false
+        case .refusedWhileDisconnected:
+            // Typing on a user's screen is kept and sent once reconnected (the draft); a
+            // command key is refused, with a word, rather than done later by surprise.
+            banner = "Not connected (reconnecting): that key did nothing; try it again once connected."
+            bannerIsDisconnection = true
         case .draftSent:
             draftsInFlight = max(0, draftsInFlight - 1)
             if draftsInFlight == 0 {
@@ -310,14 +333,28 @@ final class TUI {
         if key == .control("c") { return startDetaching() }
         if detaching != nil { return true }  // leaving: keys no longer edit
         if showingHelp {
-            showingHelp = false  // any key closes the overlay
+            // j/k, arrows and PgUp/PgDn scroll the help; any other key closes it.
+            let page = max(1, size.rows - 4)
+            switch key {
+            case .character("j"), .down: helpScroll += 1
+            case .character("k"), .up: helpScroll = max(0, helpScroll - 1)
+            case .pageDown, .character(" "), .control("f"): helpScroll += page
+            case .pageUp, .control("b"): helpScroll = max(0, helpScroll - page)
+            default: showingHelp = false
+            }
             return true
         }
-        if key == .f1 { showingHelp = true; return true }
+        if key == .f1 { showingHelp = true; helpScroll = 0; return true }
         if case .remove(let id, _) = prompt {
             // Only y removes; any other key (n, Enter, Esc...) keeps the user.
             prompt = nil
             if key == .character("y") || key == .character("Y") { removeUser(id) }
+            return true
+        }
+        if case .undo(let entry, _) = prompt {
+            // Only y undoes; any other key leaves the user as they are.
+            prompt = nil
+            if key == .character("y") || key == .character("Y") { send("history", "revert", ["entry": .int(entry)]) }
             return true
         }
         if seekTarget != nil || seekUp > 0, !document.showsDetail {
@@ -369,6 +406,10 @@ final class TUI {
                 return
             }
             if let otherwise { feed.yield(otherwise) }
+            if error.kind == .disconnected {
+                feed.yield(.refusedWhileDisconnected)
+                return
+            }
             // Failed loads and saves also show in the screen's own error_message; say it once.
             if case .server(let code) = error.kind, [.unavailable, .validation, .conflict, .notFound].contains(code),
                screen != "session" {

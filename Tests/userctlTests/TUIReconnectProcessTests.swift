@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+import UserListTestSupport
+
+/// Issue 48 item 8c through tmux against a real daemon: a key pressed while the daemon is away
+/// is refused with a word ("Not connected (reconnecting): that key did nothing"), and that
+/// word goes by itself once the TUI is connected again. Every wait is for a screen condition.
+@Suite(.childProcesses, .serialized, .timeLimit(.minutes(3)), .disabled(if: TUIHarness.skipReason != nil, "needs tmux and a built userlistd/userctl (see the printed reason)"))
+struct TUIReconnectProcessTests {
+    typealias H = TUIHarness
+
+    /// The words of rows 1 to 3 (a message wraps there), as one text.
+    static func message(_ lines: [String]) -> String {
+        lines.dropFirst().prefix(3).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+    }
+
+    /// At 40x10 the message wraps whole (issue 48 item 8b: warnings were cut, "Und…").
+    @Test(arguments: [(100, 30), (40, 10)])
+    func aKeyRefusedWhileDisconnectedSaysSoAndTheWordClearsOnReconnect(columns: Int, rows: Int) async throws {
+        let h = try H(columns: columns, rows: rows)
+        defer { h.tearDown() }
+        _ = try await h.waitFor { H.cursorRow($0) == 2 && $0.last?.contains("● connected") == true }
+        h.daemon.stop()
+        var lines = try await h.waitFor { $0.last?.contains("reconnecting") == true }
+        try #require(lines.last?.contains("reconnecting") == true, "the daemon is away: \(lines)")
+        try h.keys("r")
+        let said = "Not connected (reconnecting): that key did nothing; try it again once connected. (Esc dismisses)"
+        lines = try await h.waitFor { Self.message($0).contains(said) }
+        #expect(Self.message(lines).contains(said), "r is refused with a word, whole: \(lines)")
+        #expect(H.cursorRow(lines) != nil && !lines[1...3].contains { $0.hasSuffix("…") }, "the cursor's row stays, nothing cut: \(lines)")
+        try h.daemon.start()
+        lines = try await h.waitFor { $0.last?.contains("● connected") == true && !Self.message($0).contains("Not connected") }
+        #expect(lines.last?.contains("● connected") == true, "connected again: \(lines)")
+        #expect(!Self.message(lines).contains("Not connected"), "the word went by itself: \(lines)")
+    }
+}
