@@ -126,6 +126,21 @@ final class TUIHarness: @unchecked Sendable {
     // MARK: the TUI's screen
 
     /// The list row the cursor is on (marked "▸ "), as a screen row index.
+    /// Starts, from the shell in this harness's pane, a TUI run as `nobody` (not root, not in the
+    /// admin group: a read-only session) on this daemon, made reachable to it; returns the
+    /// screen once its list shows "(read-only)". The harness must run a shell (`command:`).
+    func startReadOnlyTUI() async throws -> [String] {
+        _ = try await waitFor { $0.first?.hasPrefix("ULCT$") == true }
+        chmod(daemon.directory, 0o755)
+        chmod(daemon.socketPath, 0o666)
+        try type("clear; setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/tmp " + tuiCommand)
+        try keys("Enter")
+        return try await waitFor { Self.cursorRow($0) == 2 && $0.last?.contains("(read-only)") == true }
+    }
+
+    /// The shell a read-only TUI is started from (`startReadOnlyTUI`).
+    static let readOnlyShell = "env PS1='ULCT$ ' /bin/sh"
+
     static func cursorRow(_ lines: [String]) -> Int? { lines.firstIndex { $0.hasPrefix("▸ ") } }
 
     static func header(_ lines: [String]) -> String { lines.first ?? "" }

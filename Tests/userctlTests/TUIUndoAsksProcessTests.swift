@@ -68,16 +68,11 @@ struct TUIUndoAsksProcessTests {
     /// A session of `nobody` may look at a history but not undo: `u` says why, and never asks.
     @Test(.enabled(if: getuid() == 0, "needs root to run the TUI as nobody"))
     func aReadOnlySessionIsToldItCannotUndo() async throws {
-        let h = try H(columns: 100, rows: 30, command: "env PS1='ULCT$ ' /bin/sh")
+        let h = try H(columns: 100, rows: 30, command: H.readOnlyShell)
         defer { h.tearDown() }
-        _ = try await h.waitFor { $0.first?.hasPrefix("ULCT$") == true }
-        chmod(h.daemon.directory, 0o755)
-        chmod(h.daemon.socketPath, 0o666)
         let users = try h.allUsers()
         #expect(try h.userctl(["rename", users[0].id, "Renamed For Undo"]).status == 0)
-        try h.type("clear; setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/tmp " + h.tuiCommand)
-        try h.keys("Enter")
-        var lines = try await h.waitFor { H.cursorRow($0) == 2 && $0.last?.contains("(read-only)") == true }
+        var lines = try await h.startReadOnlyTUI()
         try #require(lines.last?.contains("(read-only)") == true, "a read-only session: \(lines)")
         try h.keys("/")
         try h.type(users[0].email)
