@@ -217,3 +217,22 @@ import UserListWire
         #expect(message.contains("belongs to uid 65534") && message.contains("not to you"), "\(message)")
     }
 }
+
+/// NO_COLOR (https://no-color.org) reaches the TUI too: search matches and errors are drawn
+/// without colour, and with colour otherwise (issue 48 item 4).
+@Suite struct NoColorTUITests {
+    static let match = Line("Ada Lovelace", .plain, marks: [0..<3])
+
+    @Test func searchMatchesAreUnderlinedYellowOnlyWithColour() {
+        #expect(FrameRenderer.draw(Self.match, width: 20, colour: true).contains("\u{1B}[4;33m"))
+        let plain = FrameRenderer.draw(Self.match, width: 20, colour: false)
+        #expect(plain.contains("\u{1B}[4m") && !plain.contains("33m"), "underlined, no yellow: \(plain.debugDescription)")
+    }
+
+    @Test func errorsAreReverseVideoWithoutColour() {
+        let error = Line("Undo refused", .error)
+        #expect(FrameRenderer.draw(error, width: 20, colour: true).contains("41m"))
+        let plain = FrameRenderer.draw(error, width: 20, colour: false)
+        #expect(!plain.contains("41m") && !plain.contains("37;") && plain.contains("\u{1B}[1;7m"), "\(plain.debugDescription)")
+    }
+}

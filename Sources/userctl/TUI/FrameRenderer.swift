@@ -1,3 +1,5 @@
+import Glibc
+
 /// One screen line: plain text plus how to draw it. Kept apart so widths are measured on the
 /// text, never on escape sequences.
 struct Line: Equatable {
@@ -16,7 +18,12 @@ struct Line: Equatable {
 }
 
 /// Draws frames by writing only the rows that differ from the previous frame.
+///
+/// With NO_COLOR set (https://no-color.org) nothing is drawn in colour: errors are bold reverse
+/// video instead of white on red, search matches underlined instead of underlined yellow.
 struct FrameRenderer {
+    /// Whether colours may be drawn: NO_COLOR unset (read once; the TUI never changes it).
+    static let colourAllowed = getenv("NO_COLOR") == nil
     private var previous: [Line] = []
     private var previousWidth = 0
 
@@ -42,7 +49,7 @@ struct FrameRenderer {
     }
 
     /// The line cut or padded to exactly `width` columns, so it never wraps into the next row.
-    static func draw(_ line: Line, width: Int) -> String {
+    static func draw(_ line: Line, width: Int, colour: Bool = colourAllowed) -> String {
         let text = DisplayWidth.pad(DisplayWidth.sanitized(line.text), to: width)
         let start: String
         switch line.look {
@@ -51,22 +58,23 @@ struct FrameRenderer {
         case .dim: start = "\u{1B}[2m"
         case .reverse: start = "\u{1B}[7m"
         case .boldReverse: start = "\u{1B}[1;7m"
-        case .error: start = "\u{1B}[1;37;41m"
+        case .error: start = colour ? "\u{1B}[1;37;41m" : "\u{1B}[1;7m"
         }
-        if !line.marks.isEmpty { return drawMarked(text, start: start, marks: line.marks) }
+        if !line.marks.isEmpty { return drawMarked(text, start: start, marks: line.marks, colour: colour) }
         return start.isEmpty ? text : start + text + "\u{1B}[0m"
     }
 
-    /// Search matches: underlined yellow, the rest in the line's own look.
-    static let markStart = "\u{1B}[4;33m"
+    /// Search matches: underlined yellow (underlined alone under NO_COLOR), the rest in the
+    /// line's own look.
+    static func markStart(colour: Bool) -> String { colour ? "\u{1B}[4;33m" : "\u{1B}[4m" }
 
-    private static func drawMarked(_ text: String, start: String, marks: [Range<Int>]) -> String {
+    private static func drawMarked(_ text: String, start: String, marks: [Range<Int>], colour: Bool) -> String {
         var out = start
         var inMark = false
         for (offset, character) in text.enumerated() {
             let marked = marks.contains { $0.contains(offset) }
             if marked != inMark {
-                out += marked ? markStart : "\u{1B}[0m" + start
+                out += marked ? markStart(colour: colour) : "\u{1B}[0m" + start
                 inMark = marked
             }
             out.append(character)
