@@ -191,13 +191,22 @@ public final class Navigator {
     /// only applied (its own screens already show it, and its client asked for it). A
     /// `.resync` makes every screen read what it shows again (`resync`), and is not announced.
     ///
-    /// `sharing`: outcomes other sessions' lists recorded for this change (see `SharedListOutcomes`).
-    public func apply(_ change: UserChange, madeHere: Bool = false, sharing outcomes: SharedListOutcomes? = nil,
-                      isolation: isolated (any Actor) = #isolation) {
-        if case .resync = change { return resync(isolation: isolation) }
+    /// `replaying`: what this change did to another list, which the list takes if it was in
+    /// the same state (`UserListViewModel.replay`). Returns the step the list computed itself
+    /// (nil when it replayed, or for a resync), for the host to offer the next list.
+    @discardableResult
+    public func apply(_ change: UserChange, madeHere: Bool = false, replaying known: UserListStep? = nil,
+                      isolation: isolated (any Actor) = #isolation) -> UserListStep? {
+        if case .resync = change {
+            resync(isolation: isolation)
+            return nil
+        }
+        var computed: UserListStep?
         for screen in screens {
             switch screen {
-            case .list(let list): list.apply(change, markingStale: !madeHere, sharing: outcomes)
+            case .list(let list):
+                if let known, list.replay(known) { continue }
+                computed = list.apply(change, markingStale: !madeHere)
             // A change this session made is its own person's: named at once, not read back.
             case .detail(let detail): detail.apply(change, author: madeHere ? useCases.author?.personName : nil,
                                                    isolation: isolation)
@@ -205,6 +214,7 @@ public final class Navigator {
             }
         }
         if !madeHere { onEvent?(.changed(change)) }
+        return computed
     }
 
     /// The change feed lost track of changes: the list reloads the rows it has loaded and the

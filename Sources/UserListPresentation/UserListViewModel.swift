@@ -188,71 +188,44 @@ public final class UserListViewModel {
     ///
     /// `markingStale` (a change made elsewhere) also sets `isStale`, in the same state change.
     ///
-    /// `sharing`: the outcomes other lists recorded for this change; a list in the very same state
-    /// takes theirs instead of computing it (a fan-out to many sessions showing the same page).
-    public func apply(_ change: UserChange, markingStale: Bool = false, sharing outcomes: SharedListOutcomes? = nil) {
+    /// Returns what the change did (`UserListStep`), which a list in the very same state may
+    /// `replay` instead of computing it again.
+    @discardableResult
+    public func apply(_ change: UserChange, markingStale: Bool = false) -> UserListStep {
         if loadTask != nil {
             changesDuringLoad?.append(change)
             if (changesDuringLoad?.count ?? 0) > Self.replayLimit { changesDuringLoad = nil }
         }
-        if let outcomes, let changed = takeSharedOutcome(from: outcomes, markingStale: markingStale) {
-            if changed { onStateChange?() }
-            return
-        }
-        state = applying(change, to: state, markingStale: markingStale, sharing: outcomes)
-    }
-
-    /// Takes `state` as its own, without calling `onStateChange`: for a host that followed this
-    /// list through changes together with others in the same state (a shared view), taking
-    /// only outcomes that cut no rows, so `state` is what its own `apply` of the same changes
-    /// made. False, changing nothing, when this list could not have reached it that way (a load
-    /// in flight, or more rows than it keeps).
-    public func catchUp(to state: UserListState) -> Bool {
-        guard loadTask == nil, !wouldTrim(state) else { return false }
-        current = state
-        return true
-    }
-
-    /// Takes the outcome another list in this very state recorded for the change, without
-    /// calling `onStateChange`: a host applying one change to many sessions sends each its patch
-    /// right after, and the callback would only tell it what it already knows. Returns the new
-    /// state, or nil when there is nothing to take (a load in flight, which must replay the
-    /// change; no outcome recorded yet; or one this list would not reach): then `apply` it.
-    public func adoptSharedOutcome(markingStale: Bool, from outcomes: SharedListOutcomes) -> UserListState? {
-        guard loadTask == nil, takeSharedOutcome(from: outcomes, markingStale: markingStale) != nil else { return nil }
-        return current
-    }
-
-    /// Takes the recorded outcome for this state if it is exactly what this list would compute:
-    /// an untrimmed one that this list would not trim, or one trimmed at this list's capacity
-    /// (then its cursor too). Returns whether the state changed, and nil when nothing was taken.
-    private func takeSharedOutcome(from outcomes: SharedListOutcomes, markingStale: Bool) -> Bool? {
-        guard let (after, trim) = outcomes.outcome(from: current, markingStale: markingStale) else { return nil }
-        if let trim {
-            guard trim.capacity == rowCapacity else { return nil }
-            next = trim.next
-        } else if wouldTrim(after) {
-            return nil
-        }
-        // Told apart by storage, not by comparing every row (most of a fan-out's cost per
-        // list once): a recorded outcome in the same storage is the same value, and one in
-        // other storage is at worst announced as a change that the host's diff finds empty.
-        let changed = !SharedListOutcomes.isSameValue(after, current)
-        current = after
-        return changed
-    }
-
-    private func applying(_ change: UserChange, to state: UserListState, markingStale: Bool,
-                          sharing outcomes: SharedListOutcomes?) -> UserListState {
-        var updated = state
+        let before = current
+        var updated = before
         Self.apply(change, to: &updated)
         let capacity = rowCapacity
         let trimmed = trimToLoadedRows(&updated)
         if markingStale { updated.isStale = true }
-        // A trim also moved this list's cursor: another list takes both, at the same capacity.
-        let trim = trimmed ? next.map { SharedListOutcomes.Trim(capacity: capacity, next: $0) } : nil
-        outcomes?.record(from: state, markingStale: markingStale, to: updated, trim: trim)
-        return updated
+        state = updated
+        // A cut also moved this list's cursor: a list replaying the step takes both.
+        let cut = trimmed ? next.map { UserListStep.Cut(capacity: capacity, next: $0) } : nil
+        return UserListStep(before: before, markingStale: markingStale, after: updated, cut: cut)
+    }
+
+    /// Takes `step`'s outcome if this list is in its `before` state and would reach exactly
+    /// that by applying the same change (no load in flight to replay it; a cut at this list's
+    /// capacity, or none that this list would make). False, changing nothing, otherwise: then
+    /// `apply` the change. The host vouches that `step` was made by the same change.
+    public func replay(_ step: UserListStep) -> Bool {
+        guard loadTask == nil, step.before.isIdentical(to: current) else { return false }
+        if let cut = step.cut {
+            guard cut.capacity == rowCapacity else { return false }
+            next = cut.next
+        } else if wouldTrim(step.after) {
+            return false
+        }
+        // Told apart by storage, not by comparing every row (most of a fan-out's cost per list
+        // once): an outcome in other storage is at worst announced as a change the diff finds empty.
+        let changed = !step.after.isIdentical(to: current)
+        current = step.after
+        if changed { onStateChange?() }
+        return true
     }
 
     /// Whether `trimToLoadedRows` would cut `updated` in this list (its capacity is its own).

@@ -5,7 +5,7 @@ import UserListServer
 import UserListWire
 
 /// Many sessions showing the same first page follow other sessions' writes: on each loop one
-/// computes the change and the others take its outcome and its patch (`Session.followShared`).
+/// computes the change and the others replay its step and its patch (`ListSteps`, `SharedPatches`).
 /// What each client holds must be what a fresh snapshot says, change after change, and the
 /// sessions must go on from there (a next page, another change) as if each had computed it.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct SharedFollowingTests {

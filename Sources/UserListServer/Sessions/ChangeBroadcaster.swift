@@ -61,18 +61,6 @@ package final class ChangeBroadcaster: Sendable {
         return feed
     }
 
-    /// How many sessions sit in the loops' shared views now (`ListAudience`): what tests read
-    /// to know the fan-out's shared path is taken.
-    package func seatedSessions() async -> Int {
-        var total = 0
-        for feed in loopFeeds {
-            total += await withCheckedContinuation { continuation in
-                feed.loop.execute { continuation.resume(returning: feed.seatedCount) }
-            }
-        }
-        return total
-    }
-
     /// Calls `listener` with every change committed from now on, in commit order, on the
     /// broadcaster's thread (it must only queue the delivery), until `detach(_:)`.
     package func attach(_ listener: @escaping Listener) -> UInt64 {

@@ -9,9 +9,8 @@ import UserListWire
 /// loop's thread, which is every one of its sessions' executor, so it enters each session in
 /// place (`assumeIsolated`, no task and no hop), applies everything queued, and the session
 /// writes its own clients' patches. A list window that several sessions show is computed once
-/// per change on the loop (`ChangeMemo`), and so are its patch's bytes; sessions that follow it
-/// that way then sit in the loop's shared views (`ListAudience`), which take later changes once
-/// for all their members (`LoopChangeFeed+Audiences`).
+/// per change on the loop (`ChangeMemo`), and so are its patch's bytes: the one path every
+/// session takes, whatever it shows.
 final class LoopChangeFeed: Sendable {
     let loop: EventLoop
     private struct Queue {
@@ -35,15 +34,11 @@ final class LoopChangeFeed: Sendable {
         var waiters: [(seq: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
     private let progress: LoopBound<Progress>
-    /// The loop's shared views: sessions that show the same list, followed as one.
-    let audiences: LoopBound<[ListAudience]>
-    let encoder = FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
 
     init(loop: EventLoop) {
         self.loop = loop
         self.sessions = LoopBound([:], on: loop)
         self.progress = LoopBound(Progress(), on: loop)
-        self.audiences = LoopBound([], on: loop)
     }
 
     /// Returns once every change through log position `seq` has been applied to this loop's
@@ -87,15 +82,8 @@ final class LoopChangeFeed: Sendable {
         }
         guard !batch.isEmpty else { return }
         let memos = batch.map { _ in ChangeMemo(loop: loop) }
-        // Several changes go to a session as one patch; a shared view takes one at a time.
-        if batch.count > 1 { dissolveAudiences() }
-        var joining: [Session] = []
-        for session in liveSessions() where session.assumeIsolated({ $0.apply(batch, memos: memos) }) {
-            joining.append(session)
-        }
-        if batch.count == 1 {
-            advanceAudiences(through: batch[0], memo: memos[0], joining: &joining)
-            seat(joining)
+        for session in liveSessions() {
+            session.assumeIsolated { $0.apply(batch, memos: memos) }
         }
         advance(through: batch[batch.count - 1].seq)
     }
@@ -125,9 +113,6 @@ final class LoopChangeFeed: Sendable {
         progress.value.waiters.removeAll { $0.seq <= through }
         for waiter in ready { waiter.continuation.resume() }
     }
-
-    /// How many sessions sit in this loop's shared views; on the loop.
-    var seatedCount: Int { audiences.value.reduce(0) { $0 + $1.memberCount } }
 }
 
 /// What one change made of the list windows on one loop, shared by the sessions there that
@@ -136,7 +121,7 @@ final class LoopChangeFeed: Sendable {
 /// Made for one change by one loop's job, and used only on that loop's thread.
 final class ChangeMemo: Sendable {
     private struct Memos {
-        let lists = SharedListOutcomes()
+        let lists = ListSteps()
         let patches = SharedPatches()
     }
 
@@ -146,7 +131,7 @@ final class ChangeMemo: Sendable {
         memos = LoopBound(Memos(), on: loop)
     }
 
-    var lists: SharedListOutcomes { memos.value.lists }
+    var lists: ListSteps { memos.value.lists }
 
     var patches: SharedPatches { memos.value.patches }
 }

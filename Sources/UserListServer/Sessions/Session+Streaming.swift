@@ -30,22 +30,19 @@ extension Session {
     /// `LoopChangeFeed` on this session's loop): every screen follows them, then each client
     /// gets one patch and the `changed` events together, in one write (an import's thousands of
     /// changes become a few patches, not thousands). `memos`: one per delivery, shared with the
-    /// loop's other sessions. Returns whether it followed the shared way (`followShared`),
-    /// which makes it a candidate for a seat in the loop's shared views.
-    @discardableResult
-    func apply(_ batch: [ChangeBroadcaster.Delivery], memos: [ChangeMemo]) -> Bool {
-        if batch.count == 1, followShared(batch[0], memo: memos[0]) { return true }
+    /// loop's other sessions.
+    func apply(_ batch: [ChangeBroadcaster.Delivery], memos: [ChangeMemo]) {
         applyingChange = true
         for (delivery, memo) in zip(batch, memos) {
             changedEventFrame = delivery.eventFrame
             let own = isOwnChange(delivery)
-            navigator.apply(delivery.change, madeHere: own, sharing: memo.lists)
+            let known = memo.lists.step(from: navigator.list.state, markingStale: !own)
+            if let computed = navigator.apply(delivery.change, madeHere: own, replaying: known) { memo.lists.record(computed) }
             if case .resync = delivery.change, !own { announceReload() }  // an import, say: see Session+ReloadEvent
         }
         changedEventFrame = nil
         applyingChange = false
         flush(sharing: batch.count == 1 ? memos[0].patches : nil)
-        return false
     }
 
     /// Coalesces the several changes one completion can make into one patch. An intent's own

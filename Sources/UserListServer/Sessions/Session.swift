@@ -66,26 +66,9 @@ package actor Session {
     /// The state every attached client has (or will have once its pending frames are read).
     /// Kept as the typed state, not its JSON: it shares storage with the screens' own state,
     /// and the next patch is computed from it by `StateDiff`.
-    var sent: NavigationState? {
-        get { settle(); return storedSent }
-        set { settle(); storedSent = newValue }
-    }
-    var clients: [ObjectIdentifier: Attached] {
-        get { settle(); return storedClients }
-        _modify { settle(); yield &storedClients }
-    }
-    var navigator: Navigator {
-        get { settle(); return storedNavigator }
-        set { settle(); storedNavigator = newValue }
-    }
-    /// Where the session sits in a shared view, while it does (see `ListAudience`): its list's
-    /// state, `sent` and its clients' sequence numbers are then the audience's. Every read
-    /// through `sent`, `clients` or `navigator` first takes them back (`settle`), so no other
-    /// code needs to know; only the fan-out's own path reads the stored values below.
-    var seat: ListAudience.Seat?
-    var storedSent: NavigationState?
-    var storedClients: [ObjectIdentifier: Attached] = [:]
-    var storedNavigator: Navigator
+    var sent: NavigationState?
+    var clients: [ObjectIdentifier: Attached] = [:]
+    var navigator: Navigator
     var flushScheduled = false
     /// Whether the list's first load still runs, and the replies held until it is on the
     /// screens (see `Session.reply(_:to:)`).
@@ -130,7 +113,7 @@ package actor Session {
         self.useCases = useCases
         self.changes = changes
         self.logger = logger
-        self.storedNavigator = Navigator(useCases: useCases)
+        self.navigator = Navigator(useCases: useCases)
         self.phase = .waiting(restoring: saved.map { ($0, listWindow) })
     }
 

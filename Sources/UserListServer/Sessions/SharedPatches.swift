@@ -3,7 +3,7 @@ import UserListWire
 
 /// The serialized patch operations one change produced for sessions that show nothing but the
 /// list, kept while the change is being applied, so sessions whose list went from the very same
-/// state to the very same state (see `SharedListOutcomes`) serialize it once.
+/// state to the very same state (see `ListSteps`) serialize it once.
 ///
 /// The operations of a list-only session depend on its states alone (the list is always screen
 /// 0), so equal before and after states mean equal bytes; each client still gets its own
@@ -40,7 +40,7 @@ package final class SharedPatches {
 
     private func recorded(_ before: UserListState, _ after: UserListState) -> [UInt8]? {
         entries.first {
-            SharedListOutcomes.isSameValue($0.before, before) && SharedListOutcomes.isSameValue($0.after, after)
+            $0.before.isIdentical(to: before) && $0.after.isIdentical(to: after)
         }?.serializedOperations
     }
 

@@ -4,11 +4,11 @@ import UserListDomain
 import UserListPresentation
 import ThreadLocks
 
-/// Lists that show the very same rows compute a change once: the second takes the first's
-/// outcome, which is exactly what it would have computed, and shares its storage from then on.
-/// Lists that differ in anything compute their own.
+/// What a change did to one list (`UserListStep`) replays on a list in the very same state:
+/// exactly what it would have computed, sharing the first list's storage from then on. A list
+/// that differs in anything, or could not reach that outcome, refuses it and applies the change.
 @MainActor
-@Suite struct SharedListOutcomesTests {
+@Suite struct UserListStepTests {
     /// Hands every list the same page value for the same request, as the daemon's
     /// `SharedPageRepository` does, so their rows share storage.
     final class PageSharingRepository: UserRepository {
@@ -48,10 +48,18 @@ import ThreadLocks
     }
 
     private static func sharesRows(_ a: UserListViewModel, _ b: UserListViewModel) -> Bool {
-        SharedListOutcomes.isSameValue(a.state, b.state)
+        a.state.isIdentical(to: b.state)
     }
 
-    @Test func aListInTheSameStateTakesTheOutcomeAndStaysShared() async {
+    /// Replays `step` on `list`, or applies `change` when it refuses; returns whether it replayed.
+    @discardableResult
+    private func follow(_ list: UserListViewModel, _ change: UserChange, _ step: UserListStep) -> Bool {
+        if list.replay(step) { return true }
+        list.apply(change, markingStale: step.markingStale)
+        return false
+    }
+
+    @Test func aListInTheSameStateReplaysTheStepAndStaysShared() async {
         let repository = PageSharingRepository(FakeUserRepository([ada, bob, cleo]))
         let first = await loadedList(repository)
         let second = await loadedList(repository)
@@ -62,32 +70,33 @@ import ThreadLocks
         var bobby = bob
         bobby.name = "Aaron Bobby"  // sorts first now
         bobby.version = 2
-        let outcomes = SharedListOutcomes()
-        first.apply(.saved(bobby), markingStale: true, sharing: outcomes)
-        second.apply(.saved(bobby), markingStale: true, sharing: outcomes)
-        control.apply(.saved(bobby), markingStale: true, sharing: outcomes)
+        let step = first.apply(.saved(bobby), markingStale: true)
+        var told = 0
+        second.onStateChange = { told += 1 }
+        #expect(second.replay(step))
+        #expect(told == 1, "the host hears of the replayed change as of any other")
+        #expect(!follow(control, .saved(bobby), step), "a list with other storage computes its own")
 
         #expect(first.state.users == [bobby, ada, cleo])
         #expect(second.state == first.state)
         #expect(control.state == first.state, "computed on its own, the same outcome")
         #expect(Self.sharesRows(first, second), "the second took the first's rows")
-        #expect(!Self.sharesRows(first, control), "a list with other storage computed its own")
 
         // Shared again for the next change: still the same value as computing it.
-        let removal = SharedListOutcomes()
-        first.apply(.removed(id: ada.id), sharing: removal)
-        second.apply(.removed(id: ada.id), sharing: removal)
+        let removal = first.apply(.removed(id: ada.id))
+        #expect(second.replay(removal))
         control.apply(.removed(id: ada.id))
         #expect(second.state == control.state)
         #expect(Self.sharesRows(first, second))
     }
 
     /// An add that grows the list past its page is cut back to the page, which also moves the
-    /// list's cursor: a list in the same state at the same capacity takes both.
-    @Test func aTrimmedOutcomeIsSharedWithItsCursor() async {
+    /// list's cursor: a list in the same state at the same capacity takes both; one that keeps
+    /// more rows refuses the cut.
+    @Test func aCutStepCarriesItsCursor() async {
         let (store, repository) = Self.storeMakingCursors()
-        func loadedPage(_ repository: any UserRepository) async -> UserListViewModel {
-            await loadedList(repository, pageSize: 2)
+        func loadedPage(_ repository: any UserRepository, size: Int = 2) async -> UserListViewModel {
+            await loadedList(repository, pageSize: size)
         }
         let first = await loadedPage(repository)
         let second = await loadedPage(repository)
@@ -95,13 +104,12 @@ import ThreadLocks
         let aaron = user(100, "Aaron Added")
         store.put(aaron)
 
-        let outcomes = SharedListOutcomes()
-        first.apply(.added(aaron), markingStale: true, sharing: outcomes)
-        second.apply(.added(aaron), markingStale: true, sharing: outcomes)
-        control.apply(.added(aaron), markingStale: true, sharing: outcomes)
+        let step = first.apply(.added(aaron), markingStale: true)
+        #expect(second.replay(step))
+        follow(control, .added(aaron), step)
         #expect(first.state.users == [aaron, ada], "cut back to its page")
         #expect(second.state == control.state)
-        #expect(Self.sharesRows(first, second), "the second took the first's trimmed rows")
+        #expect(Self.sharesRows(first, second), "the second took the first's cut rows")
 
         // The cursor came along: the next page goes on after Ada, as the control's does.
         _ = await second.didDisplayRow(at: 1).value
@@ -110,69 +118,36 @@ import ThreadLocks
         #expect(second.state == control.state)
     }
 
-    /// A list followed with others as one (the daemon's shared view) skips the changes, then
-    /// catches up to where the others are: the same state as applying each change itself, and
-    /// it goes on from there. An outcome that cut rows is not offered for that.
-    @Test func aListCatchesUpToTheStateItsSharedViewReached() async throws {
+    /// A list whose load is in flight must see the change itself (its load replays it on the
+    /// page it brings), even in the very state the step started from.
+    @Test func aListWithALoadInFlightRefusesAStep() async {
         let (store, repository) = Self.storeMakingCursors()
-        func loadedPage(_ repository: any UserRepository) async -> UserListViewModel {
-            await loadedList(repository, pageSize: 3)
-        }
-        let leader = await loadedPage(repository)
-        let follower = await loadedPage(repository)
-        let control = await loadedPage(store)
-        var bobby = bob
-        bobby.name = "Aaron Bobby"
-        bobby.version = 2
-        var reached = follower.state
-        for change in [UserChange.saved(bobby), .removed(id: ada.id)] {
-            let outcomes = SharedListOutcomes()
-            leader.apply(change, markingStale: true, sharing: outcomes)
-            control.apply(change, markingStale: true)
-            reached = try #require(outcomes.uncutOutcome(from: reached, markingStale: true))
-        }
-        #expect(follower.catchUp(to: reached))
-        #expect(follower.state == control.state)
-        _ = await follower.didDisplayRow(at: 1).value
-        _ = await control.didDisplayRow(at: 1).value
-        #expect(follower.state == control.state, "it goes on as a list that applied each change")
-
-        // An add past the page cuts it back (and moves the cursor): not offered.
+        let first = await loadedList(repository, pageSize: 2)
+        let reloading = await loadedList(repository, pageSize: 2)
         let aaron = user(100, "Aaron Added")
         store.put(aaron)
-        let outcomes = SharedListOutcomes()
-        let full = await loadedPage(repository)
-        let twin = await loadedPage(repository)
-        let before = full.state
-        full.apply(.added(aaron), markingStale: true, sharing: outcomes)
-        #expect(full.state.users.count == 3, "cut back to its page")
-        #expect(outcomes.uncutOutcome(from: before, markingStale: true) == nil)
-        var tooMany = twin.state
-        tooMany.users.append(aaron)
-        #expect(!twin.catchUp(to: tooMany), "more rows than it keeps")
-        #expect(twin.adoptSharedOutcome(markingStale: true, from: outcomes) != nil, "recorded all the same, for lists that take the cut")
+        let step = first.apply(.added(aaron), markingStale: true)
+
+        #expect(reloading.state.isIdentical(to: step.before))
+        let reload = reloading.resync()  // quiet: the state shows no indicator
+        #expect(reloading.state.isIdentical(to: step.before))
+        #expect(!reloading.replay(step), "refused while its load runs")
+        reloading.apply(.added(aaron), markingStale: true)
+        _ = await reload.value
+        #expect(reloading.state.users.first == aaron, "the change reached the reloaded rows")
     }
 
     @Test func listsThatDifferComputeTheirOwn() async {
         let repository = PageSharingRepository(FakeUserRepository([ada, bob, cleo]))
         let everyone = await loadedList(repository)
         let searching = await loadedList(repository, search: "b")
-        let outcomes = SharedListOutcomes()
         var cleopatra = cleo
         cleopatra.name = "Bea Cleopatra"  // now matches "b"
         cleopatra.version = 2
 
-        everyone.apply(.saved(cleopatra), markingStale: true, sharing: outcomes)
-        searching.apply(.saved(cleopatra), markingStale: true, sharing: outcomes)
+        let step = everyone.apply(.saved(cleopatra), markingStale: true)
+        #expect(!follow(searching, .saved(cleopatra), step))
         #expect(everyone.state.users == [ada, cleopatra, bob])
         #expect(searching.state.users.map(\.id) == [cleopatra.id, bob.id])
-
-        // Same rows but not marked stale (the session that made the change): its own outcome.
-        let other = await loadedList(repository)
-        let ownChange = SharedListOutcomes()
-        everyone.apply(.removed(id: ada.id), markingStale: true, sharing: ownChange)
-        other.apply(.saved(cleopatra), markingStale: false, sharing: outcomes)
-        #expect(other.state.isStale == false)
-        #expect(other.state.users == [ada, cleopatra, bob])
     }
 }
