@@ -18,7 +18,7 @@ extension Session {
         // After goodbye nothing new starts, and it gets no reply: its client was told the
         // daemon is going away (its connection closes), and a save begun now could reach the
         // store after the shutdown closed it. Saves begun before are finished first.
-        guard !isFinished else { return }
+        guard !mode.isFinished else { return }
         activity.withLock { $0.lastActive = .now }
         let outcome: Outcome
         do throws(IntentError) {
@@ -27,8 +27,8 @@ extension Session {
                 throw IntentError(.readOnly, AccessPolicy.refusal(action: message.action, uid: key.uid))
             }
             navigator.isReadOnly = readOnly  // a reload may have changed the admin group
-            handlingIntent = true
-            defer { handlingIntent = false }
+            let before = mode.begin(.handlingIntent)
+            defer { mode.end(returningTo: before) }
             outcome = try perform(intent)
         } catch {
             outcome = .failed(error.code, error.message)
@@ -73,19 +73,14 @@ extension Session {
     /// answered while the list still shows "loading", and two runs of the same client would see
     /// two different documents at the reply. See `firstLoadFinished`.
     private func reply(_ reply: SessionReply, to client: any SessionClient) {
-        guard !loadingFirstPage && heldReplies.isEmpty else {
-            heldReplies.append((client, reply))
-            return
-        }
+        guard !mode.hold((client, reply)) else { return }
         reply.send(to: client)
     }
 
     /// The first load is on the screens: its patch, then the replies held for it, in order.
     func firstLoadFinished() {
-        loadingFirstPage = false
+        let held = mode.firstPageLoaded()
         flush()
-        let held = heldReplies
-        heldReplies.removeAll()
         for (client, reply) in held { reply.send(to: client) }
     }
 

@@ -19,7 +19,7 @@ extension Session {
     func publishPresence(_ state: NavigationState, shown: Bool) {
         guard let board = presenceBoard else { return }
         var shows: (user: UUID, editing: Bool)?
-        if shown && !presenceOff,
+        if shown && !mode.isFinished,
            let detail = state.screens.lazy.reversed().compactMap({ screen -> UserDetailState? in
                if case .detail(let detail) = screen { detail } else { nil }
            }).first {
@@ -37,7 +37,7 @@ extension Session {
     /// Someone else opened, closed, started or stopped editing `user` (a job on this session's
     /// loop): its marker and, if this session shows `user`, its `present` are read again.
     func presenceChanged(of user: UUID) {
-        guard let board = presenceBoard, !presenceOff else { return }
+        guard let board = presenceBoard, !mode.isFinished else { return }
         let others = board.others(of: user, seenBy: id)
         presence.setMarker(user, !others.isEmpty)
         if published?.user == user { presence.present = SessionPresence.people(others.values) }
@@ -52,10 +52,10 @@ extension Session {
     }
 
     /// Clears what the clients show of presence before they are handed to the next process
-    /// (which knows nothing of it), and leaves the board; `quietly` at a shutdown.
+    /// (which knows nothing of it), and leaves the board; `quietly` at a shutdown. Once, when
+    /// the session finishes.
     func endPresence(quietly: Bool = false) {
-        guard let board = presenceBoard, !presenceOff else { return }
-        presenceOff = true
+        guard let board = presenceBoard else { return }
         presence.setMarkers([])
         board.leave(id, quietly: quietly)
         published = nil

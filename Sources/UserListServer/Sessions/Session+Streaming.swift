@@ -7,13 +7,11 @@ import ThreadLocks
 /// every client in step gets one patch and the events that describe it.
 extension Session {
     func startIfNeeded() {
-        guard case .waiting(let restoring) = phase else { return }
-        phase = .running
-        if let saved = restoring {
+        guard let start = mode.start() else { return }
+        if let saved = start.restoring {
             navigator = Navigator(restoring: saved.state, listWindow: saved.listWindow, useCases: useCases)
         } else {
             let load = navigator.list.onAppear()
-            loadingFirstPage = true
             Task {
                 _ = await load.value
                 self.firstLoadFinished()
@@ -32,7 +30,7 @@ extension Session {
     /// changes become a few patches, not thousands). `memos`: one per delivery, shared with the
     /// loop's other sessions.
     func apply(_ batch: [ChangeBroadcaster.Delivery], memos: [ChangeMemo]) {
-        applyingChange = true
+        let before = mode.begin(.applyingChanges)
         for (delivery, memo) in zip(batch, memos) {
             changedEventFrame = delivery.eventFrame
             let own = isOwnChange(delivery)
@@ -41,20 +39,19 @@ extension Session {
             if case .resync = delivery.change, !own { announceReload() }  // an import, say: see Session+ReloadEvent
         }
         changedEventFrame = nil
-        applyingChange = false
+        mode.end(returningTo: before)
         flush(sharing: batch.count == 1 ? memos[0].patches : nil)
     }
 
     /// Coalesces the several changes one completion can make into one patch. An intent's own
     /// changes are flushed by `handle` itself.
     func stateChanged() {
-        guard !applyingChange, !handlingIntent, !flushScheduled else { return }
-        flushScheduled = true
+        guard mode.scheduleFlush() else { return }
         Task { self.flushScheduledChanges() }
     }
 
     func flushScheduledChanges() {
-        flushScheduled = false
+        mode.scheduledFlushRuns()
         flush()
     }
 
@@ -64,9 +61,15 @@ extension Session {
     /// `sharing`: the patches other sessions serialized for the change just applied; a session
     /// that showed and now shows the same list as one of them sends the same bytes.
     package func flush(sharing patches: SharedPatches? = nil) {
-        guard case .running = phase else { return }  // nothing started, or nothing more to send
+        guard mode.isRunning else { return }  // nothing started, or nothing more to send
+        publishPresence(navigator.state, shown: !clients.isEmpty)
+        sendChanges(sharing: patches)
+    }
+
+    /// The diff from `sent` to the screens' state, with presence, to every client in step, and
+    /// the events waiting (`flush` without its checks: also the last patch of a hand-over).
+    func sendChanges(sharing patches: SharedPatches? = nil) {
         let current = navigator.state
-        publishPresence(current, shown: !clients.isEmpty)
         let previous = sent
         var serializedOps: [UInt8] = []
         if let previous {

@@ -49,34 +49,14 @@ package actor Session {
     let useCases: UserUseCases
     let changes: ChangeBroadcaster
     let logger: Logger
-    /// Where the session is in its life. Only `startIfNeeded` and `finish` change it, and only
-    /// forward: waiting → running → finished.
-    enum Phase {
-        /// No client has attached since it was made (or restored): its screens have not started.
-        /// `restoring`: what a restart saved, which the screens start from.
-        case waiting(restoring: (state: NavigationState, listWindow: UserListWindow?)?)
-        /// Its screens run and its clients are written.
-        case running
-        /// Handed to the next process, or told goodbye: it still follows changes (its saved
-        /// state stays current) but sends its clients no more patches.
-        case finished
-    }
-
-    var phase: Phase
+    /// What the session is doing (`SessionMode`: its life, its work, the replies it holds).
+    var mode: SessionMode
     /// The state every attached client has (or will have once its pending frames are read).
     /// Kept as the typed state, not its JSON: it shares storage with the screens' own state,
     /// and the next patch is computed from it by `StateDiff`.
     var sent: NavigationState?
     var clients: [ObjectIdentifier: Attached] = [:]
     var navigator: Navigator
-    var flushScheduled = false
-    /// Whether the list's first load still runs, and the replies held until it is on the
-    /// screens (see `Session.reply(_:to:)`).
-    var loadingFirstPage = false
-    var heldReplies: [(client: any SessionClient, reply: SessionReply)] = []
-    /// Performing an intent's synchronous part: `handle` flushes right after it.
-    var handlingIntent = false
-    var applyingChange = false
     /// The broadcaster's encoded `changed` event for the change being applied.
     var changedEventFrame: [UInt8]?
     /// Encoded event frames waiting for the next flush.
@@ -96,8 +76,6 @@ package actor Session {
     var presentSent: [SessionPresence.Person] = []
     /// What this session last put on the board.
     var published: (user: UUID, editing: Bool)?
-    /// Its clients were handed on or told goodbye: no presence any more.
-    var presenceOff = false
 
     package init(key: SessionKey, id: String = UUID().uuidString.lowercased(), loop: EventLoop,
                  canWrite: @escaping @Sendable () -> Bool,
@@ -114,7 +92,7 @@ package actor Session {
         self.changes = changes
         self.logger = logger
         self.navigator = Navigator(useCases: useCases)
-        self.phase = .waiting(restoring: saved.map { ($0, listWindow) })
+        self.mode = SessionMode(restoring: saved.map { ($0, listWindow) })
     }
 
     deinit { presenceBoard?.leave(id) }
@@ -179,9 +157,11 @@ package actor Session {
     /// A restart that no client notices (see `Handover`): the state every client holds now,
     /// and where each client's stream is. Their connections move to the next process.
     package func handOver() -> (state: NavigationState, streams: [HandedStream]) {
-        endPresence()
         flush()
-        phase = .finished  // the streams belong to the next process now
+        if mode.finish() {  // the streams belong to the next process now
+            endPresence()
+            sendChanges()  // presence cleared: the next process knows nothing of it
+        }
         return (sent ?? navigator.state, clients.values.map {
             HandedStream(client: $0.client, epoch: $0.epoch, seq: $0.seq, awaitingSnapshot: $0.awaitingSnapshot)
         })
@@ -199,7 +179,7 @@ package actor Session {
     /// on from `state` (restored screens reloading, another client adopted first), the client
     /// gets the difference as its next patch. One that was owed a snapshot gets it now.
     package func adopt(_ client: any SessionClient, epoch: Int, seq: Int, holding state: NavigationState, awaitingSnapshot: Bool) {
-        if case .waiting = phase {
+        if case .waiting = mode.life {
             startIfNeeded()
             // The next patch goes from what the clients hold to the restored screens once they
             // have reloaded (not through the empty "loading" list in between).
@@ -233,15 +213,9 @@ package actor Session {
         body(self)
     }
 
-    /// Handed over or told goodbye: it starts nothing more (see `handle`).
-    var isFinished: Bool {
-        if case .finished = phase { true } else { false }
-    }
-
     /// Tells every client the daemon is going away.
     package func sayGoodbye(reason: String) {
-        phase = .finished
-        endPresence(quietly: true)
+        if mode.finish() { endPresence(quietly: true) }
         for attached in clients.values {
             attached.client.send(.goodbye(reason: reason), droppable: false)
         }

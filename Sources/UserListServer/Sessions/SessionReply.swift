@@ -1,6 +1,6 @@
 import UserListWire
 
-/// A reply as a session sends (or holds, `Session.heldReplies`) it: a message, or a success whose
+/// A reply as a session sends (or holds, `SessionMode.hold`) it: a message, or a success whose
 /// result is already JSON (`export_page`'s users, written straight into bytes).
 enum SessionReply: Sendable {
     case message(ServerMessage.Reply)
