@@ -154,7 +154,8 @@ public final class Navigator {
     /// Selects a row of the list; the list's `userSelected` event opens that user's detail
     /// screen. Returns nil when `index` names no row (nothing happens then).
     @discardableResult
-    public func selectRow(at index: Int, isolation: isolated (any Actor) = #isolation) async -> Result<User, UserError>? {
+    public func selectRow(at index: Int,
+                          isolation: isolated (any Actor) = #isolation) async -> Result<User, UserError>? {
         pendingSelection = nil  // a selection the host made on the list itself is not ours to open
         list.didSelectRow(at: index)
         guard let id = pendingSelection else { return nil }

@@ -60,7 +60,8 @@ extension UserDetailViewModel {
                                  version: stored.version)
         }
         for field in merge.conflicts where !conflicts.contains(where: { $0.field == field }) {
-            conflicts.append(FieldConflict(field: field, theirs: theirs[field], author: author, version: stored.version))
+            conflicts.append(FieldConflict(field: field, theirs: theirs[field], author: author,
+                                           version: stored.version))
         }
         updated.conflicts = conflicts.sorted { $0.field.order < $1.field.order }
         if updated.isDirty || !updated.conflicts.isEmpty {

@@ -68,7 +68,8 @@ public final class UserHistoryViewModel {
     /// changed since is a conflict, shown as the error). The undo appears at the top as its own
     /// entry, through `apply`, like any change.
     @discardableResult
-    public func revert(entry id: Int64, isolation: isolated (any Actor) = #isolation) -> Task<Result<User?, UserError>, Never> {
+    public func revert(entry id: Int64,
+                       isolation: isolated (any Actor) = #isolation) -> Task<Result<User?, UserError>, Never> {
         guard let revert = useCases.revert else {
             let refusal = UserError.unavailable(reason: "this store keeps no history, so nothing can be undone")
             state.errorMessage = refusal.message

@@ -82,7 +82,8 @@ public final class UserListViewModel {
     /// `restoredRowLimit` rows, whole pages), with its search: from the first row, or the last
     /// rows when it had been read from the end.
     @discardableResult
-    public func restore(_ window: UserListWindow, search text: String?, isolation: isolated (any Actor) = #isolation) -> Load {
+    public func restore(_ window: UserListWindow, search text: String?,
+                        isolation: isolated (any Actor) = #isolation) -> Load {
         hasLoaded = true
         let pages = (min(max(window.rows, 1), Self.restoredRowLimit) + pageSize - 1) / pageSize
         return load(window.fromEnd ? .last : .first, search: .some(text), limit: pages * pageSize, isolation: isolation)
@@ -250,7 +251,8 @@ public final class UserListViewModel {
         let capacity = rowCapacity
         guard wouldTrim(updated) else { return false }
         let kept = updated.users[capacity - 1]
-        guard let cursor = useCases.fetchPage.cursor(after: kept, totalCount: updated.search == nil ? nil : updated.totalCount) else {
+        guard let cursor = useCases.fetchPage.cursor(after: kept,
+                                                     totalCount: updated.search == nil ? nil : updated.totalCount) else {
             return false
         }
         updated.users.removeSubrange(capacity...)
@@ -273,7 +275,8 @@ public final class UserListViewModel {
     /// The error is cleared and the loading indicator shown in one change, so a host never sees
     /// an in-between "not loading, no error" frame. Without `showingProgress` (a resync) neither
     /// changes until the load lands.
-    private func load(_ kind: LoadKind, search newSearch: String?? = .none, limit: Int? = nil, showingProgress: Bool = true,
+    private func load(_ kind: LoadKind, search newSearch: String?? = .none, limit: Int? = nil,
+                      showingProgress: Bool = true,
                       isolation: isolated (any Actor)) -> Load {
         loadTask?.cancel()
         loadGeneration += 1

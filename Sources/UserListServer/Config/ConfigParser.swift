@@ -28,16 +28,20 @@ public enum ConfigParser {
         ("log-level", "LEVEL", "debug, info, notice, warning or error (SIGHUP reloads)"),
         ("retention", "SECONDS", "how long a detached session is kept (SIGHUP reloads)"),
         ("history-days", "DAYS", "days of history (who changed what) kept, default 365 (SIGHUP reloads)"),
-        ("session-journal-interval", "MS", "write changed sessions to the state directory this often, to survive a crash (0: only at shutdown)"),
-        ("presence-interval", "SECONDS", "with PostgreSQL, tell the other daemons who has which user open this often, default 10"),
-        ("event-loops", "N", "threads serving clients, 1 to \(EventLoopGroup.limit) (default: one per core, at most \(EventLoopGroup.limit)); read at start"),
+        ("session-journal-interval", "MS",
+         "write changed sessions to the state directory this often, to survive a crash (0: only at shutdown)"),
+        ("presence-interval", "SECONDS",
+         "with PostgreSQL, tell the other daemons who has which user open this often, default 10"),
+        ("event-loops", "N",
+         "threads serving clients, 1 to \(EventLoopGroup.limit) (default: one per core, at most \(EventLoopGroup.limit)); read at start"),
         ("admin-group", "GROUP", "members may write; others get read-only sessions"),
         ("max-connections-per-uid", "N", "connections one uid may hold (SIGHUP reloads)"),
         ("max-sessions-per-uid", "N", "sessions one uid may hold (SIGHUP reloads)"),
         ("connections-per-second-per-uid", "N", "new connections one uid may open per second (SIGHUP reloads)"),
         ("max-frame-bytes", "N", "largest frame a client may send"),
         ("intents-per-second", "N", "per client, before rate_limited errors (SIGHUP reloads)"),
-        ("intents-per-second-per-uid", "N", "per uid over all its clients; then reading pauses for the second (SIGHUP reloads)"),
+        ("intents-per-second-per-uid", "N",
+         "per uid over all its clients; then reading pauses for the second (SIGHUP reloads)"),
         ("client-buffer-bytes", "N", "queued bytes before a slow client's patches are dropped"),
         ("ping-interval", "SECONDS", "ping a client silent this long; close it after twice (0: never)"),
         ("frame-timeout", "SECONDS", "a frame must complete this long after its first byte (SIGHUP reloads)"),
@@ -101,8 +105,10 @@ public enum ConfigParser {
         for (key, value) in flags { try apply(key, value, to: &config) }
         // Sessions are kept beside the database unless told otherwise, so a daemon run on a
         // store of its own never reads or writes the system's saved sessions.
-        let databaseSet = flags.contains { $0.0 == "database" } || fileKeys(configFile ?? defaultConfigFile, readFile).contains("database")
-        let stateSet = flags.contains { $0.0 == "state-directory" } || fileKeys(configFile ?? defaultConfigFile, readFile).contains("state-directory")
+        let databaseSet = flags.contains { $0.0 == "database" } || fileKeys(configFile ?? defaultConfigFile,
+                                                                            readFile).contains("database")
+        let stateSet = flags.contains { $0.0 == "state-directory" } || fileKeys(configFile ?? defaultConfigFile,
+                                                                                readFile).contains("state-directory")
         if databaseSet && !stateSet {
             let directory = (config.databasePath as NSString).deletingLastPathComponent
             config.stateDirectory = directory.isEmpty ? "." : directory

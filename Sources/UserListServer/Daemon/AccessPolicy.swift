@@ -153,7 +153,8 @@ extension GroupMembership {
     package static func socketGroup(_ name: String?) throws(SystemError) -> gid_t? {
         guard let name else { return nil }
         guard let gid = groupID(named: name) else {
-            throw SystemError("getgrnam", errno: ENOENT, detail: "socket-group '\(name)': no such group; create it or change the setting")
+            throw SystemError("getgrnam", errno: ENOENT,
+                              detail: "socket-group '\(name)': no such group; create it or change the setting")
         }
         return gid
     }

@@ -110,51 +110,28 @@ public final class Daemon: Sendable {
         let listener: (fd: Int32, ownsSocketPath: Bool)
         do throws(SystemError) {
             listener = try listen(config, passed: passed)
-        } catch {
-            return await fail("Cannot listen", error)
-        }
+        } catch { return await fail("Cannot listen", error) }
         let loops: EventLoopGroup
         do throws(SystemError) {
             loops = try EventLoopGroup(count: config.eventLoops ?? ProcessInfo.processInfo.activeProcessorCount)
-        } catch {
-            return await fail("Cannot start the event loop", error)
-        }
+        } catch { return await fail("Cannot start the event loop", error) }
 
         let policy = AccessPolicy(adminGroup: config.adminGroup)
-        let journal = config.sessionJournalMilliseconds > 0
-            ? SessionJournal(directory: config.stateDirectory, interval: .milliseconds(config.sessionJournalMilliseconds), logger: logger)
-            : nil
-        let registry = SessionRegistry(
-            useCases: store.useCases(config, logger: logger), feed: store.feed, loops: loops, logger: logger,
-            config: config, isWriter: { policy.canWrite(uid: $0) }, journal: journal)
-        // A handover's file is read on another thread while the sessions are (about a thousand
-        // entries each on a big restart, and the clients wait for both).
-        let handoverRead = Task.detached { [directory = config.stateDirectory, logger] in Handover.load(directory: directory, logger: logger) }
-        let sessionStore = SessionStore(directory: config.stateDirectory)
-        restoreSessions(into: registry, from: sessionStore, journal: journal, config: config)
-        let handover = await handoverRead.value
+        let (registry, journal, sessionStore, handover) = await restoreSessions(config, loops: loops, policy: policy)
 
         runningRegistry.withLock { $0 = registry }
         let statusLine = Self.statusLine(registry: registry, health: store.health)
-        let notifier = self.notifier
-        let context = ServerContext(
-            config: config, registry: registry, logger: logger,
-            serverInfo: PeerInfo(name: "userlistd", build: Self.version),
-            introspection: Introspection(startedAt: started, storeDescription: store.description, version: Self.version,
-                                         storeHealth: store.health),
-            isWriter: { policy.canWrite(uid: $0) },
-            liveObjects: liveObjects,
-            onConnectionsChanged: { notifier.status(statusLine()) })
+        let context = serverContext(config, registry: registry, policy: policy, started: started,
+                                    statusLine: statusLine)
 
         let acceptor: Acceptor
         do throws(SystemError) {
             acceptor = try Acceptor(listenFD: listener.fd, loops: loops, context: context)
-        } catch {
-            return await fail("Cannot start the event loop", error)
-        }
+        } catch { return await fail("Cannot start the event loop", error) }
         loops.start()
         services.started("the event loops") { loops.stop() }
-        let shutdown = SessionShutdown(config: config, logger: logger, registry: registry, context: context, sessionStore: sessionStore,
+        let shutdown = SessionShutdown(config: config, logger: logger, registry: registry, context: context,
+                                       sessionStore: sessionStore,
                                        journal: journal, listenFD: listener.fd, ownsSocketPath: listener.ownsSocketPath)
         let outcome = Lock(SessionShutdown.Outcome())
         services.started("the sessions") { [stopRoute] in
@@ -164,43 +141,113 @@ public final class Daemon: Sendable {
         sharePresence(registry.presence, config: config, services: services)
         services.started("the listener") { acceptor.stop() }
         if !handedConnections.isEmpty || handover != nil {
-            let adopted = Handover.adopt(handover, descriptors: handedConnections, context: context, loops: loops, notifier: notifier)
-            logger.notice("Took over \(adopted) client connection\(adopted == 1 ? "" : "s") from the previous process; their streams go on",
-                          ["USERLISTD_ADOPTED": String(adopted)])
+            adopt(handover, descriptors: handedConnections, context: context, loops: loops)
         }
 
+        startBackgroundWork(services, registry: registry, context: context, policy: policy, firstLoop: loops.first,
+                            statusLine: statusLine)
+        services.allStarted()
+
+        notifier.ready(status: statusLine())
+        announceReady(config, listener: listener, loops: loops.loops.count, started: started)
+        return await runUntilStopped(services, registry: registry, outcome: outcome)
+    }
+
+    private func announceReady(_ config: DaemonConfig, listener: (fd: Int32, ownsSocketPath: Bool), loops: Int,
+                               started: ContinuousClock.Instant) {
+        logger.notice("userlistd \(Self.version) ready", [
+            "USERLISTD_SOCKET": listener.ownsSocketPath ? config.socketPath : "fd \(listener.fd) from systemd",
+            "USERLISTD_STORE": store.description,
+            "USERLISTD_EVENT_LOOPS": String(loops),
+            "USERLISTD_STARTUP_MS": String(format: "%.1f", Self.milliseconds(ContinuousClock.now - started)),
+        ])
+    }
+
+    /// What every connection's handler shares: the configuration, the registry, the access
+    /// policy, what `status` shows.
+    private func serverContext(_ config: DaemonConfig, registry: SessionRegistry, policy: AccessPolicy,
+                               started: ContinuousClock.Instant,
+                               statusLine: @escaping @Sendable () -> String) -> ServerContext {
+        let notifier = self.notifier
+        return ServerContext(
+            config: config, registry: registry, logger: logger,
+            serverInfo: PeerInfo(name: "userlistd", build: Self.version),
+            introspection: Introspection(startedAt: started, storeDescription: store.description, version: Self.version,
+                                         storeHealth: store.health),
+            isWriter: { policy.canWrite(uid: $0) },
+            liveObjects: liveObjects,
+            onConnectionsChanged: { notifier.status(statusLine()) })
+    }
+
+    /// Takes over the client connections the previous process handed on (a restart).
+    private func adopt(_ handover: Handover.File?, descriptors: [(fd: Int32, name: String)], context: ServerContext,
+                       loops: EventLoopGroup) {
+        let adopted = Handover.adopt(handover, descriptors: descriptors, context: context, loops: loops,
+                                     notifier: notifier)
+        logger.notice("Took over \(adopted) client connection\(adopted == 1 ? "" : "s") from the previous process; "
+                      + "their streams go on", ["USERLISTD_ADOPTED": String(adopted)])
+    }
+
+    /// The tasks beside the sessions: the store's health, the sweeps and the watchdog, history
+    /// retention and configuration reloads.
+    private func startBackgroundWork(_ services: ServiceStack, registry: SessionRegistry, context: ServerContext,
+                                     policy: AccessPolicy, firstLoop: EventLoop,
+                                     statusLine: @escaping @Sendable () -> String) {
+        let config = context.config
         // The watchdog's probe runs on the first loop: its answer vouches for that loop too.
-        let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), loop: loops.first, canWrite: { false },
-                            useCases: store.useCases(config, logger: logger), changes: registry.changeBroadcaster, logger: logger)
+        let probe = Session(key: SessionKey(uid: UInt32.max, clientKey: "watchdog-probe"), loop: firstLoop,
+                            canWrite: { false }, useCases: store.useCases(config, logger: logger),
+                            changes: registry.changeBroadcaster, logger: logger)
         services.task("the store's health watch", watchStoreHealth(statusLine: statusLine))
-        services.task("the sweeps and the watchdog", backgroundWork(registry: registry, context: context, probe: probe, statusLine: statusLine))
+        services.task("the sweeps and the watchdog",
+                      backgroundWork(registry: registry, context: context, probe: probe, statusLine: statusLine))
         if let history = store.history {
             services.task("history retention") { [logger] in
                 await HistoryRetention.run(history, days: { context.config.historyDays }, logger: logger)
             }
         }
         services.task("configuration reloads") { [reloadSignal] in
-            for await _ in reloadSignal.stream { self.reload(registry: registry, context: context, policy: policy, statusLine: statusLine) }
+            for await _ in reloadSignal.stream {
+                self.reload(registry: registry, context: context, policy: policy, statusLine: statusLine)
+            }
         }
-        services.allStarted()
+    }
 
-        notifier.ready(status: statusLine())
-        logger.notice("userlistd \(Self.version) ready", [
-            "USERLISTD_SOCKET": listener.ownsSocketPath ? config.socketPath : "fd \(listener.fd) from systemd",
-            "USERLISTD_STORE": store.description,
-            "USERLISTD_EVENT_LOOPS": String(loops.loops.count),
-            "USERLISTD_STARTUP_MS": String(format: "%.1f", Self.milliseconds(ContinuousClock.now - started)),
-        ])
-
+    /// Waits for SIGTERM, SIGINT or a restart's request, then stops every part in reverse.
+    private func runUntilStopped(_ services: ServiceStack, registry: SessionRegistry,
+                                 outcome: Lock<SessionShutdown.Outcome>) async -> Int32 {
         for await _ in stopSignal.stream { break }
         let route = stopRoute.withLock { route in
             route = route ?? (storeOnStop ? .descriptorStore : nil)
             return route
         }
         if route == .reexec { notifier.reloading() } else { notifier.stopping() }
-        logger.notice(route == nil ? "Stopping: saving sessions" : "Restarting: handing \(registry.connectionCount) client connections to the next process")
+        logger.notice(route == nil ? "Stopping: saving sessions"
+                      : "Restarting: handing \(registry.connectionCount) client connections to the next process")
         await services.stopAll()
         return finish(route, outcome.withLock { $0 })
+    }
+
+    /// The sessions' registry with what the last run saved (its sessions, its journal), and the
+    /// handover a restart left, if any.
+    private func restoreSessions(_ config: DaemonConfig, loops: EventLoopGroup, policy: AccessPolicy) async
+        -> (SessionRegistry, SessionJournal?, SessionStore, Handover.File?) {
+        let journal = config.sessionJournalMilliseconds > 0
+            ? SessionJournal(directory: config.stateDirectory,
+                             interval: .milliseconds(config.sessionJournalMilliseconds),
+                             logger: logger)
+            : nil
+        let registry = SessionRegistry(
+            useCases: store.useCases(config, logger: logger), feed: store.feed, loops: loops, logger: logger,
+            config: config, isWriter: { policy.canWrite(uid: $0) }, journal: journal)
+        // A handover's file is read on another thread while the sessions are (about a thousand
+        // entries each on a big restart, and the clients wait for both).
+        let handoverRead = Task.detached { [directory = config.stateDirectory, logger] in
+            Handover.load(directory: directory, logger: logger)
+        }
+        let sessionStore = SessionStore(directory: config.stateDirectory)
+        restoreSessions(into: registry, from: sessionStore, journal: journal, config: config)
+        return (registry, journal, sessionStore, await handoverRead.value)
     }
 
     /// After every part has stopped: hand the descriptors on, or say the daemon stopped.
@@ -225,9 +272,11 @@ public final class Daemon: Sendable {
 
     /// The listening socket: systemd's (from the socket unit, the descriptor store, or a
     /// re-exec's hand-over), or our own. `ownsSocketPath`: ours to unlink at the end.
-    private func listen(_ config: DaemonConfig, passed: [(fd: Int32, name: String)]) throws(SystemError) -> (fd: Int32, ownsSocketPath: Bool) {
+    private func listen(_ config: DaemonConfig, passed: [(fd: Int32, name: String)]) throws(SystemError) -> (fd: Int32,
+        ownsSocketPath: Bool) {
         let passedListener = passed.first { $0.name == Handover.listenName }
-            ?? passed.first { !$0.name.hasPrefix(Handover.connectionPrefix) && $0.name != StateDirectoryLock.descriptorName }
+            ?? passed.first { !$0.name.hasPrefix(Handover.connectionPrefix)
+                && $0.name != StateDirectoryLock.descriptorName }
         if let passedListener {
             // A socket this daemon made itself, handed over: still ours to unlink at the end.
             let owns = passedListener.name == Handover.listenName
@@ -243,7 +292,8 @@ public final class Daemon: Sendable {
 
     /// The sessions saved at the last stop, or journaled before a crash, back in `registry`;
     /// durable again (in a fresh journal) before the old files go.
-    private func restoreSessions(into registry: SessionRegistry, from sessionStore: SessionStore, journal: SessionJournal?, config: DaemonConfig) {
+    private func restoreSessions(into registry: SessionRegistry, from sessionStore: SessionStore,
+                                 journal: SessionJournal?, config: DaemonConfig) {
         let savedBefore = sessionStore.load(logger: logger)
         let restored = registry.restore(savedBefore)
         if restored < savedBefore.count {

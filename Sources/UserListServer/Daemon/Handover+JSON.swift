@@ -65,7 +65,8 @@ extension Handover.File {
                 guard let decoded = text.stringValue.flatMap({ Data(base64Encoded: $0) }) else { return nil }
                 unhandled = decoded
             }
-            streams.append(Handover.Stream(name: name, key: key, epoch: epoch, seq: seq, awaitingSnapshot: awaiting, unsent: unsent,
+            streams.append(Handover.Stream(name: name, key: key, epoch: epoch, seq: seq, awaitingSnapshot: awaiting,
+                                           unsent: unsent,
                                            unhandled: unhandled))
         }
         states.reserveCapacity(stateItems.count)

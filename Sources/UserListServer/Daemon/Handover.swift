@@ -227,11 +227,13 @@ package enum Handover {
     /// Takes back the connections the previous process handed over: each is attached to its
     /// session (restored already) and its stream goes on. Descriptors not named in the file are
     /// closed. Returns how many connections were adopted.
-    static func adopt(_ file: File?, descriptors: [(fd: Int32, name: String)], context: ServerContext, loops: EventLoopGroup,
+    static func adopt(_ file: File?, descriptors: [(fd: Int32, name: String)], context: ServerContext,
+                      loops: EventLoopGroup,
                       notifier: SystemdNotifier) -> Int {
         var adopted = 0
         let streams = Dictionary((file?.streams ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        let states = Dictionary((file?.states ?? []).map { ($0.key, file!.held($0)) }, uniquingKeysWith: { first, _ in first })
+        let states = Dictionary((file?.states ?? []).map { ($0.key, file!.held($0)) },
+                                uniquingKeysWith: { first, _ in first })
         for (fd, name) in descriptors {
             // Ours now; the store's copy would keep the socket open.
             if file?.throughStore != false { notifier.removeStoredFD(name: name) }
@@ -251,7 +253,8 @@ package enum Handover {
             // On its session's loop: its intents and patches then stay on one thread.
             let connection = Connection(
                 fd: fd, peer: peer, loop: found.session.loop,
-                limits: .init(softLimit: context.config.clientBufferBytes, hardLimit: max(context.config.clientBufferBytes * 16, 4 << 20)),
+                limits: .init(softLimit: context.config.clientBufferBytes,
+                              hardLimit: max(context.config.clientBufferBytes * 16, 4 << 20)),
                 liveObjects: context.liveObjects)
             let handler = ClientHandler(connection: connection, context: context)
             let held = states[stream.key]
@@ -260,7 +263,8 @@ package enum Handover {
                                    awaitingSnapshot: stream.awaitingSnapshot || held == nil)
             context.registry.attachFinished(stream.key)
             if !stream.unsent.isEmpty { connection.send([UInt8](stream.unsent), droppable: false) }
-            connection.start(delegate: handler, farewell: farewell, replaying: [UInt8](stream.unhandled ?? Data())) { [logger = context.logger] error in
+            connection.start(delegate: handler, farewell: farewell,
+                             replaying: [UInt8](stream.unhandled ?? Data())) { [logger = context.logger] error in
                 logger.error("Could not watch a connection handed over: \(error)")
             }
             adopted += 1

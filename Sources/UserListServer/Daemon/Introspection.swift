@@ -12,7 +12,8 @@ package struct Introspection: Sendable {
     package let version: String
     package let storeHealth: StoreHealth
 
-    package init(startedAt: ContinuousClock.Instant, storeDescription: String, version: String, storeHealth: StoreHealth = StoreHealth()) {
+    package init(startedAt: ContinuousClock.Instant, storeDescription: String, version: String,
+                 storeHealth: StoreHealth = StoreHealth()) {
         self.startedAt = startedAt
         self.storeDescription = storeDescription
         self.version = version
@@ -46,7 +47,8 @@ package struct Introspection: Sendable {
     /// One page of sessions, ordered by session id. When more remain, the last element is not a
     /// session but `{"truncated": true, "next": "<last id shown>", "omitted": n}`; `after` (the
     /// `next` of the previous page) continues from there.
-    package func sessions(registry: SessionRegistry, after: String? = nil, limit: Int = maximumSessionRows) -> JSONValue {
+    package func sessions(registry: SessionRegistry, after: String? = nil,
+                          limit: Int = maximumSessionRows) -> JSONValue {
         let now = ContinuousClock.now
         let limit = max(1, min(limit, Self.maximumSessionRows))
         var all = registry.allSessions

@@ -29,7 +29,8 @@ final class ServiceStack: Sendable {
     /// Records a part that has started; `stop` ends it (and returns once it has).
     func started(_ name: String, stop: @escaping @Sendable () async -> Void) {
         services.withLock { services in
-            precondition(services.state == .starting || services.state == .running, "\(name) started after the daemon began to stop")
+            precondition(services.state == .starting || services.state == .running,
+                         "\(name) started after the daemon began to stop")
             services.started.append(Service(name: name, stop: stop))
         }
     }
@@ -54,7 +55,8 @@ final class ServiceStack: Sendable {
     /// Stops every part, last started first. Called once.
     func stopAll() async {
         let started = services.withLock { services -> [Service] in
-            precondition(services.state == .starting || services.state == .running, "the daemon was already \(services.state)")
+            precondition(services.state == .starting || services.state == .running,
+                         "the daemon was already \(services.state)")
             services.state = .stopping
             return services.started
         }

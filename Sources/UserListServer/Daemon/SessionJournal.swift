@@ -210,7 +210,8 @@ package final class SessionJournal: Sendable {
     /// Whether a list moved to another search, or a page further or nearer.
     static func restoreChanged(fromList a: UserListState, toList b: UserListState) -> Bool {
         a.search != b.search
-            || UserListWindow(of: a).differsByAPage(from: UserListWindow(of: b), pageSize: FetchUserPageUseCase.defaultPageSize)
+            || UserListWindow(of: a).differsByAPage(from: UserListWindow(of: b),
+                                                    pageSize: FetchUserPageUseCase.defaultPageSize)
     }
 
     /// How far the list of `state` was read, for a restore to read as far again.
@@ -255,7 +256,8 @@ package final class SessionJournal: Sendable {
         }
         for (key, detachedAt) in detachments where states[key] == nil {
             guard let previous = writer.live[key], previous.saved.detachedAt != detachedAt else { continue }
-            let saved = SavedSession(key: key, id: previous.saved.id, state: previous.saved.state, detachedAt: detachedAt,
+            let saved = SavedSession(key: key, id: previous.saved.id, state: previous.saved.state,
+                                     detachedAt: detachedAt,
                                      listWindow: previous.saved.listWindow)
             writer.live[key] = Entry(saved: saved, bytes: append(Line(session: saved)))
         }

@@ -230,7 +230,8 @@ enum SessionStateJSON {
             case "list": guard let list = listState(inner) else { return nil }; screens.append(.list(list))
             case "detail": guard let detail = detailState(inner) else { return nil }; screens.append(.detail(detail))
             case "history":
-                guard let history = try? JSONDecoder().decode(UserHistoryState.self, from: Data(inner.serialized())) else { return nil }
+                guard let history = try? JSONDecoder().decode(UserHistoryState.self,
+                                                              from: Data(inner.serialized())) else { return nil }
                 screens.append(.history(history))
             default: return nil
             }

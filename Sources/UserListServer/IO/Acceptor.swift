@@ -67,16 +67,19 @@ package final class Acceptor: EventLoopHandler, Sendable {
             }
             guard context.registry.chargeConnect(uid: peer.uid, now: MonotonicClock.nanoseconds()) else {
                 // A storm: answered and closed at once, before it costs a handler.
-                refuse(fd, "uid \(peer.uid) opened more than \(context.registry.connectsPerSecondLimit) connections in the last second; try again in a moment.")
+                refuse(fd,
+                       "uid \(peer.uid) opened more than \(context.registry.connectsPerSecondLimit) connections in the last second; try again in a moment.")
                 continue
             }
             guard context.registry.connectionOpened(uid: peer.uid) else {
-                refuse(fd, "uid \(peer.uid) already has \(context.registry.connectionLimit) connections open to userlistd.")
+                refuse(fd,
+                       "uid \(peer.uid) already has \(context.registry.connectionLimit) connections open to userlistd.")
                 continue
             }
             let connection = Connection(
                 fd: fd, peer: peer, loop: loops.next(),
-                limits: .init(softLimit: context.config.clientBufferBytes, hardLimit: max(context.config.clientBufferBytes * 16, 4 << 20)),
+                limits: .init(softLimit: context.config.clientBufferBytes,
+                              hardLimit: max(context.config.clientBufferBytes * 16, 4 << 20)),
                 liveObjects: context.liveObjects)
             let handler = ClientHandler(connection: connection, context: context)
             // Registered by its own loop (as a job when that is another loop's thread).
@@ -108,14 +111,16 @@ package final class Acceptor: EventLoopHandler, Sendable {
             close(reserve)
             let fd = ulio_accept_nonblocking(listenFD)
             if fd >= 0 {
-                refuse(fd, "userlistd has run out of file descriptors (its limit is \(Self.openLimit())); try again when other clients have closed.")
+                refuse(fd,
+                       "userlistd has run out of file descriptors (its limit is \(Self.openLimit())); try again when other clients have closed.")
                 refusals.value.shortage?.refused += 1
             }
             reserveFD.store(Self.openReserve(), ordering: .relaxed)
         }
         if let logged = refusals.value.shortage?.loggedAt, now - logged >= Self.shortageLogIntervalNanoseconds {
             refusals.value.shortage?.loggedAt = now
-            context.logger.error("Still out of file descriptors", ["USERLISTD_REFUSED": String(refusals.value.shortage?.refused ?? 0)])
+            context.logger.error("Still out of file descriptors",
+                                 ["USERLISTD_REFUSED": String(refusals.value.shortage?.refused ?? 0)])
         }
         guard reserveFD.load(ordering: .relaxed) >= 0 else {
             pauseAccepting()
@@ -159,7 +164,8 @@ package final class Acceptor: EventLoopHandler, Sendable {
         // A storm repeats one reason: its frame is encoded once (on the loop thread only).
         if refusals.value.last?.reason != reason {
             let message = ServerMessage.error(.init(code: .tooManyConnections, message: reason))
-            refusals.value.last = (reason, try? FrameEncoder(maximumFrameSize: FrameLimits.serverToClient).encode(message))
+            refusals.value.last = (reason,
+                                   try? FrameEncoder(maximumFrameSize: FrameLimits.serverToClient).encode(message))
         }
         if let frame = refusals.value.last?.frame {
             _ = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }

@@ -130,7 +130,8 @@ extension Connection {
 
     /// One `writev` of `frames` (each in up to three pieces, see `OutgoingFrame`), leaving out
     /// the first `skippingHead` bytes of the first: what `writev` returned.
-    private static func writeGathered<Frames: Collection<OutgoingFrame>>(_ fd: Int32, _ frames: Frames, skippingHead: Int) -> Int {
+    private static func writeGathered<Frames: Collection<OutgoingFrame>>(_ fd: Int32, _ frames: Frames,
+                                                                         skippingHead: Int) -> Int {
         withUnsafeTemporaryAllocation(of: iovec.self, capacity: 3 * frames.count) { vectors -> Int in
             // The frames' storage stays alive: the caller holds them for the whole call.
             var used = 0

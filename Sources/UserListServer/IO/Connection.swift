@@ -84,7 +84,8 @@ package final class Connection: EventLoopHandler, Sendable {
 
     private let liveObjects: LiveObjectCounts?
 
-    package init(fd: Int32, peer: PeerCredentials, loop: EventLoop, limits: Limits, liveObjects: LiveObjectCounts? = nil) {
+    package init(fd: Int32, peer: PeerCredentials, loop: EventLoop, limits: Limits,
+                 liveObjects: LiveObjectCounts? = nil) {
         self.fd = fd
         self.peer = peer
         self.loop = loop

@@ -84,7 +84,8 @@ package final class EventLoop: Sendable {
             registry.handlers[fd] = (registry.nextGeneration, handler)
             return LoopRegistration(fd: fd, generation: registry.nextGeneration)
         }
-        guard ulio_epoll_ctl_token(epollFD, EPOLL_CTL_ADD, fd, ULIO_EPOLLIN | ULIO_EPOLLRDHUP, registration.token) == 0 else {
+        guard ulio_epoll_ctl_token(epollFD, EPOLL_CTL_ADD, fd, ULIO_EPOLLIN | ULIO_EPOLLRDHUP,
+                                   registration.token) == 0 else {
             let error = SystemError("epoll_ctl(ADD)", detail: "fd \(fd)")
             forget(registration)
             throw error

@@ -57,20 +57,24 @@ package enum RuntimeDirectory {
         }
     }
 
-    private static func checkPrivate(_ directory: String, _ status: stat, uid: uid_t, exactMode: Bool) throws(SystemError) {
+    private static func checkPrivate(_ directory: String, _ status: stat, uid: uid_t,
+                                     exactMode: Bool) throws(SystemError) {
         let fix = "Remove it (as its owner or root), or set XDG_RUNTIME_DIR or --socket to a directory of your own"
         guard status.st_mode & S_IFMT == S_IFDIR else {
-            throw SystemError("lstat", errno: ENOTDIR, detail: "\(directory): it is \(UnixSocket.kind(of: status.st_mode)), not a directory; "
+            throw SystemError("lstat", errno: ENOTDIR,
+                              detail: "\(directory): it is \(UnixSocket.kind(of: status.st_mode)), not a directory; "
                 + "userlistd does not follow links at predictable paths. \(fix)")
         }
         guard status.st_uid == uid else {
-            throw SystemError("lstat", errno: EPERM, detail: "\(directory) belongs to uid \(status.st_uid), not to this user (uid \(uid)): "
+            throw SystemError("lstat", errno: EPERM,
+                              detail: "\(directory) belongs to uid \(status.st_uid), not to this user (uid \(uid)): "
                 + "another user may be waiting for this daemon's clients there. \(fix)")
         }
         let mode = status.st_mode & 0o7777
         let allowed: Bool = exactMode ? mode == 0o700 : mode & 0o022 == 0
         guard allowed else {
-            throw SystemError("lstat", errno: EPERM, detail: "\(directory) has mode \(octal(mode)); it must be 0700 (yours alone). "
+            throw SystemError("lstat", errno: EPERM,
+                              detail: "\(directory) has mode \(octal(mode)); it must be 0700 (yours alone). "
                 + "Run: chmod 700 \(directory)")
         }
     }
@@ -79,21 +83,25 @@ package enum RuntimeDirectory {
         var status = linkStatus
         if linkStatus.st_mode & S_IFMT == S_IFLNK {
             guard linkStatus.st_uid == uid || linkStatus.st_uid == 0 else {
-                throw SystemError("lstat", errno: EPERM, detail: "\(directory) is a symbolic link owned by uid \(linkStatus.st_uid): "
+                throw SystemError("lstat", errno: EPERM,
+                                  detail: "\(directory) is a symbolic link owned by uid \(linkStatus.st_uid): "
                     + "userlistd follows only links that root or this user made. Remove it, or choose another --socket")
             }
             guard stat(directory, &status) == 0 else { throw SystemError("stat", detail: directory) }
         }
         guard status.st_mode & S_IFMT == S_IFDIR else {
-            throw SystemError("stat", errno: ENOTDIR, detail: "\(directory) is not a directory; choose another --socket")
+            throw SystemError("stat", errno: ENOTDIR,
+                              detail: "\(directory) is not a directory; choose another --socket")
         }
         guard status.st_uid == uid || status.st_uid == 0 else {
-            throw SystemError("stat", errno: EPERM, detail: "\(directory) belongs to uid \(status.st_uid), neither root nor this user (uid \(uid)): "
+            throw SystemError("stat", errno: EPERM,
+                              detail: "\(directory) belongs to uid \(status.st_uid), neither root nor this user (uid \(uid)): "
                 + "its owner could replace the socket. Put the socket in a directory of your own (--socket)")
         }
         let mode = status.st_mode & 0o7777
         guard mode & 0o022 == 0 || mode & mode_t(S_ISVTX) != 0 else {
-            throw SystemError("stat", errno: EPERM, detail: "\(directory) has mode \(octal(mode)): others may write there and replace the socket. "
+            throw SystemError("stat", errno: EPERM,
+                              detail: "\(directory) has mode \(octal(mode)): others may write there and replace the socket. "
                 + "Run: chmod go-w \(directory), or choose another --socket")
         }
     }

@@ -10,7 +10,8 @@ package enum UnixSocket {
         let bytes = Array(path.utf8)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
         guard bytes.count < capacity else {
-            throw SystemError("socket path", errno: ENAMETOOLONG, detail: "\(path) is \(bytes.count) bytes; at most \(capacity - 1)")
+            throw SystemError("socket path", errno: ENAMETOOLONG,
+                              detail: "\(path) is \(bytes.count) bytes; at most \(capacity - 1)")
         }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             raw.copyBytes(from: bytes)
@@ -91,7 +92,8 @@ package enum UnixSocket {
             throw SystemError("lstat", detail: path)
         }
         guard status.st_mode & S_IFMT == S_IFSOCK else {
-            throw SystemError("bind", errno: EEXIST, detail: "\(path): there is \(kind(of: status.st_mode)) there, not a socket; "
+            throw SystemError("bind", errno: EEXIST,
+                              detail: "\(path): there is \(kind(of: status.st_mode)) there, not a socket; "
                 + "userlistd removes only a socket nobody answers on, and left it untouched. "
                 + "Move it away or choose another path with --socket")
         }
@@ -101,11 +103,13 @@ package enum UnixSocket {
         } catch where error.errno == ECONNREFUSED {
             // Stale: left by a daemon that did not exit cleanly.
             guard unlink(path) == 0 else {
-                throw SystemError("unlink", detail: "\(path): cannot remove the stale socket; remove it by hand or choose another --socket")
+                throw SystemError("unlink",
+                                  detail: "\(path): cannot remove the stale socket; remove it by hand or choose another --socket")
             }
             return
         } catch {
-            throw SystemError("bind", errno: error.errno, detail: "\(path): a socket is there but could not be probed (\(error)); "
+            throw SystemError("bind", errno: error.errno,
+                              detail: "\(path): a socket is there but could not be probed (\(error)); "
                 + "userlistd left it untouched. Remove it by hand if no daemon uses it, or choose another --socket")
         }
         throw SystemError("bind", errno: EADDRINUSE, detail: "\(path): another userlistd is already answering there")

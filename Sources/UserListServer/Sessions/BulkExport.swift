@@ -48,7 +48,8 @@ extension Session {
                 var (users, next) = (page.users[...], page.next)
                 let (fitting, cut) = Self.withinExportBudget(page.users)
                 // A store with no cursor to cut at sends the page whole.
-                if cut, let last = fitting.last, let cursor = useCases.fetchPage.cursor(after: last, totalCount: page.totalCount) {
+                if cut, let last = fitting.last, let cursor = useCases.fetchPage.cursor(after: last,
+                                                                                        totalCount: page.totalCount) {
                     (users, next) = (fitting, cursor)
                 }
                 return .success(Self.exportResult(users, next: next, totalCount: page.totalCount))

@@ -53,7 +53,8 @@ extension ClientHandler {
                               heldBack: readPath.value.admission.heldBack, at: now)
         guard let delta = readPath.value.admission.partialBytesDelta(buffered: buffered) else { return }
         if !context.registry.adjustPartialBytes(uid: connection.peer.uid, by: delta) {
-            sendError(.inputLimit, "Unfinished frames from uid \(connection.peer.uid) hold more than \(context.config.maxPartialBytesPerUID) bytes; finish or close some connections.")
+            sendError(.inputLimit,
+                      "Unfinished frames from uid \(connection.peer.uid) hold more than \(context.config.maxPartialBytesPerUID) bytes; finish or close some connections.")
         }
     }
 
@@ -144,7 +145,8 @@ extension ClientHandler {
     /// byte (a trickled frame would otherwise hold its buffer forever).
     package func checkFrameDeadline(now: Int64, timeoutNanoseconds timeout: Int64) {
         guard liveness.frameDeadlinePassed(at: now, timeout: timeout), !connection.isClosed else { return }
-        sendError(.frameTimeout, "A frame did not complete within \(context.config.frameTimeoutSeconds) seconds of its first byte.")
+        sendError(.frameTimeout,
+                  "A frame did not complete within \(context.config.frameTimeoutSeconds) seconds of its first byte.")
     }
 
     /// Pings a client silent for an interval; closes one that has not answered a ping within

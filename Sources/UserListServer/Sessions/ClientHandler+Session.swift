@@ -19,7 +19,8 @@ extension ClientHandler {
                 session = adopted
                 await enter(adopted) { $0.adopt(self, epoch: epoch, seq: seq, holding: state.state, awaitingSnapshot: awaitingSnapshot) }
             case .duplicateHello:
-                sendError(.alreadyAttached, "This connection already said hello; open a new connection for another session.")
+                sendError(.alreadyAttached,
+                          "This connection already said hello; open a new connection for another session.")
             case .ping(let nonce):
                 send(.pong(nonce: nonce), droppable: false)
             case .error(let code, let message, let id):
@@ -98,7 +99,8 @@ extension ClientHandler {
             found = try context.registry.session(for: key, on: connection.loop, client: hello.client.name)
         } catch {
             guard case .tooManySessions(let limit) = error else { return nil }
-            sendError(.tooManySessions, "uid \(key.uid) already holds \(limit) sessions; reuse a session key or close some.")
+            sendError(.tooManySessions,
+                      "uid \(key.uid) already holds \(limit) sessions; reuse a session key or close some.")
             return nil
         }
         let session = found.session

@@ -77,7 +77,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     /// A connection the previous process handed over, attached to `session` at (`epoch`,
     /// `seq`) holding `state`: no hello is expected; the stream continues. Call before the
     /// connection starts reading, so the client's next frames find it attached.
-    package func resumeAttached(to session: Session, epoch: Int, seq: Int, holding state: NavigationStateBox, awaitingSnapshot: Bool) {
+    package func resumeAttached(to session: Session, epoch: Int, seq: Int, holding state: NavigationStateBox,
+                                awaitingSnapshot: Bool) {
         phase.withLock { $0 = .attached(session) }
         enqueue(.adopted(session, epoch: epoch, seq: seq, state: state, awaitingSnapshot: awaitingSnapshot))
     }
@@ -111,7 +112,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
             connection.send([(frame, false)])
         } catch {
             // As `send`: the failure is logged and the intent answered with it.
-            send(.reply(.failure(id: id, code: .internal, message: "userlistd could not send a reply message (\(error)); it is logged.")),
+            send(.reply(.failure(id: id, code: .internal,
+                                 message: "userlistd could not send a reply message (\(error)); it is logged.")),
                  droppable: false)
             context.logger.error("A server message could not be sent: \(error)", ["USERLISTD_TYPE": "reply"])
         }

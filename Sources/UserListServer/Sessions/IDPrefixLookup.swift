@@ -14,12 +14,14 @@ struct FindUsersRequest: Equatable {
     init(_ args: IntentArguments) throws(IntentError) {
         let text = try args.string("id_prefix")
         guard let prefix = UserIDPrefix(text) else {
-            throw IntentError(.invalidArgs, "'id_prefix' must be the start of a user id: 1 to 32 hex digits (hyphens are ignored).")
+            throw IntentError(.invalidArgs,
+                              "'id_prefix' must be the start of a user id: 1 to 32 hex digits (hyphens are ignored).")
         }
         self.prefix = prefix
         limit = try args.optionalInt("limit") ?? Self.defaultLimit
         guard (1...FindUsersByIDPrefixUseCase.maximumLimit).contains(limit) else {
-            throw IntentError(.invalidArgs, "'limit' must be 1 to \(FindUsersByIDPrefixUseCase.maximumLimit) users (got \(limit)).")
+            throw IntentError(.invalidArgs,
+                              "'limit' must be 1 to \(FindUsersByIDPrefixUseCase.maximumLimit) users (got \(limit)).")
         }
     }
 }

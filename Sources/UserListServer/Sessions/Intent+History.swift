@@ -48,7 +48,8 @@ struct HistoryRequest: Equatable {
         }
         if let text = try args.optionalString("since") {
             guard let date = Self.parseTime(text) else {
-                throw IntentError(.invalidArgs, "'since' must be an RFC 3339 time such as 2026-12-02T13:00:00Z (got \"\(text)\").")
+                throw IntentError(.invalidArgs,
+                                  "'since' must be an RFC 3339 time such as 2026-12-02T13:00:00Z (got \"\(text)\").")
             }
             since = date
         }

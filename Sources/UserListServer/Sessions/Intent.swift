@@ -43,7 +43,8 @@ enum Intent: Equatable {
             }
         case "history": self = .history(try HistoryIntent(intent.action, args))
         default:
-            throw IntentError(.unknownScreen, "There is no screen '\(intent.screen)' on this session's stack; screens are list, detail (when open), history (when open) and session.")
+            throw IntentError(.unknownScreen,
+                              "There is no screen '\(intent.screen)' on this session's stack; screens are list, detail (when open), history (when open) and session.")
         }
     }
 }
@@ -157,14 +158,16 @@ enum SessionIntent: Equatable {
             self = .revert(entry: Int64(try args.int("entry")), skippingChanged: skipping)
         case "open_user": self = .openUser(id: try args.uuid("id"))
         case "offer_draft":
-            self = .offerDraft(userID: try args.uuid("user_id"), name: try args.string("name"), baseVersion: try args.int("base_version"))
+            self = .offerDraft(userID: try args.uuid("user_id"), name: try args.string("name"),
+                               baseVersion: try args.int("base_version"))
         case "back": self = .back
         case "import_users": self = .importUsers(try args.users("users"))
         case "rename_user":  // `set_user` with the name alone
             self = .setUser(id: try args.uuid("id"), edit: UserEdit(name: try args.string("name")),
                             expectedVersion: try Self.expectedVersion(args))
         case "set_user":
-            self = .setUser(id: try args.uuid("id"), edit: try args.userEdit(), expectedVersion: try Self.expectedVersion(args))
+            self = .setUser(id: try args.uuid("id"), edit: try args.userEdit(),
+                            expectedVersion: try Self.expectedVersion(args))
         case "open_new_user": self = .openNewUser
         case "add_user": self = .addUser(try args.newUser())
         case "remove_user": self = .removeUser(id: try args.uuid("id"))

@@ -112,9 +112,11 @@ package final class PresenceBoard: Sendable {
     /// One job per loop, which tells each of its sessions in turn: a user opened where nobody
     /// had it costs a job per loop (at most four), not one per session.
     private static func tell(_ told: [(Watcher, UUID)]) {
-        var byLoop: [ObjectIdentifier: (loop: EventLoop, told: [(session: LoopChangeFeed.WeakSession, user: UUID)])] = [:]
+        var byLoop: [ObjectIdentifier: (loop: EventLoop, told: [(session: LoopChangeFeed.WeakSession,
+                                                                 user: UUID)])] = [:]
         for (watcher, user) in told {
-            byLoop[ObjectIdentifier(watcher.loop), default: (watcher.loop, [])].told.append((LoopChangeFeed.WeakSession(session: watcher.session), user))
+            byLoop[ObjectIdentifier(watcher.loop), default: (watcher.loop,
+                                                             [])].told.append((LoopChangeFeed.WeakSession(session: watcher.session), user))
         }
         for (loop, told) in byLoop.values {
             loop.execute {
@@ -189,7 +191,8 @@ package final class PresenceBoard: Sendable {
             state.outbox = outbox
             state.relay = relay
         }
-        relay.start(daemon: daemon, receive: { [weak self] in self?.receive($0) }, outgoing: { [weak self] in self?.takeOutgoing() ?? [] })
+        relay.start(daemon: daemon, receive: { [weak self] in self?.receive($0) },
+                    outgoing: { [weak self] in self?.takeOutgoing() ?? [] })
     }
 
     /// Stops sharing: the others are told this daemon has nothing open (`gone`), and the relay

@@ -36,7 +36,8 @@ struct RemotePresence {
 
     /// `daemon` says who has `user` open there now; returns whether what is shown changed (a
     /// re-announcement of the same people only renews the entry).
-    mutating func set(_ holders: [PresenceHolder], of user: UUID, on daemon: String, at now: ContinuousClock.Instant) -> Bool {
+    mutating func set(_ holders: [PresenceHolder], of user: UUID, on daemon: String,
+                      at now: ContinuousClock.Instant) -> Bool {
         guard !holders.isEmpty else {
             guard entries[user]?.removeValue(forKey: daemon) != nil else { return false }
             if entries[user]?.isEmpty == true { entries[user] = nil }

@@ -8,14 +8,16 @@ import UserListWire
 extension Session {
     func perform(_ intent: HistoryIntent) throws(IntentError) -> Outcome {
         guard let history = navigator.topHistory else {
-            throw IntentError(.unknownScreen, "No history screen is open; open a user, then its history (detail 'open_history').")
+            throw IntentError(.unknownScreen,
+                              "No history screen is open; open a user, then its history (detail 'open_history').")
         }
         switch intent {
         case .onAppear: return Self.outcome(of: history.onAppear())
         case .refresh: return Self.outcome(of: history.refresh())
         case .didDisplayRow(let index):
             guard history.state.entries.indices.contains(index) else {
-                throw IntentError(.invalidArgs, "Row \(index) is not on screen; the history has \(history.state.entries.count) rows.")
+                throw IntentError(.invalidArgs,
+                                  "Row \(index) is not on screen; the history has \(history.state.entries.count) rows.")
             }
             return history.didDisplayRow(at: index).map(Self.outcome(of:)) ?? .done(nil)
         case .revert(let entry):
@@ -105,7 +107,8 @@ extension Session {
 
     /// Runs an undo as this session's own write of the entry's user: its change reaches this
     /// session's screens (without a `changed` event) before the reply, like any save here.
-    private func revert(_ entry: Int64, _ body: @escaping @Sendable (isolated Session) async -> Result<User?, UserError>) -> Outcome {
+    private func revert(_ entry: Int64, _ body: @escaping @Sendable (isolated Session) async -> Result<User?,
+                        UserError>) -> Outcome {
         guard let history = useCases.history else {
             return .failed(.unavailable, "This daemon's store keeps no history, so nothing can be undone.")
         }

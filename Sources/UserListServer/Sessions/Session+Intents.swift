@@ -167,7 +167,8 @@ extension Session {
             let receipt = beginWrite()
             // `withValue`'s closure is not isolated to the session, though it runs on it, in
             // place: it enters the session again to start the save (on `detail`, the top screen).
-            guard let saving = CommitReceipt.$current.withValue(receipt, operation: { assumeIsolated { $0.navigator.topDetail?.save() } }) else {
+            guard let saving = CommitReceipt.$current.withValue(receipt,
+                                                                operation: { assumeIsolated { $0.navigator.topDetail?.save() } }) else {
                 endWrite(receipt)
                 return .failed(.unknownScreen, "No detail screen is open; open a user first.")
             }
@@ -217,60 +218,17 @@ extension Session {
         case .stagedImport(let intent):
             return perform(intent)
         case .importUsers(let users):
-            let useCases = useCases.via(.command)
-            return .pending { session in
-                await session.write { _ in
-                    do throws(UserError) {
-                        let count = try await useCases.importUsers.execute(users)
-                        return .success((["imported": .int(Int64(count))], nil))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-            }
+            return importUsers(users)
         case .setUser(let id, let edit, let expectedVersion):
-            let useCases = useCases.via(.command)
-            return .pending { session in
-                let result = await session.write { _ in
-                    do throws(UserError) {
-                        var user = try await useCases.fetchUser.execute(id: id)
-                        if let expectedVersion { user.version = expectedVersion }
-                        let saved = try await useCases.update.execute(edit.applied(to: user))
-                        return .success((StateDocument.user(saved), .saved(saved)))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-                return await session.tellingWhoSavedFirst(result, id: id, expectedVersion: expectedVersion)
-            }
+            return setUser(id, edit, expectedVersion: expectedVersion)
         case .openNewUser:
             navigator.openNewUser()
             guard let detail = navigator.topDetail else { return .done(nil) }
             return .done(["id": .string(UUIDText.lowercase(detail.userID))])
         case .addUser(let new):
-            let useCases = useCases.via(.command)
-            return .pending { session in
-                await session.write { _ in
-                    do throws(UserError) {
-                        let user = try await useCases.add.execute(new)
-                        return .success((StateDocument.user(user), .added(user)))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-            }
+            return addUser(new)
         case .removeUser(let id):
-            let useCases = useCases.via(.command)
-            return .pending { session in
-                await session.write { _ in
-                    do throws(UserError) {
-                        try await useCases.remove.execute(id: id)
-                        return .success((nil, .removed(id: id)))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-            }
+            return removeUser(id)
         }
     }
 
@@ -285,16 +243,19 @@ extension Session {
             return .failure(IntentError(error))
         }
         guard stored.version == baseVersion else {
-            return .failure(IntentError(.conflict, "Your unsaved name \"\(name)\" was typed on version \(baseVersion) of this user, which has changed since (now version \(stored.version), \"\(stored.name)\"); it was not put back. Type it again if you still want it."))
+            return .failure(IntentError(.conflict,
+                                        "Your unsaved name \"\(name)\" was typed on version \(baseVersion) of this user, which has changed since (now version \(stored.version), \"\(stored.name)\"); it was not put back. Type it again if you still want it."))
         }
         if let open = navigator.topDetail, open.userID != id, open.state.isDirty {
-            return .failure(IntentError(.conflict, "Your unsaved name \"\(name)\" was not put back: this session now has another user's unsaved edit open."))
+            return .failure(IntentError(.conflict,
+                                        "Your unsaved name \"\(name)\" was not put back: this session now has another user's unsaved edit open."))
         }
         if navigator.topDetail?.userID != id, case .failure(let error) = await navigator.openUser(id) {
             return .failure(IntentError(error))
         }
         guard let detail = navigator.topDetail, detail.userID == id else {
-            return .failure(IntentError(.conflict, "Your unsaved name \"\(name)\" was not put back: the session moved on while it was offered."))
+            return .failure(IntentError(.conflict,
+                                        "Your unsaved name \"\(name)\" was not put back: the session moved on while it was offered."))
         }
         detail.setDraft(.name, name)
         return .success(StateDocument.user(stored))

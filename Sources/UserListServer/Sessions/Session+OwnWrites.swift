@@ -13,7 +13,8 @@ extension Session {
     /// Runs one write and returns once its change is on this session's screens.
     /// `body` returns the reply's result and the change it made, if it made one change (an
     /// import makes many, and leaves them to the feed).
-    func write(_ body: (isolated Session) async -> Result<(JSONValue?, UserChange?), UserError>) async -> Result<JSONValue?, IntentError> {
+    func write(_ body: (isolated Session) async -> Result<(JSONValue?, UserChange?),
+               UserError>) async -> Result<JSONValue?, IntentError> {
         let receipt = beginWrite()
         defer { endWrite(receipt) }
         let outcome = await CommitReceipt.$current.withValue(receipt) { await body(self) }

@@ -63,7 +63,8 @@ extension Session {
     }
 
     /// `stateOps` (the screens' patch, serialized or empty) followed by presence's operations.
-    func appendingPresenceOps(to stateOps: [UInt8], from previous: NavigationState, to current: NavigationState) -> [UInt8] {
+    func appendingPresenceOps(to stateOps: [UInt8], from previous: NavigationState,
+                              to current: NavigationState) -> [UInt8] {
         guard presenceBoard != nil, !presence.patchIsEmpty(fromPresent: presentSent) else { return stateOps }
         var writer = PatchOperationsWriter(reservingCapacity: 64)
         presence.patch(fromPresent: presentSent, screens: previous, current, into: &writer)

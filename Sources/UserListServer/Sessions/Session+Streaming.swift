@@ -35,7 +35,8 @@ extension Session {
             changedEventFrame = delivery.eventFrame
             let own = isOwnChange(delivery)
             let known = memo.lists.step(from: navigator.list.state, markingStale: !own)
-            if let computed = navigator.apply(delivery.change, madeHere: own, replaying: known) { memo.lists.record(computed) }
+            if let computed = navigator.apply(delivery.change, madeHere: own,
+                                              replaying: known) { memo.lists.record(computed) }
             if case .resync = delivery.change, !own { announceReload() }  // an import, say: see Session+ReloadEvent
         }
         changedEventFrame = nil
@@ -113,7 +114,8 @@ extension Session {
                 clients.values[index].seq += 1
                 let attached = clients.values[index]
                 do {
-                    frames.append((try frameEncoder.patchFrame(epoch: attached.epoch, seq: attached.seq, serializedOperations: serializedOps), true))
+                    frames.append((try frameEncoder.patchFrame(epoch: attached.epoch, seq: attached.seq,
+                                                               serializedOperations: serializedOps), true))
                 } catch {
                     // The client's state is now behind: tell it; its resync brings it back.
                     reportUnsendable("patch", error, to: attached.client)
@@ -157,6 +159,7 @@ extension Session {
     /// with an `internal` error rather than left waiting for something that never comes.
     private func reportUnsendable(_ what: String, _ error: any Error, to client: any SessionClient) {
         logger.error("A \(what) frame could not be encoded: \(error)", ["USERLISTD_SESSION": id])
-        client.send(.error(.init(code: .internal, message: "The daemon could not send a \(what) (it is over the frame size limit); resync to get the current state.")), droppable: false)
+        client.send(.error(.init(code: .internal,
+                                 message: "The daemon could not send a \(what) (it is over the frame size limit); resync to get the current state.")), droppable: false)
     }
 }

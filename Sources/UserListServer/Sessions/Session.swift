@@ -146,7 +146,8 @@ package actor Session {
         attached.seq = 0
         attached.awaitingSnapshot = false
         clients[ObjectIdentifier(client)] = attached
-        client.send(.snapshot(.init(epoch: attached.epoch, seq: 0, state: document(sent ?? navigator.state))), droppable: true)
+        client.send(.snapshot(.init(epoch: attached.epoch, seq: 0, state: document(sent ?? navigator.state))),
+                    droppable: true)
     }
 
     /// Marks a client whose patches were dropped: no more patches until its snapshot.
@@ -178,7 +179,8 @@ package actor Session {
     /// welcome and no snapshot; its stream goes on in the same epoch. If the session has moved
     /// on from `state` (restored screens reloading, another client adopted first), the client
     /// gets the difference as its next patch. One that was owed a snapshot gets it now.
-    package func adopt(_ client: any SessionClient, epoch: Int, seq: Int, holding state: NavigationState, awaitingSnapshot: Bool) {
+    package func adopt(_ client: any SessionClient, epoch: Int, seq: Int, holding state: NavigationState,
+                       awaitingSnapshot: Bool) {
         if case .waiting = mode.life {
             startIfNeeded()
             // The next patch goes from what the clients hold to the restored screens once they

@@ -16,7 +16,8 @@ enum SessionAuthor {
         var entry = passwd()
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 4096)
-        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name else {
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count,
+                         &result) == 0, result != nil, let name = entry.pw_name else {
             return nil
         }
         return String(cString: name)

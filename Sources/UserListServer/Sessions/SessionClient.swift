@@ -17,6 +17,7 @@ extension SessionClient {
     package func sendReply(id: Int, serializedResult: [UInt8]) {
         let result = try? JSONValue(parsing: serializedResult)
         send(.reply(result.map { .success(id: id, result: $0) }
-                    ?? .failure(id: id, code: .internal, message: "the daemon wrote a result that is not JSON")), droppable: false)
+                    ?? .failure(id: id, code: .internal,
+                                message: "the daemon wrote a result that is not JSON")), droppable: false)
     }
 }

@@ -70,7 +70,8 @@ package final class SessionRegistry: Sendable {
     /// PostgreSQL) on the others' (their documents' presence).
     package let presence = PresenceBoard()
 
-    package init(useCases: UserUseCases, feed: any UserChangeFeed, loops: EventLoopGroup, logger: Logger, config: DaemonConfig,
+    package init(useCases: UserUseCases, feed: any UserChangeFeed, loops: EventLoopGroup, logger: Logger,
+                 config: DaemonConfig,
                  isWriter: @escaping @Sendable (UInt32) -> Bool, journal: SessionJournal? = nil) {
         self.journal = journal
         self.useCases = useCases
@@ -161,7 +162,8 @@ package final class SessionRegistry: Sendable {
     /// client attached is ended to make room. Only a uid whose every session has a client is
     /// refused.
     /// `client`: the hello's client name, recorded with the new session's writes.
-    package func session(for key: SessionKey, on loop: EventLoop, client: String? = nil) throws(AttachError) -> (session: Session, resumed: Bool) {
+    package func session(for key: SessionKey, on loop: EventLoop,
+                         client: String? = nil) throws(AttachError) -> (session: Session, resumed: Bool) {
         let limit = limits.withLock { $0.sessionsPerUID }
         let authored = authoredUseCases(uid: key.uid, client: client)
         var evicted: Session?
@@ -201,7 +203,8 @@ package final class SessionRegistry: Sendable {
         }
     }
 
-    private static func leastRecentlyUsedDetached(_ sessions: [SessionKey: Session], attaching: [SessionKey: Int]) -> (key: SessionKey, value: Session)? {
+    private static func leastRecentlyUsedDetached(_ sessions: [SessionKey: Session],
+                                                  attaching: [SessionKey: Int]) -> (key: SessionKey, value: Session)? {
         var best: (key: SessionKey, value: Session, lastActive: ContinuousClock.Instant)?
         for (key, session) in sessions where attaching[key] == nil {
             let (detached, lastActive) = session.activity.withLock { ($0.clients == 0, $0.lastActive) }
@@ -293,7 +296,8 @@ package struct SavedSession: Codable, Sendable {
     /// versions (the list restarts at its first page).
     package let listWindow: UserListWindow?
 
-    package init(key: SessionKey, id: String, state: NavigationState, detachedAt: Date?, listWindow: UserListWindow? = nil) {
+    package init(key: SessionKey, id: String, state: NavigationState, detachedAt: Date?,
+                 listWindow: UserListWindow? = nil) {
         self.key = key
         self.id = id
         self.state = state

@@ -33,7 +33,8 @@ package final class SharedPatches {
     /// no session recorded them yet (empty when nothing changed).
     func operations(fromList before: UserListState, toList after: UserListState) -> [UInt8] {
         if let bytes = recorded(before, after) { return bytes }
-        let serialized = StateDiff.serializedOps(from: NavigationState(screens: [.list(before)]), to: NavigationState(screens: [.list(after)]))
+        let serialized = StateDiff.serializedOps(from: NavigationState(screens: [.list(before)]),
+                                                 to: NavigationState(screens: [.list(after)]))
         record(before, after, serialized)
         return serialized
     }
@@ -49,7 +50,8 @@ package final class SharedPatches {
         entries.append(Entry(before: before, after: after, serializedOperations: serializedOperations))
     }
 
-    private static func listOnly(_ before: NavigationState, _ after: NavigationState) -> (UserListState, UserListState)? {
+    private static func listOnly(_ before: NavigationState, _ after: NavigationState) -> (UserListState,
+        UserListState)? {
         guard before.screens.count == 1, after.screens.count == 1,
               case .list(let a) = before.screens[0], case .list(let b) = after.screens[0] else { return nil }
         return (a, b)

@@ -47,7 +47,8 @@ extension IntentArguments {
             do throws(IntentError) {
                 let version = try fields.optionalInt("version")
                 if let version, version < 1 { throw IntentError(.invalidArgs, "'version' must be 1 or more.") }
-                let user = User(id: try fields.uuid("id"), name: try fields.string("name"), email: try fields.string("email"),
+                let user = User(id: try fields.uuid("id"), name: try fields.string("name"),
+                                email: try fields.string("email"),
                                 avatarURL: try fields.optionalString("avatar_url"), version: version ?? 1)
                 entries.append(ImportEntry(position: first + index, user: user, expectedVersion: version))
             } catch {

@@ -55,7 +55,8 @@ package enum StateDiff {
 
     // MARK: screens
 
-    private static func list(_ a: UserListState, _ b: UserListState, at path: JSONPointer, into ops: inout some PatchSink) {
+    private static func list(_ a: UserListState, _ b: UserListState, at path: JSONPointer,
+                             into ops: inout some PatchSink) {
         field(a.loading, b.loading, "loading", path, &ops) { .string($0.rawValue) }
         field(a.errorMessage, b.errorMessage, "error_message", path, &ops, optionalString)
         field(a.hasMore, b.hasMore, "has_more", path, &ops) { .bool($0) }
@@ -66,7 +67,8 @@ package enum StateDiff {
         rows(a.users, b.users, at: path.appending("users"), into: &ops)
     }
 
-    private static func detail(_ a: UserDetailState, _ b: UserDetailState, at path: JSONPointer, into ops: inout some PatchSink) {
+    private static func detail(_ a: UserDetailState, _ b: UserDetailState, at path: JSONPointer,
+                               into ops: inout some PatchSink) {
         field(a.userID, b.userID, "user_id", path, &ops) { .string(UUIDText.lowercase($0)) }
         if a.user != b.user {
             if let old = a.user, let new = b.user, old.id == new.id {
@@ -93,7 +95,8 @@ package enum StateDiff {
 
     /// New entries at the top are adds at the front, a page read is adds at the end; anything
     /// else replaces the entries.
-    private static func history(_ a: UserHistoryState, _ b: UserHistoryState, at path: JSONPointer, into ops: inout some PatchSink) {
+    private static func history(_ a: UserHistoryState, _ b: UserHistoryState, at path: JSONPointer,
+                                into ops: inout some PatchSink) {
         field(a.userID, b.userID, "user_id", path, &ops) { .string(UUIDText.lowercase($0)) }
         if a.entries != b.entries {
             let entries = path.appending("entries")
@@ -104,7 +107,8 @@ package enum StateDiff {
                 }
             } else if newOnTop > 0 && b.entries.prefix(a.entries.count) == a.entries[...] {
                 for index in a.entries.count..<b.entries.count {
-                    ops.append(.add(path: entries.appending(index: index), value: StateDocument.entry(b.entries[index])))
+                    ops.append(.add(path: entries.appending(index: index),
+                                    value: StateDocument.entry(b.entries[index])))
                 }
             } else {
                 ops.append(.replace(path: entries, value: .array(b.entries.map(StateDocument.entry))))
@@ -179,7 +183,8 @@ package enum StateDiff {
     /// so equal. After a save, a list's copy holds its old rows bit for bit; settling those with
     /// `==` copied (retained and released) each of them, a 1,000-row list's worth per change.
     /// Rows that differ in their bytes may still be equal, and are then compared with `==`.
-    private static func sameBytes(_ a: UnsafeBufferPointer<User>, _ i: Int, _ b: UnsafeBufferPointer<User>, _ j: Int) -> Bool {
+    private static func sameBytes(_ a: UnsafeBufferPointer<User>, _ i: Int, _ b: UnsafeBufferPointer<User>,
+                                  _ j: Int) -> Bool {
         memcmp(a.baseAddress! + i, b.baseAddress! + j, MemoryLayout<User>.size) == 0
     }
 

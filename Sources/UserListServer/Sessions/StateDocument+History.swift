@@ -74,7 +74,8 @@ extension StateDocument {
 
     /// `2026-12-02T13:20:07.123Z`.
     static func rfc3339(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true,
+                                               timeZone: TimeZone(identifier: "UTC")!))
     }
 }
 

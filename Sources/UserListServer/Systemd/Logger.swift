@@ -57,7 +57,8 @@ public final class Logger: Sendable {
 
     /// The message and its fields are built only when `level` is logged: a debug line on every
     /// intent costs nothing when debug is off.
-    public func log(_ level: Level, _ message: @autoclosure () -> String, _ fields: @autoclosure () -> [String: String] = [:],
+    public func log(_ level: Level, _ message: @autoclosure () -> String,
+                    _ fields: @autoclosure () -> [String: String] = [:],
                     file: String = #fileID, line: Int = #line, function: String = #function) {
         guard isEnabled(level) else { return }
         let text = message()
@@ -117,7 +118,8 @@ public final class Logger: Sendable {
         var seconds = now.tv_sec
         var parts = tm()
         localtime_r(&seconds, &parts)
-        return String(format: "%04d-%02d-%02d %02d:%02d:%02d.%03d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+        return String(format: "%04d-%02d-%02d %02d:%02d:%02d.%03d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                      Int(parts.tm_mday),
                       Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(now.tv_nsec / 1_000_000))
     }
 
