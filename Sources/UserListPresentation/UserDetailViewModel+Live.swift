@@ -78,7 +78,9 @@ extension UserDetailViewModel {
     /// Settles a conflict on `field` with this person's value; false when there is none.
     @discardableResult
     public func keepMine(_ field: UserField) -> Bool {
-        guard !state.isReadOnly, let index = state.conflicts.firstIndex(where: { $0.field == field }) else { return false }
+        guard !state.isReadOnly, let index = state.conflicts.firstIndex(where: { $0.field == field }) else {
+            return false
+        }
         state.conflicts.remove(at: index)
         return true
     }
@@ -86,7 +88,9 @@ extension UserDetailViewModel {
     /// Settles a conflict on `field` with the saved value; false when there is none.
     @discardableResult
     public func takeTheirs(_ field: UserField) -> Bool {
-        guard !state.isReadOnly, let index = state.conflicts.firstIndex(where: { $0.field == field }) else { return false }
+        guard !state.isReadOnly, let index = state.conflicts.firstIndex(where: { $0.field == field }) else {
+            return false
+        }
         var updated = state
         let conflict = updated.conflicts.remove(at: index)
         var draft = updated.draft

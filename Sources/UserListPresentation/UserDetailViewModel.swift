@@ -278,7 +278,8 @@ public final class UserDetailViewModel {
             state = updated
             merge(stored, isolation: isolation)
             state.errorMessage = "Someone else saved this user first: their changes are on screen now. "
-                + (state.conflicts.isEmpty ? "Save again to write yours." : "Choose between yours and theirs, then save.")
+                + (state.conflicts.isEmpty
+                    ? "Save again to write yours." : "Choose between yours and theirs, then save.")
         case .notFound where !updated.isNew:
             state = updated
             apply(.removed(id: updated.userID), isolation: isolation)
@@ -293,7 +294,8 @@ public final class UserDetailViewModel {
     /// user; otherwise the first rule it breaks.
     private static func refusal(for state: UserDetailState) -> Result<User, UserError> {
         if state.isReadOnly {
-            return .failure(.forbidden(reason: "This screen is read-only: saving needs root or membership of the admin group."))
+            return .failure(.forbidden(
+                reason: "This screen is read-only: saving needs root or membership of the admin group."))
         }
         if let conflict = state.conflicts.first {
             let who = conflict.author ?? "someone else"

@@ -190,6 +190,7 @@ public final class UserHistoryViewModel {
     /// A conflict says what to do about it: the user changed after the entry.
     static func message(for error: UserError) -> String {
         guard case .conflict(let stored) = error else { return error.message }
-        return "This change cannot be undone: the user was changed after it (now “\(stored.name)”, version \(stored.version)). Undo the later changes first."
+        return "This change cannot be undone: the user was changed after it "
+            + "(now “\(stored.name)”, version \(stored.version)). Undo the later changes first."
     }
 }

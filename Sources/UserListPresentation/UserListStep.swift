@@ -26,7 +26,9 @@ extension UserListState {
     /// count as different, which costs a caller that memoizes only a missed shortcut.
     public func isIdentical(to other: UserListState) -> Bool {
         guard users.count == other.users.count,
-              users.withUnsafeBufferPointer({ x in other.users.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } })
+              users.withUnsafeBufferPointer({ mine in
+                  other.users.withUnsafeBufferPointer { theirs in mine.baseAddress == theirs.baseAddress }
+              })
         else { return false }
         return loading == other.loading && errorMessage == other.errorMessage && hasMore == other.hasMore
             && hasPrevious == other.hasPrevious && totalCount == other.totalCount && search == other.search

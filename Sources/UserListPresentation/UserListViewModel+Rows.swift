@@ -13,7 +13,9 @@ extension UserListViewModel {
         let search = updated.search
         // The store's rule (TextKey.matches: a substring of the folded name or email), so a live
         // change matches as a reload would.
-        let matchesSearch = { (user: User) in search.map { TextKey.matches($0, name: user.name, email: user.email) } ?? true }
+        let matchesSearch = { (user: User) in
+            search.map { TextKey.matches($0, name: user.name, email: user.email) } ?? true
+        }
         switch change {
         case .saved(let user):
             guard let index = updated.users.firstIndex(where: { $0.id == user.id }) else {

@@ -251,8 +251,8 @@ public final class UserListViewModel {
         let capacity = rowCapacity
         guard wouldTrim(updated) else { return false }
         let kept = updated.users[capacity - 1]
-        guard let cursor = useCases.fetchPage.cursor(after: kept,
-                                                     totalCount: updated.search == nil ? nil : updated.totalCount) else {
+        let total = updated.search == nil ? nil : updated.totalCount
+        guard let cursor = useCases.fetchPage.cursor(after: kept, totalCount: total) else {
             return false
         }
         updated.users.removeSubrange(capacity...)

@@ -49,7 +49,9 @@ public struct UserUseCases: Sendable {
         copy.remove = RemoveUserUseCase(repository: repository, author: author)
         copy.importUsers = ImportUsersUseCase(repository: repository, author: author)
         copy.stagedImport = StagedImportUseCase(repository: repository, author: author)
-        copy.revert = historyRepository.map { RevertHistoryEntryUseCase(history: $0, users: repository, author: author) }
+        copy.revert = historyRepository.map {
+            RevertHistoryEntryUseCase(history: $0, users: repository, author: author)
+        }
         return copy
     }
 

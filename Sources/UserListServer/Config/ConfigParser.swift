@@ -33,7 +33,8 @@ public enum ConfigParser {
         ("presence-interval", "SECONDS",
          "with PostgreSQL, tell the other daemons who has which user open this often, default 10"),
         ("event-loops", "N",
-         "threads serving clients, 1 to \(EventLoopGroup.limit) (default: one per core, at most \(EventLoopGroup.limit)); read at start"),
+         "threads serving clients, 1 to \(EventLoopGroup.limit) "
+            + "(default: one per core, at most \(EventLoopGroup.limit)); read at start"),
         ("admin-group", "GROUP", "members may write; others get read-only sessions"),
         ("max-connections-per-uid", "N", "connections one uid may hold (SIGHUP reloads)"),
         ("max-sessions-per-uid", "N", "sessions one uid may hold (SIGHUP reloads)"),
@@ -168,7 +169,8 @@ public enum ConfigParser {
         case "sample-data": config.sampleData = try number()
         case "log-level":
             guard let level = DaemonConfig.LogLevel(rawValue: value) else {
-                throw ConfigError("'log-level' must be one of \(DaemonConfig.LogLevel.allCases.map(\.rawValue).joined(separator: ", ")), not '\(value)'")
+                let levels = DaemonConfig.LogLevel.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ConfigError("'log-level' must be one of \(levels), not '\(value)'")
             }
             config.logLevel = level
         case "retention": config.retentionSeconds = try seconds()

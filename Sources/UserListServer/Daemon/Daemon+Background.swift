@@ -16,7 +16,8 @@ extension Daemon {
                 case .available:
                     logger.notice("The store is available again", ["USERLISTD_STORE": store.description])
                 case .unavailable(let reason):
-                    logger.warning("The store is unavailable; sessions are kept, writes are refused, reconnecting with backoff: \(reason)",
+                    logger.warning("The store is unavailable; sessions are kept, writes are refused, "
+                                   + "reconnecting with backoff: \(reason)",
                                    ["USERLISTD_STORE": store.description])
                 }
                 notifier.status(statusLine(), force: true)

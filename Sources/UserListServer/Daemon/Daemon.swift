@@ -311,7 +311,9 @@ public final class Daemon: Sendable {
     private static func statusLine(registry: SessionRegistry, health: StoreHealth) -> @Sendable () -> String {
         return {
             let sessions = registry.sessionCount
-            let serving = "Serving \(sessions) session\(sessions == 1 ? "" : "s"), \(registry.connectionCount) client connection\(registry.connectionCount == 1 ? "" : "s")"
+            let connections = registry.connectionCount
+            let serving = "Serving \(sessions) session\(sessions == 1 ? "" : "s"), "
+                + "\(connections) client connection\(connections == 1 ? "" : "s")"
             guard case .unavailable(let reason) = health.current else { return serving }
             return serving + "; the store is unavailable, reconnecting: " + reason
         }

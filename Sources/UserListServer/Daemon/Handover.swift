@@ -133,7 +133,8 @@ package enum Handover {
             return all
         }
         defer {
-            logger.notice("Handover: \(handlers.count) connections idle after \(idle - started), collected after \(ContinuousClock.now - started)")
+            logger.notice("Handover: \(handlers.count) connections idle after \(idle - started), "
+                          + "collected after \(ContinuousClock.now - started)")
         }
         var collected = Collected()
         var handed = Set<ObjectIdentifier>()
@@ -144,9 +145,10 @@ package enum Handover {
                 handed.insert(ObjectIdentifier(handler))
                 let name = connectionPrefix + String(collected.descriptors.count)
                 collected.descriptors.append((name, connection.fd))
-                collected.file.streams.append(Stream(name: name, key: session.key, epoch: stream.epoch, seq: stream.seq,
-                                                     awaitingSnapshot: stream.awaitingSnapshot, unsent: Data(connection.unsent),
-                                                     unhandled: connection.unhandled.isEmpty ? nil : Data(connection.unhandled)))
+                collected.file.streams.append(Stream(
+                    name: name, key: session.key, epoch: stream.epoch, seq: stream.seq,
+                    awaitingSnapshot: stream.awaitingSnapshot, unsent: Data(connection.unsent),
+                    unhandled: connection.unhandled.isEmpty ? nil : Data(connection.unhandled)))
             }
             collected.file.hold(takenOver.held, for: session.key)
         }
@@ -203,7 +205,8 @@ package enum Handover {
             close(fd)
         }
         if stored < descriptors.count {
-            logger.error("The service manager took \(stored) of \(descriptors.count) descriptors; is FileDescriptorStoreMax= set in the unit?")
+            logger.error("The service manager took \(stored) of \(descriptors.count) descriptors; "
+                         + "is FileDescriptorStoreMax= set in the unit?")
         }
         return stored
     }
@@ -273,5 +276,6 @@ package enum Handover {
     }
 
     private static let farewell: [UInt8]? =
-        try? FrameEncoder(maximumFrameSize: FrameLimits.serverToClient).encode(ServerMessage.goodbye(reason: "slow_client"))
+        try? FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
+            .encode(ServerMessage.goodbye(reason: "slow_client"))
 }

@@ -11,6 +11,8 @@ package struct Introspection: Sendable {
     package let storeDescription: String
     package let version: String
     package let storeHealth: StoreHealth
+    /// Session keys are shown at most this long (as a hello bounds them).
+    static let keyBytes = ClientMessage.Hello.maximumSessionKeyBytes
 
     package init(startedAt: ContinuousClock.Instant, storeDescription: String, version: String,
                  storeHealth: StoreHealth = StoreHealth()) {
@@ -66,7 +68,7 @@ package struct Introspection: Sendable {
                 "uid": .int(Int64(uid)),
                 "user": names[uid]!,
                 // Bounded even for a key saved by an older daemon that did not bound them.
-                "key": .string(String(decoding: session.key.clientKey.utf8.prefix(ClientMessage.Hello.maximumSessionKeyBytes), as: UTF8.self)),
+                "key": .string(String(decoding: session.key.clientKey.utf8.prefix(Self.keyBytes), as: UTF8.self)),
                 "clients": .int(Int64(activity.clients)),
                 "screens": .int(Int64(activity.screens)),
                 "screen": .string(Self.screen(activity.screens)),

@@ -69,7 +69,9 @@ final class JournaledUserRepository: UserRepository {
     // MARK: passed through
 
     func fetchPage(_ request: PageRequest) async throws(UserError) -> UserPage { try await base.fetchPage(request) }
-    func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage { try await base.fetchPage(request) }
+    func fetchPage(_ request: BackwardPageRequest) async throws(UserError) -> UserPage {
+        try await base.fetchPage(request)
+    }
     func exportPage(_ request: PageRequest, byteBudget: Int) async throws(UserError) -> UserPage {
         try await base.exportPage(request, byteBudget: byteBudget)
     }

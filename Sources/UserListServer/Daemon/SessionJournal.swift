@@ -182,11 +182,14 @@ package final class SessionJournal: Sendable {
             }
         }
         if unreadable > 0 {
-            logger.warning("Skipped \(unreadable) unreadable line\(unreadable == 1 ? "" : "s") of \(path) (a write cut short by a crash)")
+            logger.warning("Skipped \(unreadable) unreadable line\(unreadable == 1 ? "" : "s") of \(path) "
+                           + "(a write cut short by a crash)")
         }
         let restored = order.compactMap { key in
-            sessions[key].map { SavedSession(key: $0.key, id: $0.id, state: $0.state, detachedAt: $0.detachedAt ?? lastWrite,
-                                             listWindow: $0.listWindow) }
+            sessions[key].map {
+                SavedSession(key: $0.key, id: $0.id, state: $0.state, detachedAt: $0.detachedAt ?? lastWrite,
+                             listWindow: $0.listWindow)
+            }
         }
         logger.info("Read \(restored.count) sessions from the journal \(path)")
         return restored

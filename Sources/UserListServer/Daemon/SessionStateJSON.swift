@@ -196,7 +196,8 @@ enum SessionStateJSON {
 
     static func savedSession(_ value: JSONValue) -> SavedSession? {
         guard case .object(let object) = value, let key = object["key"].flatMap(sessionKey),
-              case .string(let id)? = object["id"], let state = object["state"].flatMap(navigationState) else { return nil }
+              case .string(let id)? = object["id"], let state = object["state"].flatMap(navigationState)
+        else { return nil }
         var detachedAt: Date?
         if let seconds = object["detachedAt"], seconds != .null {
             guard let interval = seconds.doubleValue else { return nil }
@@ -204,7 +205,8 @@ enum SessionStateJSON {
         }
         var window: UserListWindow?
         if let member = object["listWindow"], member != .null {
-            guard let rows = member["rows"]?.int64Value.flatMap(Int.init(exactly:)), case .bool(let fromEnd)? = member["fromEnd"] else {
+            guard let rows = member["rows"]?.int64Value.flatMap(Int.init(exactly:)),
+                  case .bool(let fromEnd)? = member["fromEnd"] else {
                 return nil
             }
             window = UserListWindow(rows: rows, fromEnd: fromEnd)
@@ -213,7 +215,8 @@ enum SessionStateJSON {
     }
 
     static func sessionKey(_ value: JSONValue) -> SessionKey? {
-        guard let uid = value["uid"]?.int64Value.flatMap(UInt32.init(exactly:)), case .string(let clientKey)? = value["clientKey"] else {
+        guard let uid = value["uid"]?.int64Value.flatMap(UInt32.init(exactly:)),
+              case .string(let clientKey)? = value["clientKey"] else {
             return nil
         }
         return SessionKey(uid: uid, clientKey: clientKey)
@@ -257,7 +260,8 @@ enum SessionStateJSON {
         }
         guard let errorMessage = optionalString(object["errorMessage"]),
               let hasMore = optionalBool(object["hasMore"]), let hasPrevious = optionalBool(object["hasPrevious"]),
-              let search = optionalString(object["search"]), let isStale = optionalBool(object["isStale"]) else { return nil }
+              let search = optionalString(object["search"]), let isStale = optionalBool(object["isStale"])
+        else { return nil }
         list.errorMessage = errorMessage
         list.hasMore = hasMore ?? false
         list.hasPrevious = hasPrevious ?? false
@@ -273,7 +277,8 @@ enum SessionStateJSON {
     static func detailState(_ value: JSONValue) -> UserDetailState? {
         guard case .object(let object) = value, let id = object["userID"]?.stringValue.flatMap(UUID.init(uuidString:)),
               case .string(let draft)? = object["draftName"],
-              let isSaving = optionalBool(object["isSaving"]), let errorMessage = optionalString(object["errorMessage"]) else { return nil }
+              let isSaving = optionalBool(object["isSaving"]), let errorMessage = optionalString(object["errorMessage"])
+        else { return nil }
         var detail = UserDetailState(userID: id)
         detail.draftName = draft
         detail.isSaving = isSaving ?? false

@@ -68,7 +68,8 @@ package final class Acceptor: EventLoopHandler, Sendable {
             guard context.registry.chargeConnect(uid: peer.uid, now: MonotonicClock.nanoseconds()) else {
                 // A storm: answered and closed at once, before it costs a handler.
                 refuse(fd,
-                       "uid \(peer.uid) opened more than \(context.registry.connectsPerSecondLimit) connections in the last second; try again in a moment.")
+                       "uid \(peer.uid) opened more than \(context.registry.connectsPerSecondLimit) connections "
+                        + "in the last second; try again in a moment.")
                 continue
             }
             guard context.registry.connectionOpened(uid: peer.uid) else {
@@ -103,7 +104,8 @@ package final class Acceptor: EventLoopHandler, Sendable {
         let now = MonotonicClock.nanoseconds()
         if refusals.value.shortage == nil {
             refusals.value.shortage = (now, 0, now)
-            context.logger.error("Out of file descriptors: new connections are refused until some close (raise LimitNOFILE=)",
+            context.logger.error("Out of file descriptors: new connections are refused until some close "
+                                 + "(raise LimitNOFILE=)",
                                  ["ERRNO": String(code), "USERLISTD_OPEN_LIMIT": String(Self.openLimit())])
         }
         let reserve = reserveFD.exchange(-1, ordering: .relaxed)
@@ -112,7 +114,8 @@ package final class Acceptor: EventLoopHandler, Sendable {
             let fd = ulio_accept_nonblocking(listenFD)
             if fd >= 0 {
                 refuse(fd,
-                       "userlistd has run out of file descriptors (its limit is \(Self.openLimit())); try again when other clients have closed.")
+                       "userlistd has run out of file descriptors (its limit is \(Self.openLimit())); "
+                        + "try again when other clients have closed.")
                 refusals.value.shortage?.refused += 1
             }
             reserveFD.store(Self.openReserve(), ordering: .relaxed)
@@ -156,7 +159,8 @@ package final class Acceptor: EventLoopHandler, Sendable {
 
     /// Sent, best effort, to a client closed for falling past the hard limit.
     private static let slowClientFarewell: [UInt8]? =
-        try? FrameEncoder(maximumFrameSize: FrameLimits.serverToClient).encode(ServerMessage.goodbye(reason: "slow_client"))
+        try? FrameEncoder(maximumFrameSize: FrameLimits.serverToClient)
+            .encode(ServerMessage.goodbye(reason: "slow_client"))
 
     /// Tells a client over its uid's limit why, in one non-blocking write, and closes it: here,
     /// once, before it was ever registered.
@@ -168,7 +172,9 @@ package final class Acceptor: EventLoopHandler, Sendable {
                                    try? FrameEncoder(maximumFrameSize: FrameLimits.serverToClient).encode(message))
         }
         if let frame = refusals.value.last?.frame {
-            _ = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
+            _ = frame.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
+            }
         }
         Glibc.close(fd)
     }

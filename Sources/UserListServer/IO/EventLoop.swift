@@ -218,8 +218,12 @@ package final class EventLoop: Sendable {
                 guard let handler = handlerIfCurrent(registration) else { continue }
                 let flags = events[index]
                 if flags & ULIO_EPOLLOUT != 0 { handler.writable() }
-                if flags & ULIO_EPOLLIN != 0, handlerIfCurrent(registration) != nil { handler.readable(scratch: scratch) }
-                if flags & (ULIO_EPOLLHUP | ULIO_EPOLLERR) != 0, handlerIfCurrent(registration) != nil { handler.hangup() }
+                if flags & ULIO_EPOLLIN != 0, handlerIfCurrent(registration) != nil {
+                    handler.readable(scratch: scratch)
+                }
+                if flags & (ULIO_EPOLLHUP | ULIO_EPOLLERR) != 0, handlerIfCurrent(registration) != nil {
+                    handler.hangup()
+                }
             }
             for job in timers.withLock({ $0.takeDue(now: MonotonicClock.nanoseconds) }) { job() }
             jobs.runQueued()
@@ -228,7 +232,9 @@ package final class EventLoop: Sendable {
 
     private func handlerIfCurrent(_ registration: LoopRegistration) -> (any EventLoopHandler)? {
         registry.withLock { registry in
-            guard let entry = registry.handlers[registration.fd], entry.generation == registration.generation else { return nil }
+            guard let entry = registry.handlers[registration.fd], entry.generation == registration.generation else {
+                return nil
+            }
             return entry.handler
         }
     }

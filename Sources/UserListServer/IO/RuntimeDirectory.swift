@@ -95,13 +95,15 @@ package enum RuntimeDirectory {
         }
         guard status.st_uid == uid || status.st_uid == 0 else {
             throw SystemError("stat", errno: EPERM,
-                              detail: "\(directory) belongs to uid \(status.st_uid), neither root nor this user (uid \(uid)): "
+                              detail: "\(directory) belongs to uid \(status.st_uid), "
+                + "neither root nor this user (uid \(uid)): "
                 + "its owner could replace the socket. Put the socket in a directory of your own (--socket)")
         }
         let mode = status.st_mode & 0o7777
         guard mode & 0o022 == 0 || mode & mode_t(S_ISVTX) != 0 else {
             throw SystemError("stat", errno: EPERM,
-                              detail: "\(directory) has mode \(octal(mode)): others may write there and replace the socket. "
+                              detail: "\(directory) has mode \(octal(mode)): "
+                + "others may write there and replace the socket. "
                 + "Run: chmod go-w \(directory), or choose another --socket")
         }
     }

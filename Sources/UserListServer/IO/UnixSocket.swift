@@ -104,7 +104,8 @@ package enum UnixSocket {
             // Stale: left by a daemon that did not exit cleanly.
             guard unlink(path) == 0 else {
                 throw SystemError("unlink",
-                                  detail: "\(path): cannot remove the stale socket; remove it by hand or choose another --socket")
+                                  detail: "\(path): cannot remove the stale socket; "
+                                    + "remove it by hand or choose another --socket")
             }
             return
         } catch {

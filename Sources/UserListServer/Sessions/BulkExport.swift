@@ -69,7 +69,11 @@ extension Session {
         out.append(contentsOf: #"{"next":"#.utf8)
         if let next { JSONWriter.writeString(next.token, into: &out) } else { out.append(contentsOf: "null".utf8) }
         out.append(contentsOf: #","total_count":"#.utf8)
-        if let totalCount { JSONWriter.writeInt(Int64(totalCount), into: &out) } else { out.append(contentsOf: "null".utf8) }
+        if let totalCount {
+            JSONWriter.writeInt(Int64(totalCount), into: &out)
+        } else {
+            out.append(contentsOf: "null".utf8)
+        }
         out.append(contentsOf: #","users":["#.utf8)
         for (index, user) in users.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
@@ -86,7 +90,8 @@ extension Session {
     static func withinExportBudget(_ users: [User]) -> (users: ArraySlice<User>, cut: Bool) {
         var bytes = 0
         for (index, user) in users.enumerated() {
-            bytes += UserExportSize.perUser + escapedLength(user.name) + escapedLength(user.email) + (user.avatarURL.map(escapedLength) ?? 0)
+            bytes += UserExportSize.perUser + escapedLength(user.name) + escapedLength(user.email)
+                + (user.avatarURL.map(escapedLength) ?? 0)
             if bytes > exportPageBytes && index > 0 { return (users[..<index], true) }
         }
         return (users[...], false)

@@ -54,7 +54,8 @@ extension ClientHandler {
         guard let delta = readPath.value.admission.partialBytesDelta(buffered: buffered) else { return }
         if !context.registry.adjustPartialBytes(uid: connection.peer.uid, by: delta) {
             sendError(.inputLimit,
-                      "Unfinished frames from uid \(connection.peer.uid) hold more than \(context.config.maxPartialBytesPerUID) bytes; finish or close some connections.")
+                      "Unfinished frames from uid \(connection.peer.uid) hold more than "
+                        + "\(context.config.maxPartialBytesPerUID) bytes; finish or close some connections.")
         }
     }
 

@@ -17,7 +17,9 @@ extension ClientHandler {
                 session = await attach(hello)
             case .adopted(let adopted, let epoch, let seq, let state, let awaitingSnapshot):
                 session = adopted
-                await enter(adopted) { $0.adopt(self, epoch: epoch, seq: seq, holding: state.state, awaitingSnapshot: awaitingSnapshot) }
+                await enter(adopted) {
+                    $0.adopt(self, epoch: epoch, seq: seq, holding: state.state, awaitingSnapshot: awaitingSnapshot)
+                }
             case .duplicateHello:
                 sendError(.alreadyAttached,
                           "This connection already said hello; open a new connection for another session.")
@@ -81,8 +83,8 @@ extension ClientHandler {
 
     func introspect(_ query: DaemonQuery, id: Int) {
         guard context.isWriter(connection.peer.uid) else {
-            send(.reply(.failure(id: id, code: .forbidden,
-                                 message: "'\(query.rawValue)' is for root and members of the '\(context.config.adminGroup)' group.")), droppable: false)
+            let message = "'\(query.rawValue)' is for root and members of the '\(context.config.adminGroup)' group."
+            send(.reply(.failure(id: id, code: .forbidden, message: message)), droppable: false)
             return
         }
         let result = switch query {

@@ -64,8 +64,9 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     package init(connection: Connection, context: ServerContext) {
         self.connection = connection
         self.context = context
-        self.readPath = LoopBound(ReadPath(decoder: InboundDecoder(maximumFrameSize: context.config.maxFrameBytes),
-                                           admission: Admission(messagesPerSecond: context.config.intentsPerSecond)), on: connection.loop)
+        let readPath = ReadPath(decoder: InboundDecoder(maximumFrameSize: context.config.maxFrameBytes),
+                                admission: Admission(messagesPerSecond: context.config.intentsPerSecond))
+        self.readPath = LoopBound(readPath, on: connection.loop)
         context.liveObjects.handlers.add(1, ordering: .relaxed)
         context.opened(self)
         // On the loop that reads the connection: an intent runs where it was read.

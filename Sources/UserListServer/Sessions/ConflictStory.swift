@@ -27,7 +27,8 @@ enum ConflictStory {
         case .saved:
             guard let before = entry.before, let after = entry.after else { return "\(who) saved this user \(when)" }
             let changes = UserField.allCases.filter { before[$0] != after[$0] }.map { field -> String in
-                after[field].isEmpty ? "removed the \(field.label)" : "changed the \(field.label) to “\(after[field])”"
+                after[field].isEmpty
+                    ? "removed the \(field.label)" : "changed the \(field.label) to “\(after[field])”"
             }
             let what = changes.isEmpty ? "saved this user" : changes.joined(separator: " and ")
             return "\(who) \(what) \(when)"

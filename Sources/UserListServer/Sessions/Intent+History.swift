@@ -43,7 +43,9 @@ struct HistoryRequest: Equatable {
     init(_ args: IntentArguments) throws(IntentError) {
         userID = try args.optionalString("user_id") == nil ? nil : try args.uuid("user_id")
         if let uid = try args.optionalInt("by_uid") {
-            guard let valid = UInt32(exactly: uid) else { throw IntentError(.invalidArgs, "'by_uid' must be a uid (0 to 4294967295).") }
+            guard let valid = UInt32(exactly: uid) else {
+                throw IntentError(.invalidArgs, "'by_uid' must be a uid (0 to 4294967295).")
+            }
             actorUID = valid
         }
         if let text = try args.optionalString("since") {
@@ -55,7 +57,9 @@ struct HistoryRequest: Equatable {
         }
         before = try args.optionalInt("before").map(Int64.init)
         limit = try args.optionalInt("limit") ?? FetchHistoryUseCase.defaultPageSize
-        guard (1...1_000).contains(limit) else { throw IntentError(.invalidArgs, "'limit' must be 1 to 1000 entries (got \(limit)).") }
+        guard (1...1_000).contains(limit) else {
+            throw IntentError(.invalidArgs, "'limit' must be 1 to 1000 entries (got \(limit)).")
+        }
         if let text = try args.optionalString("kind") {
             guard let kind = HistoryKind(rawValue: text) else {
                 let kinds = HistoryKind.allCases.map(\.rawValue).joined(separator: ", ")

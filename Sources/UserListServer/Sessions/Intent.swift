@@ -44,7 +44,8 @@ enum Intent: Equatable {
         case "history": self = .history(try HistoryIntent(intent.action, args))
         default:
             throw IntentError(.unknownScreen,
-                              "There is no screen '\(intent.screen)' on this session's stack; screens are list, detail (when open), history (when open) and session.")
+                              "There is no screen '\(intent.screen)' on this session's stack; "
+                                + "screens are list, detail (when open), history (when open) and session.")
         }
     }
 }

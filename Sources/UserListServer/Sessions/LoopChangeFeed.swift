@@ -97,7 +97,11 @@ final class LoopChangeFeed: Sendable {
             var gone: [ObjectIdentifier] = []
             var index = table.startIndex
             while index != table.endIndex {
-                if let session = table.values[index].session { live.append(session) } else { gone.append(table.keys[index]) }
+                if let session = table.values[index].session {
+                    live.append(session)
+                } else {
+                    gone.append(table.keys[index])
+                }
                 table.formIndex(after: &index)
             }
             for key in gone { table[key] = nil }

@@ -115,8 +115,8 @@ package final class PresenceBoard: Sendable {
         var byLoop: [ObjectIdentifier: (loop: EventLoop, told: [(session: LoopChangeFeed.WeakSession,
                                                                  user: UUID)])] = [:]
         for (watcher, user) in told {
-            byLoop[ObjectIdentifier(watcher.loop), default: (watcher.loop,
-                                                             [])].told.append((LoopChangeFeed.WeakSession(session: watcher.session), user))
+            let weak = LoopChangeFeed.WeakSession(session: watcher.session)
+            byLoop[ObjectIdentifier(watcher.loop), default: (watcher.loop, [])].told.append((weak, user))
         }
         for (loop, told) in byLoop.values {
             loop.execute {

@@ -36,7 +36,9 @@ package final class ServerContext: Sendable {
 
     package func opened(_ handler: ClientHandler) { handlers.withLock { $0[ObjectIdentifier(handler)] = handler } }
 
-    package func closed(_ handler: ClientHandler) { _ = handlers.withLock { $0.removeValue(forKey: ObjectIdentifier(handler)) } }
+    package func closed(_ handler: ClientHandler) {
+        _ = handlers.withLock { $0.removeValue(forKey: ObjectIdentifier(handler)) }
+    }
 
     /// Closes connections whose frame missed its deadline; with `pings`, also pings clients
     /// silent for `ping-interval` and closes those silent for twice that.

@@ -36,7 +36,9 @@ extension Session {
 
     /// `open_history` on the detail screen.
     func openHistory() -> Outcome {
-        guard let load = navigator.openHistory() else { return .failed(.unknownScreen, "No detail screen is open; open a user first.") }
+        guard let load = navigator.openHistory() else {
+            return .failed(.unknownScreen, "No detail screen is open; open a user first.")
+        }
         return Self.outcome(of: load)
     }
 

@@ -167,8 +167,8 @@ extension Session {
             let receipt = beginWrite()
             // `withValue`'s closure is not isolated to the session, though it runs on it, in
             // place: it enters the session again to start the save (on `detail`, the top screen).
-            guard let saving = CommitReceipt.$current.withValue(receipt,
-                                                                operation: { assumeIsolated { $0.navigator.topDetail?.save() } }) else {
+            let startSave = { self.assumeIsolated { $0.navigator.topDetail?.save() } }
+            guard let saving = CommitReceipt.$current.withValue(receipt, operation: startSave) else {
                 endWrite(receipt)
                 return .failed(.unknownScreen, "No detail screen is open; open a user first.")
             }
@@ -243,19 +243,24 @@ extension Session {
             return .failure(IntentError(error))
         }
         guard stored.version == baseVersion else {
-            return .failure(IntentError(.conflict,
-                                        "Your unsaved name \"\(name)\" was typed on version \(baseVersion) of this user, which has changed since (now version \(stored.version), \"\(stored.name)\"); it was not put back. Type it again if you still want it."))
+            return .failure(IntentError(.conflict, """
+                Your unsaved name "\(name)" was typed on version \(baseVersion) of this user, which has changed since \
+                (now version \(stored.version), "\(stored.name)"); it was not put back. \
+                Type it again if you still want it.
+                """))
         }
         if let open = navigator.topDetail, open.userID != id, open.state.isDirty {
             return .failure(IntentError(.conflict,
-                                        "Your unsaved name \"\(name)\" was not put back: this session now has another user's unsaved edit open."))
+                                        "Your unsaved name \"\(name)\" was not put back: "
+                                          + "this session now has another user's unsaved edit open."))
         }
         if navigator.topDetail?.userID != id, case .failure(let error) = await navigator.openUser(id) {
             return .failure(IntentError(error))
         }
         guard let detail = navigator.topDetail, detail.userID == id else {
             return .failure(IntentError(.conflict,
-                                        "Your unsaved name \"\(name)\" was not put back: the session moved on while it was offered."))
+                                        "Your unsaved name \"\(name)\" was not put back: "
+                                          + "the session moved on while it was offered."))
         }
         detail.setDraft(.name, name)
         return .success(StateDocument.user(stored))

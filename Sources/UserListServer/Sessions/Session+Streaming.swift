@@ -159,7 +159,8 @@ extension Session {
     /// with an `internal` error rather than left waiting for something that never comes.
     private func reportUnsendable(_ what: String, _ error: any Error, to client: any SessionClient) {
         logger.error("A \(what) frame could not be encoded: \(error)", ["USERLISTD_SESSION": id])
-        client.send(.error(.init(code: .internal,
-                                 message: "The daemon could not send a \(what) (it is over the frame size limit); resync to get the current state.")), droppable: false)
+        let message = "The daemon could not send a \(what) (it is over the frame size limit); "
+            + "resync to get the current state."
+        client.send(.error(.init(code: .internal, message: message)), droppable: false)
     }
 }

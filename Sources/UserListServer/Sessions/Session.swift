@@ -80,8 +80,8 @@ package actor Session {
     package init(key: SessionKey, id: String = UUID().uuidString.lowercased(), loop: EventLoop,
                  canWrite: @escaping @Sendable () -> Bool,
                  useCases: UserUseCases, changes: ChangeBroadcaster, logger: Logger,
-                 restoring saved: NavigationState? = nil, listWindow: UserListWindow? = nil, journal: SessionJournal? = nil,
-                 presence: PresenceBoard? = nil) {
+                 restoring saved: NavigationState? = nil, listWindow: UserListWindow? = nil,
+                 journal: SessionJournal? = nil, presence: PresenceBoard? = nil) {
         self.journal = journal
         self.presenceBoard = presence
         self.key = key

@@ -32,7 +32,9 @@ struct SessionPresence: Equatable {
     /// The people in `holders`, as `present` lists them.
     static func people(_ holders: some Collection<PresenceBoard.Holder>) -> [Person] {
         var byName: [String: Bool] = [:]
-        for holder in holders { byName[holder.name, default: false] = byName[holder.name, default: false] || holder.editing }
+        for holder in holders {
+            byName[holder.name, default: false] = byName[holder.name, default: false] || holder.editing
+        }
         return byName.map { Person(user: $0.key, editing: $0.value) }.sorted { $0.user < $1.user }
     }
 
@@ -54,7 +56,9 @@ struct SessionPresence: Equatable {
     func adding(to document: JSONValue) -> JSONValue {
         guard case .object(var root) = document, case .array(var screens)? = root["screens"] else { return document }
         for index in screens.indices {
-            guard case .object(var screen) = screens[index], case .object(var state)? = screen["state"] else { continue }
+            guard case .object(var screen) = screens[index], case .object(var state)? = screen["state"] else {
+                continue
+            }
             switch screen["kind"] {
             case .string("list") where !openElsewhere.isEmpty:
                 state["open_elsewhere"] = markersValue

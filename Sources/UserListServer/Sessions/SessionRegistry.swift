@@ -231,8 +231,8 @@ package final class SessionRegistry: Sendable {
                 let session = Session(
                     key: item.key, id: item.id, loop: loops.next(), canWrite: { [isWriter] in isWriter(item.key.uid) },
                     useCases: authored[item.key.uid] ?? useCases,
-                    changes: changes, logger: logger, restoring: item.state, listWindow: item.listWindow, journal: journal,
-                    presence: presence)
+                    changes: changes, logger: logger, restoring: item.state, listWindow: item.listWindow,
+                    journal: journal, presence: presence)
                 let since = clock - .seconds(detachedFor)
                 session.activity.withLock {
                     $0.detachedAt = since

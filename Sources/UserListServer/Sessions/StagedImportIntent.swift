@@ -22,7 +22,10 @@ enum StagedImportIntent: Equatable {
         case "import_users":
             guard args.values["import"] != nil else { return nil }
             let first = try args.int("first")
-            guard first >= 1 else { throw IntentError(.invalidArgs, "'first' must be the position of the chunk's first entry in the file (1 or more).") }
+            guard first >= 1 else {
+                throw IntentError(.invalidArgs,
+                                  "'first' must be the position of the chunk's first entry in the file (1 or more).")
+            }
             self = .stage(try args.importToken(), try args.importEntries("users", first: first))
         default: return nil
         }

@@ -99,7 +99,11 @@ package enum StateDocument {
     /// `user(user)`'s bytes, written without building it: keys in the serializer's sorted order.
     static func write(_ user: User, into out: inout [UInt8]) {
         out.append(contentsOf: #"{"avatar_url":"#.utf8)
-        if let avatar = user.avatarURL { JSONWriter.writeString(avatar, into: &out) } else { out.append(contentsOf: "null".utf8) }
+        if let avatar = user.avatarURL {
+            JSONWriter.writeString(avatar, into: &out)
+        } else {
+            out.append(contentsOf: "null".utf8)
+        }
         out.append(contentsOf: #","email":"#.utf8)
         JSONWriter.writeString(user.email, into: &out)
         out.append(contentsOf: #","id":""#.utf8)

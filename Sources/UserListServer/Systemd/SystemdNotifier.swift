@@ -57,7 +57,8 @@ public final class SystemdNotifier: Sendable {
     }
 
     /// Half the watchdog interval when systemd asked for pings for this process, else nil.
-    public static func watchdogInterval(environment: [String: String] = ProcessInfo.processInfo.environment) -> Duration? {
+    public static func watchdogInterval(environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> Duration? {
         guard let text = environment["WATCHDOG_USEC"], let usec = UInt64(text), usec > 0 else { return nil }
         if let pid = environment["WATCHDOG_PID"], pid != String(getpid()) { return nil }
         return .microseconds(Int64(usec / 2))
