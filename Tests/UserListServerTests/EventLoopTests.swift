@@ -19,6 +19,16 @@ import UserListServer
         func hangup() {}
     }
 
+    /// Registers on the loop's thread, as the daemon does (the registry is the loop's alone).
+    static func register(_ fd: Int32, handler: any EventLoopHandler, on loop: EventLoop) async throws -> LoopRegistration {
+        let result = await withCheckedContinuation { continuation in
+            loop.execute {
+                continuation.resume(returning: Result { () throws(SystemError) in try loop.register(fd, handler: handler) })
+            }
+        }
+        return try result.get()
+    }
+
     static func socketPair() -> (Int32, Int32) {
         var fds: [Int32] = [0, 0]
         precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
@@ -32,7 +42,7 @@ import UserListServer
         defer { loop.stop() }
 
         let (oldServer, oldPeer) = Self.socketPair()
-        let old = try loop.register(oldServer, handler: Recorder(fd: oldServer))
+        let old = try await Self.register(oldServer, handler: Recorder(fd: oldServer), on: loop)
         let closed = Flag()
         loop.closeOnLoop(old) { closed.set() }
         #expect(await LifecycleTests.eventually(timeout: 120) { closed.isSet })
@@ -41,7 +51,7 @@ import UserListServer
         let (newServer, newPeer) = Self.socketPair()
         defer { close(newPeer) }
         let recorder = Recorder(fd: newServer)
-        let new = try loop.register(newServer, handler: recorder)
+        let new = try await Self.register(newServer, handler: recorder, on: loop)
         if newServer == oldServer {
             #expect(new != old, "same number, another generation")
         }

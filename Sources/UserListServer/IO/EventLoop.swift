@@ -43,14 +43,19 @@ package struct LoopRegistration: Hashable, Sendable {
 /// Descriptors are registered, read and closed on this thread only (`closeOnLoop`), so a read can
 /// never meet a descriptor that another thread closed, and every close happens exactly once.
 package final class EventLoop: Sendable {
-    private struct Registry {
+    /// The watched descriptors' handlers: the loop's own, touched on its thread only (or before
+    /// it starts, when no other thread reads them), so finding an event's handler takes no lock.
+    private final class Registry: @unchecked Sendable {
+        // Invariant (why @unchecked is sound): used only through `EventLoop.registry(_:)`, which
+        // checks that the caller is the loop (`isLoopThread`).
         var handlers: [Int32: (generation: UInt32, handler: any EventLoopHandler)] = [:]
         var nextGeneration: UInt32 = 0
     }
 
     private let epollFD: Int32
-    // Invariant: mutated under its own lock; the loop thread reads it to find handlers.
-    private let registry = Lock(Registry())
+    private let registryStorage = Registry()
+    /// How many descriptors are watched, for readers off the loop (status, tests).
+    private let watchedCount = Atomic<Int>(0)
     /// Work other threads asked to run on the loop thread, in order.
     private let jobs: LoopJobs
     /// Work to run on the loop thread once a delay has passed (`execute(after:_:)`).
@@ -76,12 +81,21 @@ package final class EventLoop: Sendable {
     /// The eventfd's token: a generation no registration ever gets.
     private static let wakeToken = UInt64(UInt32.max) << 32
 
-    /// Starts watching `fd` for reads (level-triggered: a handler reads what it can).
+    /// The registry, to the loop only (a use off it stops the daemon rather than racing).
+    private func registry<Result>(_ body: (Registry) -> Result) -> Result {
+        precondition(isLoopThread, "the event loop's registry used off its thread")
+        return body(registryStorage)
+    }
+
+    /// Starts watching `fd` for reads (level-triggered: a handler reads what it can). On the
+    /// loop, or before it starts.
     package func register(_ fd: Int32, handler: any EventLoopHandler) throws(SystemError) -> LoopRegistration {
-        let registration = registry.withLock { registry -> LoopRegistration in
+        let registration = registry { registry -> LoopRegistration in
             registry.nextGeneration = registry.nextGeneration &+ 1
             if registry.nextGeneration == UInt32.max { registry.nextGeneration = 0 }
-            registry.handlers[fd] = (registry.nextGeneration, handler)
+            if registry.handlers.updateValue((registry.nextGeneration, handler), forKey: fd) == nil {
+                watchedCount.add(1, ordering: .relaxed)
+            }
             return LoopRegistration(fd: fd, generation: registry.nextGeneration)
         }
         guard ulio_epoll_ctl_token(epollFD, EPOLL_CTL_ADD, fd, ULIO_EPOLLIN | ULIO_EPOLLRDHUP,
@@ -94,9 +108,10 @@ package final class EventLoop: Sendable {
     }
 
     /// Sets what epoll reports for a live registration: writability only while a write is
-    /// pending (else epoll spins), reads unless the handler paused them. The caller guarantees
-    /// the registration is still live (it holds the lock that orders this before the close).
+    /// pending (else epoll spins), reads unless the handler paused them. On the loop, which
+    /// also closes descriptors, so the registration is still live.
     package func setInterest(_ registration: LoopRegistration, write: Bool, read: Bool) {
+        precondition(isLoopThread, "epoll interest changed off the event loop")
         var mask = ULIO_EPOLLRDHUP
         if read { mask |= ULIO_EPOLLIN }
         if write { mask |= ULIO_EPOLLOUT }
@@ -125,20 +140,22 @@ package final class EventLoop: Sendable {
     /// Drops the handler if `registration` is still the current one for its number.
     @discardableResult
     private func forget(_ registration: LoopRegistration) -> Bool {
-        registry.withLock { registry in
+        registry { registry in
             guard registry.handlers[registration.fd]?.generation == registration.generation else { return false }
             registry.handlers.removeValue(forKey: registration.fd)
+            watchedCount.subtract(1, ordering: .relaxed)
             return true
         }
     }
 
-    /// Whether the caller runs on the loop thread (or drains its jobs after it exited).
-    package var isLoopThread: Bool { jobs.isLoopThread }
+    /// Whether the caller runs on the loop thread (or drains its jobs after it exited), or the
+    /// loop has not started (then no other thread runs its work: `execute` runs jobs at once).
+    package var isLoopThread: Bool { jobs.isLoopThread || !jobs.started.load(ordering: .acquiring) }
 
     /// Runs `job` on the loop thread: now when called there (or before the loop started, when
     /// no other thread can be reading), else at its next wake-up.
     package func execute(_ job: @escaping @Sendable () -> Void) {
-        if isLoopThread || !jobs.started.load(ordering: .acquiring) {
+        if isLoopThread {
             job()
             return
         }
@@ -231,7 +248,7 @@ package final class EventLoop: Sendable {
     }
 
     private func handlerIfCurrent(_ registration: LoopRegistration) -> (any EventLoopHandler)? {
-        registry.withLock { registry in
+        registry { registry in
             guard let entry = registry.handlers[registration.fd], entry.generation == registration.generation else {
                 return nil
             }
@@ -240,7 +257,7 @@ package final class EventLoop: Sendable {
     }
 
     /// How many descriptors are watched now (tests and status).
-    package var registeredCount: Int { registry.withLock { $0.handlers.count } }
+    package var registeredCount: Int { watchedCount.load(ordering: .relaxed) }
 }
 
 /// A plain pthread for the loop: it blocks in epoll_wait and must not occupy a cooperative
