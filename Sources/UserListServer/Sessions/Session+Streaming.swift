@@ -63,14 +63,15 @@ extension Session {
     /// that showed and now shows the same list as one of them sends the same bytes.
     package func flush(sharing patches: SharedPatches? = nil) {
         guard mode.isRunning else { return }  // nothing started, or nothing more to send
-        publishPresence(navigator.state, shown: !clients.isEmpty)
-        sendChanges(sharing: patches)
+        let current = navigator.state
+        publishPresence(current, shown: !clients.isEmpty)
+        sendChanges(current, sharing: patches)
     }
 
-    /// The diff from `sent` to the screens' state, with presence, to every client in step, and
-    /// the events waiting (`flush` without its checks: also the last patch of a hand-over).
-    func sendChanges(sharing patches: SharedPatches? = nil) {
-        let current = navigator.state
+    /// The diff from `sent` to `current` (the screens' state), with presence, to every client
+    /// in step, and the events waiting (`flush` without its checks: also the last patch of a
+    /// hand-over).
+    func sendChanges(_ current: NavigationState, sharing patches: SharedPatches? = nil) {
         let previous = sent
         var serializedOps: [UInt8] = []
         if let previous {

@@ -161,7 +161,7 @@ package actor Session {
         flush()
         if mode.finish() {  // the streams belong to the next process now
             endPresence()
-            sendChanges()  // presence cleared: the next process knows nothing of it
+            sendChanges(navigator.state)  // presence cleared: the next process knows nothing of it
         }
         return (sent ?? navigator.state, clients.values.map {
             HandedStream(client: $0.client, epoch: $0.epoch, seq: $0.seq, awaitingSnapshot: $0.awaitingSnapshot)
