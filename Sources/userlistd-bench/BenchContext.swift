@@ -21,6 +21,9 @@ final class BenchContext {
     var bulkBase: Int?
     /// `--event-loops N`: every daemon of the run gets it, to compare loop counts run by run.
     var eventLoops: Int?
+    /// `--readers R`: the fan-out section spreads its receiving sessions over R reader threads
+    /// (nil: 1, then one per core).
+    var readers: Int?
     private var daemonCount = 0
 
     init(quick: Bool, daemonBinary: String, binDirectory: String, directory: String) {
