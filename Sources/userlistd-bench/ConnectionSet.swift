@@ -129,7 +129,9 @@ final class ConnectionSet {
         var offset = 0
         let until = deadline(seconds: 10)
         while offset < frame.count {
-            let written = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, frame.count - offset, Int32(MSG_NOSIGNAL)) }
+            let written = frame.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + offset, frame.count - offset, Int32(MSG_NOSIGNAL))
+            }
             if written > 0 { offset += written; continue }
             if written < 0 && (errno == EAGAIN || errno == EINTR) {
                 if monotonicNanos() > until { throw BenchError("send timed out") }

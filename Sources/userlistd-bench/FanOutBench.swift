@@ -33,7 +33,9 @@ enum FanOutBench {
                 frameBytes = frame.count + FrameLimits.headerSize
             }
         }
-        guard remaining == 0 else { throw BenchError("\(what): \(remaining) of \(receivers) sessions got no patch within 10 s") }
+        guard remaining == 0 else {
+            throw BenchError("\(what): \(remaining) of \(receivers) sessions got no patch within 10 s")
+        }
         return (last, frameBytes)
     }
 
@@ -148,7 +150,8 @@ enum FanOutBench {
     /// PUBLISH. One sample each, so shown rather than hidden, not compared as percentiles.
     static func reportFirstRound(_ context: BenchContext, receivers: Int, daemon: UInt64, redis: UInt64) {
         let ratio = redis > 0 ? fixed(Double(daemon) / Double(redis), 2) + "x" : "–"
-        context.report.add(section, "N=\(grouped(receivers)): the warm-up round (first save since start), vs Redis's first PUBLISH",
+        context.report.add(section, "N=\(grouped(receivers)): the warm-up round (first save since start), "
+                           + "vs Redis's first PUBLISH",
                            value: formatNanos(daemon), baseline: formatNanos(redis), ratio: ratio)
     }
 
@@ -156,10 +159,12 @@ enum FanOutBench {
     /// way: the daemon's whole rounds (the writer's draft and save, the commit, every session's
     /// patch and `changed` event) against Redis's (one PUBLISH to every subscriber), or against
     /// the daemon's own rounds of another run.
-    static func reportCPU(_ context: BenchContext, _ metric: String, deliveries: Int, cpu: UInt64?, baseline: UInt64?) {
+    static func reportCPU(_ context: BenchContext, _ metric: String, deliveries: Int, cpu: UInt64?,
+                          baseline: UInt64?) {
         guard let cpu, let baseline, deliveries > 0 else { return }
         let count = UInt64(deliveries)
         let ratio = baseline > 0 ? fixed(Double(cpu) / Double(baseline), 2) + "x" : "–"
-        context.report.add(section, metric, value: formatNanos(cpu / count), baseline: formatNanos(baseline / count), ratio: ratio)
+        context.report.add(section, metric, value: formatNanos(cpu / count), baseline: formatNanos(baseline / count),
+                           ratio: ratio)
     }
 }

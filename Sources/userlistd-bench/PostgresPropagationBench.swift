@@ -38,12 +38,16 @@ enum PostgresPropagationBench {
         defer { if let problem = b.stop() { context.report.note("store: daemon B: \(problem)") } }
         do throws(BenchError) {
             let single = try FanOutBench.measure(a, receivers: 1, rounds: rounds, tag: "pgsingle")[0].samples
-            let cross = try FanOutBench.measure(a, receivers: 1, rounds: rounds, tag: "pgcross", observers: b)[0].samples
+            let cross = try FanOutBench.measure(a, receivers: 1, rounds: rounds, tag: "pgcross",
+                                                observers: b)[0].samples
             if let sqlite {
-                context.report.latency(section, "SQLite, one daemon: save → patch on another session", sqlite, baseline: nil)
+                context.report.latency(section, "SQLite, one daemon: save → patch on another session", sqlite,
+                                       baseline: nil)
             }
-            context.report.latency(section, "PostgreSQL, one daemon: save → patch on another session of A, vs SQLite", single, baseline: sqlite)
-            context.report.latency(section, "PostgreSQL, daemon A save → patch on a session of daemon B, vs one daemon", cross, baseline: single)
+            context.report.latency(section, "PostgreSQL, one daemon: save → patch on another session of A, vs SQLite",
+                                   single, baseline: sqlite)
+            context.report.latency(section, "PostgreSQL, daemon A save → patch on a session of daemon B, "
+                                   + "vs one daemon", cross, baseline: single)
         } catch {
             context.report.failed(section, "propagation", error)
         }

@@ -81,7 +81,8 @@ let started = monotonicNanos()
 var uts = utsname()
 uname(&uts)
 let kernel = withUnsafeBytes(of: &uts.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-print("userlistd-bench \(quick ? "--quick" : "(full)"): \(sysconfCores()) cores, Linux \(kernel), RLIMIT_NOFILE \(softBefore) → \(limit.rlim_cur)")
+print("userlistd-bench \(quick ? "--quick" : "(full)"): \(sysconfCores()) cores, Linux \(kernel), "
+      + "RLIMIT_NOFILE \(softBefore) → \(limit.rlim_cur)")
 print("daemon: \(daemonBinary); temp dir \(directory)")
 
 @MainActor func wanted(_ name: String) -> Bool { only.map { $0.contains(name) } ?? true }
