@@ -79,7 +79,8 @@ case .run(let config):
 /// `upstream`, the REST service with the SQLite file as its cache; or, when `database` is a
 /// PostgreSQL URI or conninfo, the database several daemons share.
 /// `--sample-data N`: fills an empty store (either kind) with N generated users.
-func fillWithSampleData(_ repository: some UserRepository, _ config: DaemonConfig, logger: Logger) async throws(UserError) {
+func fillWithSampleData(_ repository: some UserRepository, _ config: DaemonConfig,
+                        logger: Logger) async throws(UserError) {
     guard config.sampleData > 0, try await repository.fetchPage(PageRequest(limit: 1)).users.isEmpty else { return }
     let imported = try await repository.importUsers(SampleUsers.generate(count: config.sampleData))
     logger.info("Filled the empty store with \(imported) sample users")

@@ -10,8 +10,9 @@ import UserListDomain
 /// A page ends at `limit` users or before the first user that would take it past the byte
 /// budget (counted by `UserExportSize.lowerBound`; the session then cuts exactly, which keeps
 /// the same users unless escapes make them longer), so it holds ~5,000 sample users, not the
-/// 10,000 asked for, and its `next` is the one the session sends (the read ahead waits there). Reading 10,000 to keep 5,000 was half the server's
-/// work (each row is a random heap page: the table is not in name order), so the COPY asks for
+/// 10,000 asked for, and its `next` is the one the session sends (the read ahead waits there).
+/// Reading 10,000 to keep 5,000 was half the server's work (each row is a random heap page: the
+/// table is not in name order), so the COPY asks for
 /// about as many rows as the budget holds at the last page's mean size (`exportRowBytes`), an
 /// eighth more, and reads on from where it stopped in the rare page that needs more.
 ///
@@ -26,7 +27,8 @@ extension PostgresUserRepository {
     public func exportPage(_ request: PageRequest, byteBudget: Int) async throws(UserError) -> UserPage {
         var ready: UserPage?
         if let after = request.after,
-           let read = exportReadAhead.take(.init(after: after, limit: request.limit, search: request.search, byteBudget: byteBudget)),
+           let read = exportReadAhead.take(.init(after: after, limit: request.limit, search: request.search,
+                                                 byteBudget: byteBudget)),
            case .success(let page) = await read.value {
             ready = page  // a failed read ahead is read again, now
         }
@@ -34,7 +36,8 @@ extension PostgresUserRepository {
         if let ready { current = ready } else { current = try await readExportPage(request, byteBudget: byteBudget) }
         if let next = current.next {
             let following = PageRequest(after: next, limit: request.limit, search: request.search)
-            exportReadAhead.start(.init(after: next, limit: request.limit, search: request.search, byteBudget: byteBudget)) {
+            exportReadAhead.start(.init(after: next, limit: request.limit, search: request.search,
+                                        byteBudget: byteBudget)) {
                 do throws(UserError) {
                     return .success(try await self.readExportPage(following, byteBudget: byteBudget))
                 } catch {
@@ -145,14 +148,16 @@ extension PostgresUserRepository {
             conditions.append("(name_key, id) > (\(nameKey), '\(UUIDText.lowercase(after.id))'::uuid)")
         }
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-        return "COPY (SELECT \(columns), name_key FROM users \(whereClause) ORDER BY name_key, id LIMIT \(limit)) TO STDOUT"
+        return "COPY (SELECT \(columns), name_key FROM users \(whereClause) ORDER BY name_key, id LIMIT \(limit))"
+            + " TO STDOUT"
     }
 
     /// Whether any user matching `filter` follows `after`.
     private static func anyRow(filter: String?, after: (nameKey: String, id: UUID)?,
                                _ connection: PGConnection, _ operation: String) throws(PGError) -> Bool {
         var found = false
-        try connection.copyOutRows(try exportSQL(filter: filter, after: after, limit: 1, connection, operation), operation) { _ in
+        let sql = try exportSQL(filter: filter, after: after, limit: 1, connection, operation)
+        try connection.copyOutRows(sql, operation) { _ in
             found = true
         }
         return found

@@ -14,8 +14,8 @@ extension PostgresUserRepository {
     /// nothing. A user whose data changes gets the stored version + 1 (or the given one, if
     /// higher), as the SQLite store does; one whose data is the same is left alone unless the
     /// given version is higher (it never goes down), and announces nothing. Each inserted or changed
-    /// row gets a change-log row with its snapshot. Returns how many rows were inserted or changed. A later entry with the same id
-    /// wins, as if applied in order.
+    /// row gets a change-log row with its snapshot. Returns how many rows were inserted or changed.
+    /// A later entry with the same id wins, as if applied in order.
     public func importUsers(_ users: [User]) async throws(UserError) -> Int {
         try await importUsers(users, by: ChangeAuthor(uid: nil, via: .import))
     }
@@ -44,7 +44,8 @@ extension PostgresUserRepository {
             return summary.version
         case .emailTaken:
             throw .validation(field: .email,
-                              message: "The import gives one email to two users (emails are unique, whatever their case).")
+                              message: "The import gives one email to two users "
+                                  + "(emails are unique, whatever their case).")
         default:
             throw .unavailable(reason: "\(connection.redacted): the import did not complete")
         }
@@ -131,8 +132,8 @@ extension PostgresUserRepository {
 
     static func json(_ users: ArraySlice<User>) -> String {
         let rows = users.map {
-            ImportRow(id: $0.id.uuidString, name: $0.name, email: $0.email, avatar_url: $0.avatarURL, version: $0.version,
-                      name_key: UserKey.fold($0.name), email_key: UserKey.fold($0.email))
+            ImportRow(id: $0.id.uuidString, name: $0.name, email: $0.email, avatar_url: $0.avatarURL,
+                      version: $0.version, name_key: UserKey.fold($0.name), email_key: UserKey.fold($0.email))
         }
         return String(decoding: (try? JSONEncoder().encode(rows)) ?? Data("[]".utf8), as: UTF8.self)
     }
