@@ -37,7 +37,9 @@ public final class Lock<Value: ~Copyable>: @unchecked Sendable {
     /// Runs `body` with the value while holding the lock. Never call into another component that
     /// may take a lock of its own from `body` (ARCHITECTURE.md lists the locks and their order).
     @inlinable
-    public func withLock<Result, E: Error>(_ body: (inout sending Value) throws(E) -> sending Result) throws(E) -> sending Result {
+    public func withLock<Result, E: Error>(
+        _ body: (inout sending Value) throws(E) -> sending Result
+    ) throws(E) -> sending Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value.pointee)

@@ -96,7 +96,9 @@ public enum ImportStagingError {
     /// A token the store does not hold: never begun, already committed or aborted, or dropped
     /// by a restart before its commit.
     public static func unknown(_ token: ImportToken) -> UserError {
-        .validation(field: .name, message: "There is no import '\(token.rawValue)' being staged (it was committed, aborted, or lost in a daemon restart before its commit); nothing of it was imported.")
+        .validation(field: .name, message: "There is no import '\(token.rawValue)' being staged "
+                    + "(it was committed, aborted, or lost in a daemon restart before its commit); "
+                    + "nothing of it was imported.")
     }
 }
 

@@ -144,7 +144,8 @@ public struct ImportUsersUseCase: Sendable {
                 checked.avatarURL = try UserValidation.validAvatarURL(user.avatarURL)
             } catch {
                 guard case .validation(let field, let message) = error else { throw error }
-                throw .validation(field: field, message: "User \(index + 1) (\(user.id.uuidString.lowercased())): \(message)")
+                throw .validation(field: field,
+                                  message: "User \(index + 1) (\(user.id.uuidString.lowercased())): \(message)")
             }
             valid.append(checked)
         }

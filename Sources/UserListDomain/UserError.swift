@@ -44,7 +44,8 @@ public enum UserError: Error, Equatable, Sendable {
         case .conflict(let stored):
             "Someone else saved this user first; the stored name is now “\(stored.name)”."
         case .duplicateEmail(let email, let other):
-            "The email address “\(email)” is already used by “\(other.name)” (id \(other.id.uuidString.lowercased())); each user needs an address of their own."
+            "The email address “\(email)” is already used by “\(other.name)” "
+                + "(id \(other.id.uuidString.lowercased())); each user needs an address of their own."
         case .validation(_, let message):
             message
         case .unavailable(let reason):

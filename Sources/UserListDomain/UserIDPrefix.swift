@@ -32,7 +32,8 @@ public struct UserIDPrefix: Sendable, Equatable, CustomStringConvertible {
 
     private static func uuid(_ hex: String) -> UUID {
         let h = Array(hex)
-        let text = String(h[0..<8]) + "-" + String(h[8..<12]) + "-" + String(h[12..<16]) + "-" + String(h[16..<20]) + "-" + String(h[20..<32])
+        let text = String(h[0..<8]) + "-" + String(h[8..<12]) + "-" + String(h[12..<16]) + "-" + String(h[16..<20])
+            + "-" + String(h[20..<32])
         return UUID(uuidString: text)!  // 32 hex digits in 8-4-4-4-12: always a UUID
     }
 }

@@ -58,7 +58,9 @@ extension UserRepository {
     public func update(_ user: User, by author: ChangeAuthor) async throws(UserError) -> User { try await update(user) }
     public func add(_ user: NewUser, by author: ChangeAuthor) async throws(UserError) -> User { try await add(user) }
     public func remove(id: UUID, by author: ChangeAuthor) async throws(UserError) { try await remove(id: id) }
-    public func importUsers(_ users: [User], by author: ChangeAuthor) async throws(UserError) -> Int { try await importUsers(users) }
+    public func importUsers(_ users: [User], by author: ChangeAuthor) async throws(UserError) -> Int {
+        try await importUsers(users)
+    }
 
     public func cursor(after user: User, totalCount: Int?) -> PageCursor? { nil }
 

@@ -40,7 +40,8 @@ public enum UserValidation {
 
     /// `validEmail`'s rules one by one, for any text, with the reason when one fails.
     static func checkedEmail(_ email: String) throws(UserError) -> String {
-        try checkSize(email, field: .email, what: "email address", characters: maximumEmailLength, bytes: maximumEmailBytes)
+        try checkSize(email, field: .email, what: "email address", characters: maximumEmailLength,
+                      bytes: maximumEmailBytes)
         try checkNoControls(email, field: .email, what: "email address")
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         let plausible = parts.count == 2
@@ -61,7 +62,8 @@ public enum UserValidation {
         let text = trimmed(raw)
         if text.isEmpty { return nil }
         guard text.utf8.count <= maximumAvatarURLBytes else {
-            throw .validation(field: .avatarURL, message: "The avatar URL is \(text.utf8.count) bytes long; at most \(maximumAvatarURLBytes) are allowed.")
+            throw .validation(field: .avatarURL, message: "The avatar URL is \(text.utf8.count) bytes long; "
+                              + "at most \(maximumAvatarURLBytes) are allowed.")
         }
         try checkNoControls(text, field: .avatarURL, what: "avatar URL")
         guard !containsWhitespace(text),
@@ -69,7 +71,8 @@ public enum UserValidation {
               let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = components.host, !host.isEmpty
         else {
-            throw .validation(field: .avatarURL, message: "The avatar URL must be an absolute http:// or https:// URL, such as https://example.com/a.png.")
+            throw .validation(field: .avatarURL, message: "The avatar URL must be an absolute http:// or https:// URL, "
+                              + "such as https://example.com/a.png.")
         }
         return text
     }
@@ -99,7 +102,8 @@ public enum UserValidation {
         // Bytes first: cheap, and it bounds the cost of counting characters below.
         let byteCount = text.utf8.count
         guard byteCount <= bytes else {
-            throw .validation(field: field, message: "The \(what) is \(byteCount) bytes long; at most \(bytes) are allowed.")
+            throw .validation(field: field,
+                              message: "The \(what) is \(byteCount) bytes long; at most \(bytes) are allowed.")
         }
         // ASCII: a character is one byte (two for CR LF, which `checkNoControls` refuses), so
         // few enough bytes means few enough characters, each of at most two scalars.
@@ -110,11 +114,13 @@ public enum UserValidation {
             guard character.unicodeScalars.count <= maximumScalarsPerCharacter else {
                 throw .validation(
                     field: field,
-                    message: "The \(what) has a character made of \(character.unicodeScalars.count) code points (a letter with too many accents); at most \(maximumScalarsPerCharacter) are allowed.")
+                    message: "The \(what) has a character made of \(character.unicodeScalars.count) code points "
+                        + "(a letter with too many accents); at most \(maximumScalarsPerCharacter) are allowed.")
             }
         }
         guard count <= characters else {
-            throw .validation(field: field, message: "The \(what) is \(count) characters long; at most \(characters) are allowed.")
+            throw .validation(field: field,
+                              message: "The \(what) is \(count) characters long; at most \(characters) are allowed.")
         }
     }
 

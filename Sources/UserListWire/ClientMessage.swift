@@ -28,7 +28,8 @@ public enum ClientMessage: Sendable, Equatable {
         public static let maximumSessionKeyBytes = 128
         public var terminal: TerminalSize?
 
-        public init(protocolVersions: ClosedRange<Int>, client: PeerInfo, sessionKey: String, terminal: TerminalSize? = nil) {
+        public init(protocolVersions: ClosedRange<Int>, client: PeerInfo, sessionKey: String,
+                    terminal: TerminalSize? = nil) {
             self.protocolVersions = protocolVersions
             self.client = client
             self.sessionKey = sessionKey
@@ -100,7 +101,9 @@ public enum ClientMessage: Sendable, Equatable {
                 throw .invalidValue(field: "protocol", reason: "min (\(low)) is greater than max (\(high))")
             }
             guard low >= 1, high <= ProtocolVersion.highestNumber else {
-                throw .invalidValue(field: "protocol", reason: "versions are numbered 1 to \(ProtocolVersion.highestNumber); got \(low)-\(high)")
+                throw .invalidValue(field: "protocol",
+                                    reason: "versions are numbered 1 to \(ProtocolVersion.highestNumber); "
+                                        + "got \(low)-\(high)")
             }
             var terminal: TerminalSize?
             if let size = try fields.optionalNested("terminal") {
@@ -109,7 +112,8 @@ public enum ClientMessage: Sendable, Equatable {
             let sessionKey = try fields.string("session_key")
             guard sessionKey.utf8.count <= Hello.maximumSessionKeyBytes,
                   sessionKey.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else {
-                throw .invalidValue(field: "session_key", reason: "a session key is at most \(Hello.maximumSessionKeyBytes) bytes of printable ASCII")
+                throw .invalidValue(field: "session_key", reason: "a session key is at most "
+                                    + "\(Hello.maximumSessionKeyBytes) bytes of printable ASCII")
             }
             self = .hello(Hello(
                 protocolVersions: low...high, client: try PeerInfo(try fields.nested("client")),
@@ -117,7 +121,8 @@ public enum ClientMessage: Sendable, Equatable {
         case "intent":
             let id = try fields.int("id")
             guard abs(id) <= ClientMessage.maximumIntentID else {
-                throw .invalidValue(field: "id", reason: "\(id) is outside ±(2^53−1), the integers every JSON reader holds exactly")
+                throw .invalidValue(field: "id", reason: "\(id) is outside ±(2^53−1), "
+                                    + "the integers every JSON reader holds exactly")
             }
             do throws(MessageError) {
                 var args: [String: JSONValue]?

@@ -12,13 +12,15 @@ extension FrameEncoder {
     }
 
     /// One `patch` frame around operations serialized by `serializedOperations`, as one array.
-    public func encodePatch(epoch: Int, seq: Int, serializedOperations operations: [UInt8]) throws(FrameError) -> [UInt8] {
+    public func encodePatch(epoch: Int, seq: Int,
+                            serializedOperations operations: [UInt8]) throws(FrameError) -> [UInt8] {
         try patchFrame(epoch: epoch, seq: seq, serializedOperations: operations).bytes
     }
 
     /// One `patch` frame around operations serialized by `serializedOperations`, which it shares
     /// rather than copies: only the envelope (length, epoch, seq) is this frame's own.
-    public func patchFrame(epoch: Int, seq: Int, serializedOperations operations: [UInt8]) throws(FrameError) -> OutgoingFrame {
+    public func patchFrame(epoch: Int, seq: Int,
+                           serializedOperations operations: [UInt8]) throws(FrameError) -> OutgoingFrame {
         var own: [UInt8] = [0, 0, 0, 0]
         own.reserveCapacity(64)
         own.append(contentsOf: #"{"epoch":"#.utf8)

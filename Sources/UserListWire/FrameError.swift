@@ -58,7 +58,8 @@ public struct FrameError: Error, Sendable, Hashable, CustomStringConvertible {
         case .emptyFrame:
             "received a frame of length 0; every frame must hold a JSON object"
         case .frameTooLarge(let length, let limit):
-            "frame of \(length) bytes exceeds the limit of \(limit) bytes; the connection cannot resynchronise and is closed"
+            "frame of \(length) bytes exceeds the limit of \(limit) bytes; "
+                + "the connection cannot resynchronise and is closed"
         case .truncated(let expected, let received):
             "connection ended in the middle of a frame: \(received) of \(expected) bytes received"
         case .decoderFailed:

@@ -63,7 +63,9 @@ extension JSONParser {
         while from < bytes.count, let hit = memchr(base + from, Int32(UInt8(ascii: "\"")), bytes.count - from) {
             let quote = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
             var backslashes = 0
-            while quote - backslashes - 1 >= start && bytes[quote - backslashes - 1] == UInt8(ascii: "\\") { backslashes += 1 }
+            while quote - backslashes - 1 >= start && bytes[quote - backslashes - 1] == UInt8(ascii: "\\") {
+                backslashes += 1
+            }
             if backslashes % 2 == 0 { return quote + 1 }
             from = quote + 1
         }
@@ -136,7 +138,9 @@ extension JSONParser {
             case UInt8(ascii: "\""):
                 if sawNonASCII {
                     let run = UnsafeBufferPointer(rebasing: bytes[start..<index])
-                    guard String(validating: run, as: UTF8.self) != nil else { throw JSONParseError(.invalidUTF8, at: start) }
+                    guard String(validating: run, as: UTF8.self) != nil else {
+                        throw JSONParseError(.invalidUTF8, at: start)
+                    }
                 }
                 index += 1
                 return

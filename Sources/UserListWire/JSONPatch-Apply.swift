@@ -18,7 +18,8 @@ public enum JSONPatch {
         return result
     }
 
-    private static func apply(_ operation: PatchOperation, to document: inout JSONValue, index: Int) throws(PatchError) {
+    private static func apply(_ operation: PatchOperation, to document: inout JSONValue,
+                              index: Int) throws(PatchError) {
         switch operation {
         case .add(let path, let value):
             try add(value, at: path, in: &document, index: index)
@@ -28,11 +29,14 @@ public enum JSONPatch {
             try withParent(of: path, in: &document, index: index) { (parent, token) throws(PatchError) in
                 if var object = takeObject(&parent) {
                     defer { parent = .object(object) }
-                    guard object[token] != nil else { throw PatchError(reason: .pathNotFound, operationIndex: index, pointer: path) }
+                    guard object[token] != nil else {
+                        throw PatchError(reason: .pathNotFound, operationIndex: index, pointer: path)
+                    }
                     object[token] = value
                 } else if var array = takeArray(&parent) {
                     defer { parent = .array(array) }
-                    let position = try arrayIndex(token, count: array.count, allowEnd: false, index: index, pointer: path)
+                    let position = try arrayIndex(token, count: array.count, allowEnd: false, index: index,
+                                                  pointer: path)
                     array[position] = value
                 } else {
                     throw PatchError(reason: .notAContainer, operationIndex: index, pointer: path)
@@ -59,7 +63,8 @@ public enum JSONPatch {
         }
     }
 
-    private static func add(_ value: JSONValue, at path: JSONPointer, in document: inout JSONValue, index: Int) throws(PatchError) {
+    private static func add(_ value: JSONValue, at path: JSONPointer, in document: inout JSONValue,
+                            index: Int) throws(PatchError) {
         try withParent(of: path, in: &document, index: index) { (parent, token) throws(PatchError) in
             if var object = takeObject(&parent) {
                 defer { parent = .object(object) }
@@ -76,7 +81,8 @@ public enum JSONPatch {
         }
     }
 
-    private static func remove(at path: JSONPointer, in document: inout JSONValue, index: Int) throws(PatchError) -> JSONValue {
+    private static func remove(at path: JSONPointer, in document: inout JSONValue,
+                               index: Int) throws(PatchError) -> JSONValue {
         var removed = JSONValue.null
         try withParent(of: path, in: &document, index: index) { (parent, token) throws(PatchError) in
             if var object = takeObject(&parent) {
@@ -105,7 +111,9 @@ public enum JSONPatch {
         for token in path.tokens {
             switch current {
             case .object(let object):
-                guard let next = object[token] else { throw PatchError(reason: .pathNotFound, operationIndex: index, pointer: path) }
+                guard let next = object[token] else {
+                    throw PatchError(reason: .pathNotFound, operationIndex: index, pointer: path)
+                }
                 current = next
             case .array(let array):
                 current = array[try arrayIndex(token, count: array.count, allowEnd: false, index: index, pointer: path)]
@@ -136,7 +144,9 @@ public enum JSONPatch {
         // Take the container out of the enum so it is uniquely referenced and mutates in place.
         if var object = takeObject(&node) {
             defer { node = .object(object) }
-            guard object[token] != nil else { throw PatchError(reason: .pathNotFound, operationIndex: index, pointer: path) }
+            guard object[token] != nil else {
+                throw PatchError(reason: .pathNotFound, operationIndex: index, pointer: path)
+            }
             try descend(&object[token]!, tokens.dropFirst(), path: path, index: index, body)
         } else if var array = takeArray(&node) {
             defer { node = .array(array) }
@@ -149,9 +159,12 @@ public enum JSONPatch {
 
     /// RFC 6901 array index: "0" or digits without a leading zero; "-" (one past the end) only
     /// where an `add` may append.
-    private static func arrayIndex(_ token: String, count: Int, allowEnd: Bool, index: Int, pointer: JSONPointer) throws(PatchError) -> Int {
+    private static func arrayIndex(_ token: String, count: Int, allowEnd: Bool, index: Int,
+                                   pointer: JSONPointer) throws(PatchError) -> Int {
         if token == "-" {
-            guard allowEnd else { throw PatchError(reason: .invalidArrayIndex, operationIndex: index, pointer: pointer) }
+            guard allowEnd else {
+                throw PatchError(reason: .invalidArrayIndex, operationIndex: index, pointer: pointer)
+            }
             return count
         }
         let utf8 = token.utf8

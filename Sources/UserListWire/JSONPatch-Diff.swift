@@ -125,12 +125,8 @@ private struct Differ {
         _ old: ArraySlice<JSONValue>, _ oldKeys: [RowKey], _ new: ArraySlice<JSONValue>, _ newKeys: [RowKey],
         offset: Int, whole: [JSONValue]
     ) {
-        var newPosition: [RowKey: Int] = [:]
-        newPosition.reserveCapacity(newKeys.count)
-        for (i, key) in newKeys.enumerated() { newPosition[key] = i }
-        var oldPosition: [RowKey: Int] = [:]
-        oldPosition.reserveCapacity(oldKeys.count)
-        for (i, key) in oldKeys.enumerated() { oldPosition[key] = i }
+        let newPosition = Differ.positions(newKeys)
+        let oldPosition = Differ.positions(oldKeys)
 
         // The rows that survive, in their old order, and which of them keep their relative order.
         var working = oldKeys.filter { newPosition[$0] != nil }
@@ -161,18 +157,7 @@ private struct Differ {
                 continue
             }
             if stable.contains(key) {
-                // Rows waiting to move may sit in front of a stable row: send each straight to
-                // its place among the settled rows, so it moves once.
-                while working[i] != key && !settled.contains(working[i]) {
-                    let blocker = working[i]
-                    let target = newPosition[blocker]!
-                    var j = i + 1
-                    while j < working.count && !(settled.contains(working[j]) && newPosition[working[j]]! > target) { j += 1 }
-                    working.remove(at: i)
-                    working.insert(blocker, at: j - 1)
-                    settled.insert(blocker)
-                    operations.append(.move(from: pointer(index: offset + i), path: pointer(index: offset + j - 1)))
-                }
+                moveBlockers(before: key, at: i, &working, &settled, newPosition: newPosition, offset: offset)
             }
             if working[i] != key {
                 let j = working[(i + 1)...].firstIndex(of: key)!
@@ -182,6 +167,32 @@ private struct Differ {
             }
             settled.insert(key)
             diff(old[old.startIndex + oldIndex], newValue, at: String(offset + i))
+        }
+    }
+
+    /// Each key's index in `keys`.
+    static func positions(_ keys: [RowKey]) -> [RowKey: Int] {
+        var position: [RowKey: Int] = [:]
+        position.reserveCapacity(keys.count)
+        for (i, key) in keys.enumerated() { position[key] = i }
+        return position
+    }
+
+    /// Rows waiting to move may sit in front of a stable row (`key`, due at `i`): sends each
+    /// straight to its place among the settled rows, so it moves once.
+    mutating func moveBlockers(before key: RowKey, at i: Int, _ working: inout [RowKey], _ settled: inout Set<RowKey>,
+                               newPosition: [RowKey: Int], offset: Int) {
+        while working[i] != key && !settled.contains(working[i]) {
+            let blocker = working[i]
+            let target = newPosition[blocker]!
+            var j = i + 1
+            while j < working.count && !(settled.contains(working[j]) && newPosition[working[j]]! > target) {
+                j += 1
+            }
+            working.remove(at: i)
+            working.insert(blocker, at: j - 1)
+            settled.insert(blocker)
+            operations.append(.move(from: pointer(index: offset + i), path: pointer(index: offset + j - 1)))
         }
     }
 

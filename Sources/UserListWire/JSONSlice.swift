@@ -42,7 +42,9 @@ public struct JSONSlice: Sendable {
         var members: [(key: String, value: JSONSlice)] = []
         let isObject = try Self.walk(base, range) { (parser: inout JSONParser) throws(JSONParseError) in
             parser.skipWhitespace()
-            guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") else { return false }
+            guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") else {
+                return false
+            }
             var recorder = SpanRecorder()
             try parser.walkObject(depth: 1, &recorder)
             members = recorder.members.map { ($0.key, JSONSlice(base, $0.span.shifted(by: range.lowerBound))) }
@@ -61,7 +63,9 @@ public struct JSONSlice: Sendable {
         var elements: [JSONSlice] = []
         let isArray = try Self.walk(base, range) { (parser: inout JSONParser) throws(JSONParseError) in
             parser.skipWhitespace()
-            guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "[") else { return false }
+            guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "[") else {
+                return false
+            }
             var recorder = SpanRecorder()
             try parser.walkArray(depth: 1, &recorder)
             elements = recorder.elements.map { JSONSlice(base, $0.shifted(by: range.lowerBound)) }

@@ -25,7 +25,8 @@ public struct MessageError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     static func notAnObject(_ value: JSONValue) -> MessageError {
-        MessageError(code: .invalidMessage, field: nil, message: "a message must be a JSON object, found \(value.typeName)")
+        MessageError(code: .invalidMessage, field: nil,
+                     message: "a message must be a JSON object, found \(value.typeName)")
     }
 
     static func unknownType(_ type: String) -> MessageError {

@@ -58,7 +58,8 @@ public enum PatchOperation: Sendable, Equatable {
         case "move": self = .move(from: try reader.pointer("from"), path: path)
         case "copy": self = .copy(from: try reader.pointer("from"), path: path)
         case "test": self = .test(path: path, value: try reader.value("value"))
-        default: throw MessageError.invalidValue(field: reader.qualified("op"), reason: "unknown patch operation \"\(op)\"")
+        default:
+            throw MessageError.invalidValue(field: reader.qualified("op"), reason: "unknown patch operation \"\(op)\"")
         }
     }
 }

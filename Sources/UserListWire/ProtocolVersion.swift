@@ -22,6 +22,7 @@ public enum ProtocolVersion {
     /// The `unsupported_version` message, naming both sides' ranges so the person who sees it
     /// knows which side to upgrade.
     public static func mismatchMessage(client: ClosedRange<Int>, server: ClosedRange<Int> = supported) -> String {
-        "no common protocol version: client supports \(client.lowerBound)-\(client.upperBound), server supports \(server.lowerBound)-\(server.upperBound)"
+        "no common protocol version: client supports \(client.lowerBound)-\(client.upperBound), "
+            + "server supports \(server.lowerBound)-\(server.upperBound)"
     }
 }

@@ -39,8 +39,8 @@ public enum ServerMessage: Sendable, Equatable {
         /// (`limits.session_retention_seconds`), so a client can say until when; `nil` when unsaid.
         public var sessionRetentionSeconds: Int?
 
-        public init(protocolVersion: Int, server: PeerInfo, sessionID: String, resumed: Bool, access: Access, epoch: Int,
-                    intentsPerSecond: Int? = nil, sessionRetentionSeconds: Int? = nil) {
+        public init(protocolVersion: Int, server: PeerInfo, sessionID: String, resumed: Bool, access: Access,
+                    epoch: Int, intentsPerSecond: Int? = nil, sessionRetentionSeconds: Int? = nil) {
             self.protocolVersion = protocolVersion
             self.server = server
             self.sessionID = sessionID
@@ -176,7 +176,8 @@ public enum ServerMessage: Sendable, Equatable {
         case "welcome":
             let accessText = try fields.string("access")
             guard let access = Access(rawValue: accessText) else {
-                throw .invalidValue(field: "access", reason: "must be \"read-write\" or \"read-only\", found \"\(accessText)\"")
+                throw .invalidValue(field: "access",
+                                    reason: "must be \"read-write\" or \"read-only\", found \"\(accessText)\"")
             }
             let limits = try fields.optionalNested("limits")
             self = .welcome(Welcome(

@@ -22,8 +22,11 @@ func runChunkedImport(directory: URL, count: Int, chunk: Int = 1_000) async {
             index = end
         }
         let total = clock.now - start
-        let tailRate = tail.map { "; the last \($0.users) at \(Int(Double($0.users) / seconds(clock.now - $0.start))) users/s" } ?? ""
-        say("chunked import (\(chunk) users a transaction): \(count) users in \(String(format: "%.2f", seconds(total))) s"
+        let tailRate = tail.map {
+            "; the last \($0.users) at \(Int(Double($0.users) / seconds(clock.now - $0.start))) users/s"
+        } ?? ""
+        say("chunked import (\(chunk) users a transaction): "
+              + "\(count) users in \(String(format: "%.2f", seconds(total))) s"
               + " = \(Int(Double(count) / seconds(total))) users/s\(tailRate)"
               + " (file \(fileSize(path) / 1_048_576) MiB + WAL \(fileSize(path + "-wal") / 1_048_576) MiB)")
         await caughtUp(store, importedAt: start + total)

@@ -41,7 +41,8 @@ func runHistorySection(directory: URL, count: Int, chunkedCount: Int = 100_000, 
                 with.append(try await importTime(recording: true, chunk: chunk, round: round))
             }
             let (a, b) = (without.min() ?? 0, with.min() ?? 0)
-            say("import of \(chunk == count ? count : chunkedCount) users, \(chunk == count ? "one transaction" : "\(chunk) a transaction"): "
+            let transactions = chunk == count ? "one transaction" : "\(chunk) a transaction"
+            say("import of \(chunk == count ? count : chunkedCount) users, \(transactions): "
                   + "\(String(format: "%.2f", a)) s without history, \(String(format: "%.2f", b)) s with "
                   + "(+\(String(format: "%.1f", (b - a) / a * 100)) %), best of \(rounds)")
         }

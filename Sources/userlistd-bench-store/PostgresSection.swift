@@ -23,10 +23,12 @@ func runPostgresSection(_ text: String, count: Int) async {
         let imported = clock.now - start
         precondition(written == count)
         say("import from memory: \(count) users in \(String(format: "%.2f", seconds(imported))) s"
-              + " = \(Int(Double(count) / seconds(imported))) users/s (one transaction, \(PostgresUserRepository.importBatch) rows a statement)")
+              + " = \(Int(Double(count) / seconds(imported))) users/s"
+              + " (one transaction, \(PostgresUserRepository.importBatch) rows a statement)")
         start = clock.now
         let exported = try await store.exportUsers()
-        say("export (keyset batches): \(exported.count) users in \(String(format: "%.2f", seconds(clock.now - start))) s")
+        say("export (keyset batches): \(exported.count) users in "
+              + "\(String(format: "%.2f", seconds(clock.now - start))) s")
 
         let deepCursor = try await store.cursor(afterIndex: count * 9 / 10)
         let first = PageRequest(limit: pageSize)
@@ -54,7 +56,8 @@ func runPostgresSection(_ text: String, count: Int) async {
             _ = try await store.fetchPage(broad)
             broadTimes.append(microseconds(clock.now - start))
         }
-        say("page fetch, \(pageSize) users, median of \(fetches) (µs): first \(String(format: "%.0f", median(firstTimes)))"
+        say("page fetch, \(pageSize) users, median of \(fetches) (µs): "
+              + "first \(String(format: "%.0f", median(firstTimes)))"
               + ", deep (90%) \(String(format: "%.0f", median(deepTimes)))"
               + ", search \"ma\" first page \(String(format: "%.0f", median(searchTimes)))"
               + ", search \"son\" first page \(String(format: "%.0f", median(broadTimes)))")

@@ -27,7 +27,8 @@ func runStagedImportHistoryCost(directory: URL, base: Int, added: Int, updated: 
     }
     if let flag = CommandLine.arguments.firstIndex(of: "--postgres"), flag + 1 < CommandLine.arguments.count {
         do {
-            let postgres = try PostgresUserRepository(connection: try PGConnectionString(CommandLine.arguments[flag + 1]))
+            let postgres = try PostgresUserRepository(
+                connection: try PGConnectionString(CommandLine.arguments[flag + 1]))
             guard try await postgres.fetchPage(PageRequest(limit: 1)).users.isEmpty else {
                 say("  PostgreSQL skipped: the database is not empty (the bench needs a scratch database)")
                 return
@@ -61,7 +62,8 @@ private func compareStagedImports(_ label: String, _ store: some UserRepository,
             }
             let summary = try await staging.commitImport(token, by: recording ? author : nil)
             let elapsed = seconds(clock.now - start)
-            precondition(summary.written == entries.count, "\(label): the import wrote \(summary.written) of \(entries.count)")
+            precondition(summary.written == entries.count,
+                         "\(label): the import wrote \(summary.written) of \(entries.count)")
             if recording { with.append(elapsed) } else { without.append(elapsed) }
         }
     }

@@ -82,9 +82,10 @@ if CommandLine.arguments.contains("--postgres-only") {
 if CommandLine.arguments.contains("--chunked-only") {
     say("userlistd-bench-store --chunked-only: \(ProcessInfo.processInfo.activeProcessorCount) cores")
     let count = quick ? 100_000 : 1_000_000
-    let chunk = CommandLine.arguments.contains("--whole") ? count : CommandLine.arguments.firstIndex(of: "--chunk").flatMap { index in
+    let chunkFlag = CommandLine.arguments.firstIndex(of: "--chunk").flatMap { index in
         index + 1 < CommandLine.arguments.count ? Int(CommandLine.arguments[index + 1]) : nil
-    } ?? 1_000
+    }
+    let chunk = CommandLine.arguments.contains("--whole") ? count : chunkFlag ?? 1_000
     await runChunkedImport(directory: directory, count: count, chunk: max(1, chunk))
     finish(0)
 }
@@ -111,7 +112,8 @@ struct BenchStoreUsage: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-say("userlistd-bench-store\(quick ? " --quick" : ""): SQLite store, WAL, synchronous=FULL, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+say("userlistd-bench-store\(quick ? " --quick" : ""): SQLite store, WAL, synchronous=FULL, "
+    + "\(ProcessInfo.processInfo.activeProcessorCount) cores")
 say("")
 
 // MARK: import
@@ -120,7 +122,8 @@ say("")
 /// returned it was whole (the figures below are taken on whole indexes).
 func caughtUp(_ store: SQLiteUserRepository, importedAt: ContinuousClock.Instant) async {
     await store.searchIndexCaughtUp()
-    say("  search index caught up \(String(format: "%.2f", seconds(clock.now - importedAt))) s after the import returned")
+    say("  search index caught up \(String(format: "%.2f", seconds(clock.now - importedAt))) s "
+        + "after the import returned")
 }
 
 var stores: [Int: SQLiteUserRepository] = [:]
@@ -139,7 +142,8 @@ do {
     let bytes = fileSize(path) + fileSize(path + "-wal")
     say("import from memory: \(importCount) users in \(String(format: "%.2f", seconds(imported))) s"
           + " = \(Int(Double(importCount) / seconds(imported))) users/s"
-          + " (file \(fileSize(path) / 1_048_576) MiB + WAL \(fileSize(path + "-wal") / 1_048_576) MiB = \(bytes / importCount) bytes/user)")
+          + " (file \(fileSize(path) / 1_048_576) MiB + WAL \(fileSize(path + "-wal") / 1_048_576) MiB"
+          + " = \(bytes / importCount) bytes/user)")
     await caughtUp(store, importedAt: start + imported)
 
     let exportPath = directory.appendingPathComponent("export.json").path
@@ -168,7 +172,8 @@ do {
     _ = try await fromJSON.importJSON(json)
     let jsonImported = clock.now - start
     say("import from JSON:   \(jsonCount) users in \(String(format: "%.2f", seconds(jsonImported))) s"
-          + " = \(Int(Double(jsonCount) / seconds(jsonImported))) users/s (decode + validation + insert, \(json.count / 1_048_576) MiB)")
+          + " = \(Int(Double(jsonCount) / seconds(jsonImported))) users/s"
+          + " (decode + validation + insert, \(json.count / 1_048_576) MiB)")
     await caughtUp(fromJSON, importedAt: start + jsonImported)
     start = clock.now
     let again = try await fromJSON.importJSON(json)
@@ -237,7 +242,8 @@ for size in sizes {
         let f = median(firstTimes), d = median(deepTimes)
         say("\(pad(String(size), 9)) | \(pad(String(format: "%.0f", f), 10)) | \(pad(String(format: "%.0f", d), 15))"
               + " | \(pad(String(format: "%.2f", d / f), 10)) | \(pad(String(format: "%.0f", median(searchTimes)), 11))"
-              + " | \(pad(String(format: "%.0f", median(broadTimes)), 12)) | \(pad(String(format: "%.0f", median(narrowTimes)), 13))"
+              + " | \(pad(String(format: "%.0f", median(broadTimes)), 12))"
+              + " | \(pad(String(format: "%.0f", median(narrowTimes)), 13))"
               + " | \(narrowTerm): \(narrowCount.map(String.init) ?? "-")")
     } catch {
         fail(error)

@@ -21,6 +21,9 @@ final class BenchContext {
     var bulkBase: Int?
     /// `--event-loops N`: every daemon of the run gets it, to compare loop counts run by run.
     var eventLoops: Int?
+    /// `--readers R`: the fan-out section spreads its receiving sessions over R reader threads
+    /// (nil: 1, then one per core).
+    var readers: Int?
     private var daemonCount = 0
 
     init(quick: Bool, daemonBinary: String, binDirectory: String, directory: String) {
@@ -35,7 +38,8 @@ final class BenchContext {
     /// so one section's sessions never load the next section's measurements.
     /// A daemon on the shared store (1,000 sample users), or on `database` of its own: a section
     /// that fills its store (bulk) must not leave a million users to the sections after it.
-    func startDaemon(extraFlags: [String] = [], watchdogMicros: Int? = nil, database: String? = nil) throws(BenchError) -> DaemonProcess {
+    func startDaemon(extraFlags: [String] = [], watchdogMicros: Int? = nil,
+                     database: String? = nil) throws(BenchError) -> DaemonProcess {
         daemonCount += 1
         return try DaemonProcess(binary: daemonBinary, directory: directory, name: "d\(daemonCount)",
                                  database: database ?? self.database, sampleData: 1000,
@@ -49,14 +53,18 @@ final class BenchContext {
     func withDaemon(_ section: String, extraFlags: [String] = [], watchdogMicros: Int? = nil, database: String? = nil,
                     _ body: (DaemonProcess) throws(BenchError) -> Void) {
         let daemon: DaemonProcess
-        do throws(BenchError) { daemon = try startDaemon(extraFlags: extraFlags, watchdogMicros: watchdogMicros, database: database) } catch {
+        do throws(BenchError) {
+            daemon = try startDaemon(extraFlags: extraFlags, watchdogMicros: watchdogMicros, database: database)
+        } catch {
             report.failed(section, "daemon start", error)
             return
         }
         do throws(BenchError) { try body(daemon) } catch {
             report.failed(section, "run", error)
             let tail = daemon.logTail()
-            if !tail.isEmpty { report.note("\(section): daemon log tail: \(tail.replacingOccurrences(of: "\n", with: " / "))") }
+            if !tail.isEmpty {
+                report.note("\(section): daemon log tail: \(tail.replacingOccurrences(of: "\n", with: " / "))")
+            }
         }
         if let problem = daemon.stop() { report.note("\(section): \(problem)") }
     }
@@ -72,7 +80,9 @@ struct JSONValueBox {
     var hasMore: Bool { list?["has_more"]?.boolValue ?? false }
     var loading: String { list?["loading"]?.stringValue ?? "" }
     var firstUser: (id: String, name: String)? {
-        guard let user = users.first, let id = user["id"]?.stringValue, let name = user["name"]?.stringValue else { return nil }
+        guard let user = users.first, let id = user["id"]?.stringValue, let name = user["name"]?.stringValue else {
+            return nil
+        }
         return (id, name)
     }
 }

@@ -8,6 +8,7 @@ struct BenchError: Error, CustomStringConvertible {
     /// An error naming the failed call and errno.
     static func system(_ call: String, _ detail: String = "") -> BenchError {
         let code = errno
-        return BenchError("\(call)\(detail.isEmpty ? "" : " (\(detail))") failed: \(String(cString: strerror(code))) (errno \(code))")
+        let called = "\(call)\(detail.isEmpty ? "" : " (\(detail))")"
+        return BenchError("\(called) failed: \(String(cString: strerror(code))) (errno \(code))")
     }
 }

@@ -32,7 +32,9 @@ enum CommitFloor {
             let start = monotonicNanos()
             for _ in 0..<frames {
                 guard pwrite(fd, header, frameHeader, offset) == frameHeader,
-                      pwrite(fd, content, page, offset + off_t(frameHeader)) == page else { throw .system("pwrite \(path)") }
+                      pwrite(fd, content, page, offset + off_t(frameHeader)) == page else {
+                    throw .system("pwrite \(path)")
+                }
                 offset += off_t(frameHeader + page)
             }
             guard fdatasync(fd) == 0 else { throw .system("fdatasync \(path)") }

@@ -34,14 +34,44 @@ final class ConnectionSet {
     @discardableResult
     func add(_ fd: Int32) throws(BenchError) -> Int {
         Sockets.setNonBlocking(fd)
+        return try adopt(fd, FrameDecoder(maximumFrameSize: FrameLimits.serverToClient))
+    }
+
+    /// Takes a connection with the decoder that holds whatever part-frame it has read so far.
+    private func adopt(_ fd: Int32, _ decoder: FrameDecoder) throws(BenchError) -> Int {
         guard ulio_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, ULIO_EPOLLIN | ULIO_EPOLLRDHUP) == 0 else {
             throw .system("epoll_ctl")
         }
         let index = fds.count
         fds.append(fd)
-        decoders.append(FrameDecoder(maximumFrameSize: FrameLimits.serverToClient))
+        decoders.append(decoder)
         indexOfFD[fd] = index
         return index
+    }
+
+    /// Moves every connection (with its decoder) to `parts` new sets, dealt round-robin, so that
+    /// each can be read by a thread of its own; this set is left empty until `rejoin`.
+    func split(into parts: Int) throws(BenchError) -> [ConnectionSet] {
+        var sets: [ConnectionSet] = []
+        for _ in 0..<max(1, parts) { sets.append(try ConnectionSet()) }
+        let (movingFDs, movingDecoders) = (fds, decoders)
+        for fd in movingFDs { _ = ulio_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0) }
+        (fds, decoders, indexOfFD) = ([], [], [:])
+        for (index, fd) in movingFDs.enumerated() {
+            _ = try sets[index % sets.count].adopt(fd, movingDecoders[index])
+        }
+        return sets
+    }
+
+    /// Takes back the connections `split` dealt out, once nothing reads those sets any more.
+    func rejoin(_ parts: [ConnectionSet]) throws(BenchError) {
+        for part in parts {
+            let (movingFDs, movingDecoders) = (part.fds, part.decoders)
+            for fd in movingFDs { _ = ulio_epoll_ctl(part.epollFD, EPOLL_CTL_DEL, fd, 0) }
+            (part.fds, part.decoders, part.indexOfFD) = ([], [], [:])
+            closedCount += part.closedCount
+            for (index, fd) in movingFDs.enumerated() { _ = try adopt(fd, movingDecoders[index]) }
+        }
     }
 
     /// Waits up to `timeoutMillis` for readiness, then reads every ready socket dry.
@@ -99,7 +129,9 @@ final class ConnectionSet {
         var offset = 0
         let until = deadline(seconds: 10)
         while offset < frame.count {
-            let written = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, frame.count - offset, Int32(MSG_NOSIGNAL)) }
+            let written = frame.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + offset, frame.count - offset, Int32(MSG_NOSIGNAL))
+            }
             if written > 0 { offset += written; continue }
             if written < 0 && (errno == EAGAIN || errno == EINTR) {
                 if monotonicNanos() > until { throw BenchError("send timed out") }

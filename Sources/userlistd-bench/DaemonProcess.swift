@@ -59,10 +59,12 @@ final class DaemonProcess {
         while ready == nil {
             let count = buffer.withUnsafeMutableBytes { recv(notifyFD, $0.baseAddress, $0.count, 0) }
             let now = monotonicNanos()
-            if count > 0, String(decoding: buffer[0..<count], as: UTF8.self).split(separator: "\n").contains("READY=1") {
+            if count > 0,
+               String(decoding: buffer[0..<count], as: UTF8.self).split(separator: "\n").contains("READY=1") {
                 ready = now
             } else if !process.isRunning {
-                throw BenchError("userlistd exited with status \(process.terminationStatus) before READY=1; see \(logPath)")
+                throw BenchError("userlistd exited with status \(process.terminationStatus) before READY=1; "
+                                 + "see \(logPath)")
             } else if now >= until {
                 kill(process.processIdentifier, SIGKILL)
                 throw BenchError("userlistd sent no READY=1 within \(Int(timeout)) s; see \(logPath)")

@@ -8,7 +8,8 @@ import Glibc
 enum EchoBaseline {
     /// Round-trip samples for `rounds` exchanges of `requestSize` → `responseSize` byte frames
     /// (sizes include the 4-byte header).
-    static func run(socketPath: String, requestSize: Int, responseSize: Int, rounds: Int) throws(BenchError) -> Samples {
+    static func run(socketPath: String, requestSize: Int, responseSize: Int,
+                    rounds: Int) throws(BenchError) -> Samples {
         let listenFD = try Sockets.bind(socketPath, type: Int32(SOCK_STREAM.rawValue))
         defer { close(listenFD); unlink(socketPath) }
         let response = Sockets.rawFrame(bodySize: max(1, responseSize - 4))

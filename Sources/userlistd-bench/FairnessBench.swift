@@ -20,7 +20,8 @@ enum FairnessBench {
         let samples = context.quick ? 300 : 2000
         let floodSeconds = context.quick ? 6 : 20
         print("== fairness (\(samples) round trips alone and under each flood from uid nobody)")
-        context.withDaemon(section, extraFlags: ["--intents-per-second-per-uid", "2000", "--connections-per-second-per-uid", "500"]) { daemon throws(BenchError) in
+        let limits = ["--intents-per-second-per-uid", "2000", "--connections-per-second-per-uid", "500"]
+        context.withDaemon(section, extraFlags: limits) { daemon throws(BenchError) in
             // The flood runs as nobody: let it reach the socket.
             chmod(context.directory, 0o755)
             chmod(daemon.socketPath, 0o666)
@@ -34,17 +35,21 @@ enum FairnessBench {
             var floodSent: [String] = [], connectsMade: [String] = []
             for _ in 0..<rounds {
                 alone.append(contentsOf: try roundTrips(victim, count: samples / rounds))
-                let intentFlood = try Flood(context: context, mode: "intents", socket: daemon.socketPath, seconds: floodSeconds)
+                let intentFlood = try Flood(context: context, mode: "intents", socket: daemon.socketPath,
+                                            seconds: floodSeconds)
                 underIntents.append(contentsOf: try roundTrips(victim, count: samples / rounds))
                 floodSent.append(intentFlood.finish())
 
                 connectAlone.append(contentsOf: try connects(daemon.socketPath, count: connectCount))
-                let connectFlood = try Flood(context: context, mode: "connects", socket: daemon.socketPath, seconds: floodSeconds)
+                let connectFlood = try Flood(context: context, mode: "connects", socket: daemon.socketPath,
+                                             seconds: floodSeconds)
                 connectUnder.append(contentsOf: try connects(daemon.socketPath, count: connectCount))
                 underConnects.append(contentsOf: try roundTrips(victim, count: samples / rounds))
                 connectsMade.append(connectFlood.finish())
             }
-            report.note("fairness: \(rounds) rounds; intent floods from uid nobody: \(floodSent.joined(separator: "; ")); connect floods: \(connectsMade.joined(separator: "; "))")
+            report.note("fairness: \(rounds) rounds; intent floods from uid nobody: "
+                        + "\(floodSent.joined(separator: "; ")); "
+                        + "connect floods: \(connectsMade.joined(separator: "; "))")
             let ratio = Double(underIntents.p50) / Double(max(1, alone.p50))
             report.add(section, "other uid's round trip p50 under an intent flood",
                        value: formatNanos(underIntents.p50), baseline: formatNanos(alone.p50) + " alone",
@@ -160,7 +165,9 @@ enum FloodMode {
             }
         }
         for thread in threads { thread.join(timeout: seconds + 60) }
-        print("\(total.load(ordering: .relaxed)) \(mode) in \(fixed(Double(monotonicNanos() - started) / 1e9, 1)) s, \(failures.load(ordering: .relaxed)) failures")
+        let elapsed = fixed(Double(monotonicNanos() - started) / 1e9, 1)
+        let failed = failures.load(ordering: .relaxed)
+        print("\(total.load(ordering: .relaxed)) \(mode) in \(elapsed) s, \(failed) failures")
         exit(0)
     }
 }

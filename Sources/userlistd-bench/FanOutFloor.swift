@@ -28,11 +28,42 @@ enum FanOutFloor {
         for fd in readEnds { _ = ulio_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, ULIO_EPOLLIN) }
 
         let frame = Sockets.rawFrame(bodySize: max(1, frameSize - 4))
-        let roundDone = DispatchSemaphore(value: 0)
+        let round = RoundSignal()
+        let reader = startReader(epollFD: epollFD, readEnds: readEnds, frameBytes: frame.count, rounds: rounds,
+                                 round)
+        var samples = Samples()
+        var failure: BenchError?
+        for index in -1..<rounds {
+            let start = monotonicNanos()
+            for fd in writeEnds {
+                do throws(BenchError) { try Sockets.writeAll(fd, frame) } catch { failure = error }
+            }
+            guard round.done.wait(timeout: .now() + 15) == .success else {
+                failure = BenchError("fan-out floor: reader stuck")
+                break
+            }
+            let end = round.lastRead.load(ordering: .acquiring)
+            guard end > 0 else { failure = BenchError("fan-out floor: a receiver missed its frame"); break }
+            if index >= 0 { samples.append(end - start) }
+            sleepMillis(1)
+        }
+        reader.join(timeout: 15)
+        if let failure { throw failure }
+        return samples
+    }
+
+    /// A round's end, from the reader thread to the writer: when the last frame was read whole
+    /// (0: a socket missed it), then a signal.
+    final class RoundSignal: Sendable {
         let lastRead = Atomic<UInt64>(0)
-        let readerFDs = readEnds
-        let totalRounds = rounds
-        let reader = BenchThread(name: "fanout-floor-reader") {
+        let done = DispatchSemaphore(value: 0)
+    }
+
+    /// The reader thread: per round (one more for the warm-up), reads until every socket has
+    /// `frameBytes` (10 s at most), then tells `round`.
+    static func startReader(epollFD: Int32, readEnds readerFDs: [Int32], frameBytes: Int, rounds totalRounds: Int,
+                            _ round: RoundSignal) -> BenchThread {
+        BenchThread(name: "fanout-floor-reader") {
             var received = [Int](repeating: 0, count: 65536)
             var fds = [Int32](repeating: 0, count: 256)
             var events = [UInt32](repeating: 0, count: 256)
@@ -50,29 +81,13 @@ enum FanOutFloor {
                             guard count > 0 else { break }
                             let before = received[Int(fd)]
                             received[Int(fd)] += count
-                            if before < frame.count && received[Int(fd)] >= frame.count { complete += 1 }
+                            if before < frameBytes && received[Int(fd)] >= frameBytes { complete += 1 }
                         }
                     }
                 }
-                lastRead.store(complete == readerFDs.count ? monotonicNanos() : 0, ordering: .releasing)
-                roundDone.signal()
+                round.lastRead.store(complete == readerFDs.count ? monotonicNanos() : 0, ordering: .releasing)
+                round.done.signal()
             }
         }
-        var samples = Samples()
-        var failure: BenchError?
-        for round in -1..<rounds {
-            let start = monotonicNanos()
-            for fd in writeEnds {
-                do throws(BenchError) { try Sockets.writeAll(fd, frame) } catch { failure = error }
-            }
-            guard roundDone.wait(timeout: .now() + 15) == .success else { failure = BenchError("fan-out floor: reader stuck"); break }
-            let end = lastRead.load(ordering: .acquiring)
-            guard end > 0 else { failure = BenchError("fan-out floor: a receiver missed its frame"); break }
-            if round >= 0 { samples.append(end - start) }
-            sleepMillis(1)
-        }
-        reader.join(timeout: 15)
-        if let failure { throw failure }
-        return samples
     }
 }

@@ -12,7 +12,8 @@ enum IdleSessionsBench {
         context.withDaemon(section) { daemon throws(BenchError) in
             sleepMillis(300)
             guard let before = daemon.residentKiB() else { throw BenchError("cannot read the daemon's VmRSS") }
-            var held: ManySessions? = try ManySessions.open(socketPath: daemon.socketPath, count: count, keyPrefix: "idle")
+            var held: ManySessions? = try ManySessions.open(socketPath: daemon.socketPath, count: count,
+                                                            keyPrefix: "idle")
             sleepMillis(1000)
             while held!.connections.pump(timeoutMillis: 0, { _, _, _ in }) > 0 {}
             guard let after = daemon.residentKiB() else { throw BenchError("cannot read the daemon's VmRSS") }
@@ -30,19 +31,25 @@ enum IdleSessionsBench {
             var floorText = "–", ratioText = "–"
             do throws(BenchError) {
                 let floor = try AttachFloor.run(context, count: floorCount)
-                floorText = "raw accept+frame \(formatNanos(floor))\(floorCount < count ? " for \(grouped(floorCount)) conns" : "")"
+                let partial = floorCount < count
+                floorText = "raw accept+frame \(formatNanos(floor))"
+                    + (partial ? " for \(grouped(floorCount)) conns" : "")
                 let scaled = Double(floor) * Double(count) / Double(floorCount)
-                ratioText = fixed(Double(lastSnapshot - started) / max(1, scaled), 1) + "x" + (floorCount < count ? " (floor scaled)" : "")
+                ratioText = fixed(Double(lastSnapshot - started) / max(1, scaled), 1) + "x"
+                    + (partial ? " (floor scaled)" : "")
             } catch {
                 context.report.note("idle sessions: the raw attach floor failed: \(error)")
             }
             context.report.add(section, "attach \(grouped(count)): first hello → last snapshot",
                                value: formatNanos(lastSnapshot - started), baseline: floorText, ratio: ratioText)
-            context.report.add(section, "attach \(grouped(count)): first hello → last first page loaded (on_appear reply)",
+            context.report.add(section,
+                               "attach \(grouped(count)): first hello → last first page loaded (on_appear reply)",
                                value: formatNanos(lastLoaded - started))
             let perSession = Double(after - before) * 1024 / Double(count)
-            context.report.add(section, "daemon RSS per idle session (VmRSS \(grouped(before)) → \(grouped(after)) KiB, \(grouped(descriptors)) fds open)",
-                               value: "\(fixed(perSession / 1024, 1)) KiB", target: "≤ 16 KiB", met: perSession <= 16 * 1024)
+            let memory = "VmRSS \(grouped(before)) → \(grouped(after)) KiB"
+            context.report.add(section, "daemon RSS per idle session (\(memory), \(grouped(descriptors)) fds open)",
+                               value: "\(fixed(perSession / 1024, 1)) KiB", target: "≤ 16 KiB",
+                               met: perSession <= 16 * 1024)
         }
     }
 }
@@ -66,7 +73,8 @@ enum AttachFloor {
                 accepted.append(fd)
                 Sockets.setReceiveTimeout(fd, seconds: 5)
                 guard header.withUnsafeMutableBytes({ Sockets.readExactly(fd, $0.baseAddress!, 4) }) else { continue }
-                let length = min(body.count, Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3]))
+                let length = min(body.count,
+                                 Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3]))
                 _ = body.withUnsafeMutableBytes { Sockets.readExactly(fd, $0.baseAddress!, length) }
                 _ = try? Sockets.writeAll(fd, answer)
             }

@@ -18,7 +18,8 @@ enum JournalBench {
         let samples = context.quick ? 300 : 2000
         let typists = context.quick ? 50 : 200
         let seconds = context.quick ? 5 : 15
-        print("== journal cost (round trip \(samples) samples, \(typists) sessions typing 10/s for \(seconds) s; off vs on)")
+        print("== journal cost (round trip \(samples) samples, \(typists) sessions typing 10/s for \(seconds) s; "
+              + "off vs on)")
         // Off, on, on, off (ABBA): on a shared machine whose load drifts during the run, each
         // side gets an early and a late turn, and the two turns' samples are pooled.
         var roundTrip = [Samples(), Samples()]
@@ -68,7 +69,8 @@ enum JournalBench {
         var latencies = Samples()
         for index in 0..<samples {
             let start = monotonicNanos()
-            try client.awaitReply(client.intent("detail", "set_draft_name", ["name": .string("Journal Bench \(index)")]).id)
+            try client.awaitReply(client.intent("detail", "set_draft_name",
+                                                ["name": .string("Journal Bench \(index)")]).id)
             latencies.append(monotonicNanos() - start)
         }
         return latencies
@@ -77,41 +79,16 @@ enum JournalBench {
     /// `sessions` sessions, each on its own user's detail screen, each sending a new draft every
     /// 100 ms for `seconds`; intent → reply for every draft.
     static func typingLoad(_ daemon: DaemonProcess, sessions: Int, seconds: Int) throws(BenchError) -> Samples {
-        let lister = try WireConnection.connect(daemon.socketPath)
-        lister.trackDocument = true
-        try lister.attach(sessionKey: "journal-lister")
-        try RoundTripBench.loadAllRows(lister)
-        let ids = JSONValueBox(value: lister.document).users.compactMap { $0["id"]?.stringValue }
-        guard ids.count >= sessions else { throw BenchError("only \(ids.count) users for \(sessions) typists") }
-
-        let many = try ManySessions.open(socketPath: daemon.socketPath, count: sessions, keyPrefix: "journal-typist")
-        let set = many.connections
-        let encoder = FrameEncoder(maximumFrameSize: FrameLimits.clientToServer)
-        func send(_ index: Int, _ id: Int, _ screen: String, _ action: String, _ args: [String: JSONValue]) throws(BenchError) {
-            let frame: [UInt8]
-            do throws(FrameError) {
-                frame = try encoder.encode(ClientMessage.intent(.init(id: id, screen: screen, action: action, args: args)))
-            } catch { throw BenchError("encode: \(error)") }
-            try set.send(index, frame)
-        }
-        // Every session opens its own user (intent id 2).
-        var opened = 0
-        for index in 0..<sessions { try send(index, 2, "session", "open_user", ["id": .string(ids[index])]) }
-        let openUntil = deadline(seconds: 60)
-        while opened < sessions && monotonicNanos() < openUntil {
-            set.pump(timeoutMillis: 50) { _, frame, _ in
-                if frameType(frame) == "reply", case .reply(let reply)? = try? ServerMessage(frame: frame), reply.id == 2 { opened += 1 }
-            }
-        }
-        guard opened == sessions else { throw BenchError("only \(opened) of \(sessions) typists opened their user") }
-
+        let set = try openTypists(daemon, sessions: sessions)
         // Typing: intent ids from 3 up, one round every 100 ms.
         var sentAt = [[UInt64]](repeating: [], count: sessions)
         var latencies = Samples()
         let rounds = seconds * 10
         let start = monotonicNanos()
         let collect = { (index: Int, frame: [UInt8], at: UInt64) in
-            guard frameType(frame) == "reply", case .reply(let reply)? = try? ServerMessage(frame: frame) else { return }
+            guard frameType(frame) == "reply", case .reply(let reply)? = try? ServerMessage(frame: frame) else {
+                return
+            }
             let round = reply.id - 3
             guard round >= 0, round < sentAt[index].count else { return }
             latencies.append(at - sentAt[index][round])
@@ -121,7 +98,8 @@ enum JournalBench {
             while monotonicNanos() < tick { set.pump(timeoutMillis: 1, collect) }
             for index in 0..<sessions {
                 sentAt[index].append(monotonicNanos())
-                try send(index, 3 + round, "detail", "set_draft_name", ["name": .string("Typist \(index) draft \(round)")])
+                try sendIntent(set, index, 3 + round, "detail", "set_draft_name",
+                               ["name": .string("Typist \(index) draft \(round)")])
             }
         }
         let until = deadline(seconds: 30)
@@ -130,5 +108,43 @@ enum JournalBench {
             throw BenchError("typing: only \(latencies.count) of \(rounds * sessions) drafts were answered")
         }
         return latencies
+    }
+
+    /// `sessions` sessions, each with its own user open (intent id 2) on its detail screen.
+    static func openTypists(_ daemon: DaemonProcess, sessions: Int) throws(BenchError) -> ConnectionSet {
+        let lister = try WireConnection.connect(daemon.socketPath)
+        lister.trackDocument = true
+        try lister.attach(sessionKey: "journal-lister")
+        try RoundTripBench.loadAllRows(lister)
+        let ids = JSONValueBox(value: lister.document).users.compactMap { $0["id"]?.stringValue }
+        guard ids.count >= sessions else { throw BenchError("only \(ids.count) users for \(sessions) typists") }
+
+        let many = try ManySessions.open(socketPath: daemon.socketPath, count: sessions, keyPrefix: "journal-typist")
+        let set = many.connections
+        var opened = 0
+        for index in 0..<sessions { try sendIntent(set, index, 2, "session", "open_user", ["id": .string(ids[index])]) }
+        let openUntil = deadline(seconds: 60)
+        while opened < sessions && monotonicNanos() < openUntil {
+            set.pump(timeoutMillis: 50) { _, frame, _ in
+                guard frameType(frame) == "reply", case .reply(let reply)? = try? ServerMessage(frame: frame) else {
+                    return
+                }
+                if reply.id == 2 { opened += 1 }
+            }
+        }
+        guard opened == sessions else { throw BenchError("only \(opened) of \(sessions) typists opened their user") }
+        return set
+    }
+
+    static let encoder = FrameEncoder(maximumFrameSize: FrameLimits.clientToServer)
+
+    /// An intent on session `index`'s connection.
+    static func sendIntent(_ set: ConnectionSet, _ index: Int, _ id: Int, _ screen: String, _ action: String,
+                           _ args: [String: JSONValue]) throws(BenchError) {
+        let frame: [UInt8]
+        do throws(FrameError) {
+            frame = try encoder.encode(ClientMessage.intent(.init(id: id, screen: screen, action: action, args: args)))
+        } catch { throw BenchError("encode: \(error)") }
+        try set.send(index, frame)
     }
 }

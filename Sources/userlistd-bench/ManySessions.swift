@@ -10,7 +10,8 @@ struct ManySessions {
     let lastSnapshot: UInt64
     let lastLoaded: UInt64
 
-    static func open(socketPath: String, count: Int, keyPrefix: String, seconds: Double = 120) throws(BenchError) -> ManySessions {
+    static func open(socketPath: String, count: Int, keyPrefix: String,
+                     seconds: Double = 120) throws(BenchError) -> ManySessions {
         let encoder = FrameEncoder(maximumFrameSize: FrameLimits.clientToServer)
         let set = try ConnectionSet()
         var snapshots = [Bool](repeating: false, count: count)
@@ -40,28 +41,39 @@ struct ManySessions {
             do throws(BenchError) { fd = try Sockets.connect(socketPath) } catch {
                 throw BenchError("connection \(index + 1) of \(count): \(error)")
             }
-            var frames: [UInt8] = []
-            do throws(FrameError) {
-                try encoder.encode(ClientMessage.hello(.init(protocolVersions: ProtocolVersion.supported,
-                    client: PeerInfo(name: "userlistd-bench", build: "1"), sessionKey: "\(keyPrefix)-\(index)")), into: &frames)
-                try encoder.encode(ClientMessage.intent(.init(id: 1, screen: "list", action: "on_appear")), into: &frames)
-            } catch { throw BenchError("encode: \(error)") }
+            let frames = try attachFrames(encoder, sessionKey: "\(keyPrefix)-\(index)")
             Sockets.setSendTimeout(fd, seconds: 10)
             try Sockets.writeAll(fd, frames)
             try set.add(fd)
             if index % 32 == 31 { while set.pump(timeoutMillis: 0, onFrame) > 0 {} }
             if let refusal { throw BenchError("the daemon refused session \(index + 1): \(refusal)") }
-            if monotonicNanos() > until { throw BenchError("opened only \(index + 1) of \(count) connections in \(Int(seconds)) s") }
+            if monotonicNanos() > until {
+                throw BenchError("opened only \(index + 1) of \(count) connections in \(Int(seconds)) s")
+            }
         }
         while (snapshotCount < count || loadedCount < count) && monotonicNanos() < until {
             set.pump(timeoutMillis: 100, onFrame)
             if let refusal { throw BenchError("the daemon refused a session: \(refusal)") }
-            if set.closedCount > 0 { throw BenchError("the daemon closed \(set.closedCount) of \(count) connections while attaching") }
+            if set.closedCount > 0 {
+                throw BenchError("the daemon closed \(set.closedCount) of \(count) connections while attaching")
+            }
         }
         guard snapshotCount == count && loadedCount == count else {
-            throw BenchError("after \(Int(seconds)) s only \(snapshotCount) of \(count) snapshots and \(loadedCount) loads had arrived")
+            throw BenchError("after \(Int(seconds)) s only \(snapshotCount) of \(count) snapshots and \(loadedCount) "
+                             + "loads had arrived")
         }
         return ManySessions(connections: set, started: started, lastSnapshot: lastSnapshot, lastLoaded: lastLoaded)
+    }
+
+    /// A session's hello and its list's `on_appear`, sent together.
+    static func attachFrames(_ encoder: FrameEncoder, sessionKey: String) throws(BenchError) -> [UInt8] {
+        var frames: [UInt8] = []
+        do throws(FrameError) {
+            try encoder.encode(ClientMessage.hello(.init(protocolVersions: ProtocolVersion.supported,
+                client: PeerInfo(name: "userlistd-bench", build: "1"), sessionKey: sessionKey)), into: &frames)
+            try encoder.encode(ClientMessage.intent(.init(id: 1, screen: "list", action: "on_appear")), into: &frames)
+        } catch { throw BenchError("encode: \(error)") }
+        return frames
     }
 }
 

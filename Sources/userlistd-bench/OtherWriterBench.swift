@@ -11,11 +11,13 @@ enum OtherWriterBench {
         context.withDaemon(section) { watching throws(BenchError) in
             let writing = try context.startDaemon()
             defer { if let problem = writing.stop() { context.report.note("\(section): \(problem)") } }
-            let other = try FanOutBench.measure(writing, receivers: 1, rounds: rounds, tag: "owcross", observers: watching).0
-            let same = try FanOutBench.measure(writing, receivers: 1, rounds: rounds, tag: "owsingle").0
-            context.report.latency(section, "save through daemon B → patch on a session of daemon A (another process's commit)",
-                                   other, baseline: same)
-            context.report.note("other writer: the baseline column is the same save → patch on a session of daemon B itself")
+            let other = try FanOutBench.measure(writing, receivers: 1, rounds: rounds, tag: "owcross",
+                                                observers: watching)[0].samples
+            let same = try FanOutBench.measure(writing, receivers: 1, rounds: rounds, tag: "owsingle")[0].samples
+            context.report.latency(section, "save through daemon B → patch on a session of daemon A "
+                                   + "(another process's commit)", other, baseline: same)
+            context.report.note("other writer: the baseline column is the same save → patch on a session "
+                                + "of daemon B itself")
         }
     }
 }

@@ -17,7 +17,7 @@ enum PostgresPropagationBench {
         }
         var sqlite: Samples?
         context.withDaemon(section) { daemon throws(BenchError) in
-            sqlite = try FanOutBench.measure(daemon, receivers: 1, rounds: rounds, tag: "sqsingle").0
+            sqlite = try FanOutBench.measure(daemon, receivers: 1, rounds: rounds, tag: "sqsingle")[0].samples
         }
         let a: DaemonProcess, b: DaemonProcess
         do throws(BenchError) {
@@ -37,13 +37,17 @@ enum PostgresPropagationBench {
         }
         defer { if let problem = b.stop() { context.report.note("store: daemon B: \(problem)") } }
         do throws(BenchError) {
-            let single = try FanOutBench.measure(a, receivers: 1, rounds: rounds, tag: "pgsingle").0
-            let cross = try FanOutBench.measure(a, receivers: 1, rounds: rounds, tag: "pgcross", observers: b).0
+            let single = try FanOutBench.measure(a, receivers: 1, rounds: rounds, tag: "pgsingle")[0].samples
+            let cross = try FanOutBench.measure(a, receivers: 1, rounds: rounds, tag: "pgcross",
+                                                observers: b)[0].samples
             if let sqlite {
-                context.report.latency(section, "SQLite, one daemon: save → patch on another session", sqlite, baseline: nil)
+                context.report.latency(section, "SQLite, one daemon: save → patch on another session", sqlite,
+                                       baseline: nil)
             }
-            context.report.latency(section, "PostgreSQL, one daemon: save → patch on another session of A, vs SQLite", single, baseline: sqlite)
-            context.report.latency(section, "PostgreSQL, daemon A save → patch on a session of daemon B, vs one daemon", cross, baseline: single)
+            context.report.latency(section, "PostgreSQL, one daemon: save → patch on another session of A, vs SQLite",
+                                   single, baseline: sqlite)
+            context.report.latency(section, "PostgreSQL, daemon A save → patch on a session of daemon B, "
+                                   + "vs one daemon", cross, baseline: single)
         } catch {
             context.report.failed(section, "propagation", error)
         }

@@ -18,7 +18,8 @@ final class Report {
         let verdict = met.map { $0 ? "met" : "**MISSED**" } ?? "–"
         rows.append(Row(section: section, metric: metric, value: value, baseline: baseline, ratio: ratio,
                         target: target, verdict: verdict))
-        print("  \(metric): \(value)\(baseline == "–" ? "" : "  (baseline \(baseline), \(ratio))")\(target == "–" ? "" : "  target \(target): \(verdict)")")
+        let against = baseline == "–" ? "" : "  (baseline \(baseline), \(ratio))"
+        print("  \(metric): \(value)\(against)\(target == "–" ? "" : "  target \(target): \(verdict)")")
     }
 
     /// A latency pair (p50 and p99) against a raw baseline pair.
@@ -33,7 +34,8 @@ final class Report {
             let ratio = base.map { $0 > 0 ? Double(value) / Double($0) : 0 }
             if label == "p50", let limit = p50Ratio, let allowance = p50Allowance, let base {
                 let budget = UInt64(limit * Double(base)) + allowance.nanos
-                target = "≤ \(fixed(limit, 1))x raw + \(allowance.what) \(formatNanos(allowance.nanos)) = \(formatNanos(budget))"
+                target = "≤ \(fixed(limit, 1))x raw + \(allowance.what) \(formatNanos(allowance.nanos)) "
+                    + "= \(formatNanos(budget))"
                 met = value <= budget
             } else if label == "p50", let limit = p50Ratio, let ratio {
                 target = "≤ \(fixed(limit, 1))x raw"
@@ -68,7 +70,8 @@ final class Report {
         var lines = ["| section | figure | value | baseline (same run) | ratio | target | |",
                      "|---|---|---|---|---|---|---|"]
         for row in rows {
-            lines.append("| \(row.section) | \(row.metric) | \(row.value) | \(row.baseline) | \(row.ratio) | \(row.target) | \(row.verdict) |")
+            let cells = [row.section, row.metric, row.value, row.baseline, row.ratio, row.target, row.verdict]
+            lines.append("| " + cells.joined(separator: " | ") + " |")
         }
         if !notes.isEmpty {
             lines.append("")

@@ -21,7 +21,10 @@ enum Sockets {
     static func connect(_ path: String, type: Int32 = Int32(SOCK_STREAM.rawValue)) throws(BenchError) -> Int32 {
         let fd = socket(AF_UNIX, type | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .system("socket") }
-        guard case (var address, let length)? = address(path) else { close(fd); throw BenchError("socket path too long: \(path)") }
+        guard case (var address, let length)? = address(path) else {
+            close(fd)
+            throw BenchError("socket path too long: \(path)")
+        }
         let rc = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, length) }
         }
@@ -38,7 +41,10 @@ enum Sockets {
         unlink(path)
         let fd = socket(AF_UNIX, type | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .system("socket") }
-        guard case (var address, let length)? = address(path) else { close(fd); throw BenchError("socket path too long: \(path)") }
+        guard case (var address, let length)? = address(path) else {
+            close(fd)
+            throw BenchError("socket path too long: \(path)")
+        }
         let rc = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, length) }
         }

@@ -24,7 +24,8 @@ enum StartupBench {
             return
         }
         context.report.add(section, "spawn → READY=1, median of \(rounds) (store already filled)",
-                           value: formatNanos(ready.median), baseline: "/bin/true spawn → exit \(formatNanos(trueRuns.median))",
+                           value: formatNanos(ready.median),
+                           baseline: "/bin/true spawn → exit \(formatNanos(trueRuns.median))",
                            ratio: fixed(Double(ready.median) / Double(max(1, trueRuns.median)), 1) + "x",
                            target: "≤ 20 ms", met: ready.median <= 20_000_000)
     }

@@ -38,7 +38,8 @@ enum StoreBench {
         if let server {
             do {
                 let database = try server.makeDatabase()
-                process.arguments! += ["--postgres", server.conninfo(database), "--postgres-users", String(context.postgresUsers)]
+                process.arguments! += ["--postgres", server.conninfo(database),
+                                       "--postgres-users", String(context.postgresUsers)]
                 if context.postgresOnly {
                     process.arguments!.append("--postgres-only")
                     label = "userlistd-bench-store --postgres-only"
@@ -66,7 +67,8 @@ enum StoreBench {
         let text = collected.finish()
         print(text)
         context.report.add("store", label,
-                           value: "exit \(process.isRunning ? -1 : process.terminationStatus); its output follows the table")
+                           value: "exit \(process.isRunning ? -1 : process.terminationStatus); "
+                               + "its output follows the table")
         context.report.note("store bench output:\n\n```\n\(text.trimmingCharacters(in: .whitespacesAndNewlines))\n```")
     }
 }

@@ -15,6 +15,21 @@ enum SustainedBench {
         init(_ connection: WireConnection) { self.connection = connection }
     }
 
+    /// What the reader gathers: every patch's latency, and per rename when its first and its last
+    /// session's patch was read.
+    struct Reads {
+        var latencies = Samples()
+        var delivered = 0
+        var lastReceipt: UInt64 = 0
+        var firstRead: [UInt64]
+        var lastRead: [UInt64]
+
+        init(renames: Int) {
+            firstRead = [UInt64](repeating: .max, count: renames)
+            lastRead = [UInt64](repeating: 0, count: renames)
+        }
+    }
+
     /// `extraFlags` and `label` let the journal section run it again with the journal off.
     /// Returns the latencies measured (nil when the run failed).
     @discardableResult
@@ -23,92 +38,82 @@ enum SustainedBench {
         let section = Self.section + label
         let sessions = requested ?? (context.quick ? 100 : 1000)
         let seconds = context.quick ? 5 : 30
-        let renames = seconds * perSecond
-        let interval = UInt64(1_000_000_000 / perSecond)
         var measured: Samples?
         print("== \(section) (\(sessions) sessions, \(perSecond) renames/s for \(seconds) s)")
         context.withDaemon(section, extraFlags: extraFlags) { daemon throws(BenchError) in
             let writer = try openWriter(daemon, key: "sustained-writer")
             let many = try ManySessions.open(socketPath: daemon.socketPath, count: sessions, keyPrefix: "sustained")
             let set = many.connections
-
-            let sentAt = Mutex([UInt64](repeating: 0, count: renames))
-            let finished = Atomic<Bool>(false)
-            let failure = Mutex<String?>(nil)
-            let sent = Atomic<Int>(0)
-            let box = WriterBox(writer)
-            let start = monotonicNanos()
-            let thread = BenchThread(name: "sustained-writer") {
-                defer { finished.store(true, ordering: .releasing) }
-                let client = box.connection
-                do throws(BenchError) {
-                    for k in 0..<renames {
-                        let tick = start + UInt64(k) * interval
-                        let now = monotonicNanos()
-                        if tick > now { usleep(UInt32((tick - now) / 1000)) }
-                        try client.awaitReply(client.intent("detail", "set_draft_name", ["name": .string("Aaaa Bench s\(k)")]).id, seconds: 30)
-                        sentAt.withLock { $0[k] = monotonicNanos() }
-                        try client.awaitReply(client.intent("detail", "save").id, seconds: 30)
-                        sent.add(1, ordering: .relaxed)
-                    }
-                } catch {
-                    failure.withLock { $0 = "writer: \(error)" }
-                }
-            }
-            var latencies = Samples()
-            var delivered = 0
-            var lastReceipt: UInt64 = 0
-            // Per rename: when its first and its last session's patch was read.
-            var firstRead = [UInt64](repeating: .max, count: renames)
-            var lastRead = [UInt64](repeating: 0, count: renames)
-            let marker = Array("Aaaa Bench s".utf8)
-            var graceUntil: UInt64 = .max
-            let hardStop = deadline(seconds: Double(seconds) + 90)
-            while monotonicNanos() < min(graceUntil, hardStop) {
-                set.pump(timeoutMillis: 50) { _, frame, at in
-                    guard frameType(frame) == "patch", let k = renameNumber(frame, after: marker), k < renames else { return }
-                    let sent = sentAt.withLock { $0[k] }
-                    guard sent > 0, at >= sent else { return }
-                    latencies.append(at - sent)
-                    firstRead[k] = min(firstRead[k], at)
-                    lastRead[k] = max(lastRead[k], at)
-                    delivered += 1
-                    lastReceipt = max(lastReceipt, at)
-                }
-                if graceUntil == .max && finished.load(ordering: .acquiring) { graceUntil = deadline(seconds: 2) }
-            }
+            let pacer = PacedWriter(renames: seconds * perSecond, interval: UInt64(1_000_000_000 / perSecond))
+            let thread = pacer.run(WriterBox(writer), name: "sustained-writer", prefix: "Aaaa Bench s")
+            let reads = readPatches(set, pacer, seconds: Double(seconds) + 90)
             thread.join(timeout: 10)
-            if let problem = failure.withLock({ $0 }) { throw BenchError(problem) }
-            let completed = sent.load(ordering: .relaxed)
-            if completed < renames {
-                context.report.note("sustained: the writer completed only \(completed) of \(renames) renames on the 10/s schedule")
+            if let problem = pacer.failureMessage { throw BenchError(problem) }
+            reportDelivery(context, section, reads, pacer, sessions: sessions, perSecond: perSecond, seconds: seconds)
+            reportBreakdown(context, section, reads, pacer, shape: "\(grouped(sessions)) × \(perSecond)/s")
+            if set.closedCount > 0 {
+                context.report.note("sustained: the daemon closed \(set.closedCount) session connections")
             }
-            let expected = completed * sessions
-            let elapsed = Double(max(1, lastReceipt - start)) / 1e9
-            context.report.add(section, "\(grouped(sessions)) sessions × \(perSecond) renames/s, \(seconds) s: patches delivered",
-                               value: "\(grouped(delivered)) of \(grouped(expected)) (\(grouped(Int(Double(delivered) / elapsed)))/s)",
-                               target: "all, \(grouped(sessions * perSecond))/s", met: delivered == expected)
-            // The issue's target is for 1,000 sessions × 10/s; other shapes are reported.
-            let targeted = sessions == 1000 && perSecond == 10
-            context.report.latency(section, "\(grouped(sessions)) × \(perSecond)/s: save sent → each session's patch", latencies,
-                                   baseline: nil, p99Limit: targeted ? 10_000_000 : nil)
-            // Where a patch's time goes: the commit and the hops to the first session read, then
-            // the fan-out to the last (each rename once).
-            let sends = sentAt.withLock { $0 }
-            var toFirst = Samples()
-            var spread = Samples()
-            for k in 0..<renames where sends[k] > 0 && lastRead[k] > 0 {
-                toFirst.append(firstRead[k] - sends[k])
-                spread.append(lastRead[k] - firstRead[k])
-            }
-            context.report.latency(section, "\(grouped(sessions)) × \(perSecond)/s: save sent → the first session's patch (commit), per rename",
-                                   toFirst, baseline: nil)
-            context.report.latency(section, "\(grouped(sessions)) × \(perSecond)/s: first → last session's patch (fan-out), per rename",
-                                   spread, baseline: nil)
-            if set.closedCount > 0 { context.report.note("sustained: the daemon closed \(set.closedCount) session connections") }
-            measured = latencies
+            measured = reads.latencies
         }
         return measured
+    }
+
+    /// Every rename's patch on every session, while the writer runs and two seconds after.
+    static func readPatches(_ set: ConnectionSet, _ pacer: PacedWriter, seconds: Double) -> Reads {
+        let renames = pacer.renames
+        var reads = Reads(renames: renames)
+        let marker = Array("Aaaa Bench s".utf8)
+        pacer.readUntilFinished(set, seconds: seconds) { _, frame, at in
+            guard frameType(frame) == "patch", let k = renameNumber(frame, after: marker), k < renames else { return }
+            let sent = pacer.sent(k)
+            guard sent > 0, at >= sent else { return }
+            reads.latencies.append(at - sent)
+            reads.firstRead[k] = min(reads.firstRead[k], at)
+            reads.lastRead[k] = max(reads.lastRead[k], at)
+            reads.delivered += 1
+            reads.lastReceipt = max(reads.lastReceipt, at)
+        }
+        return reads
+    }
+
+    /// Patches delivered against those due, and save sent → each session's patch.
+    static func reportDelivery(_ context: BenchContext, _ section: String, _ reads: Reads, _ pacer: PacedWriter,
+                               sessions: Int, perSecond: Int, seconds: Int) {
+        let completed = pacer.completed
+        if completed < pacer.renames {
+            context.report.note("sustained: the writer completed only \(completed) of \(pacer.renames) renames "
+                                + "on the 10/s schedule")
+        }
+        let expected = completed * sessions
+        let delivered = reads.delivered
+        let elapsed = Double(max(1, reads.lastReceipt - pacer.start)) / 1e9
+        context.report.add(section,
+                           "\(grouped(sessions)) sessions × \(perSecond) renames/s, \(seconds) s: patches delivered",
+                           value: "\(grouped(delivered)) of \(grouped(expected)) "
+                               + "(\(grouped(Int(Double(delivered) / elapsed)))/s)",
+                           target: "all, \(grouped(sessions * perSecond))/s", met: delivered == expected)
+        // The issue's target is for 1,000 sessions × 10/s; other shapes are reported.
+        let targeted = sessions == 1000 && perSecond == 10
+        context.report.latency(section, "\(grouped(sessions)) × \(perSecond)/s: save sent → each session's patch",
+                               reads.latencies, baseline: nil, p99Limit: targeted ? 10_000_000 : nil)
+    }
+
+    /// Where a patch's time goes: the commit and the hops to the first session read, then the
+    /// fan-out to the last (each rename once).
+    static func reportBreakdown(_ context: BenchContext, _ section: String, _ reads: Reads, _ pacer: PacedWriter,
+                                shape: String) {
+        let sends = pacer.sends
+        var toFirst = Samples()
+        var spread = Samples()
+        for k in 0..<pacer.renames where sends[k] > 0 && reads.lastRead[k] > 0 {
+            toFirst.append(reads.firstRead[k] - sends[k])
+            spread.append(reads.lastRead[k] - reads.firstRead[k])
+        }
+        context.report.latency(section, "\(shape): save sent → the first session's patch (commit), per rename",
+                               toFirst, baseline: nil)
+        context.report.latency(section, "\(shape): first → last session's patch (fan-out), per rename",
+                               spread, baseline: nil)
     }
 
     /// The k in `...Aaaa Bench s<k>"` inside a frame.

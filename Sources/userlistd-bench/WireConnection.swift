@@ -52,7 +52,8 @@ final class WireConnection {
     /// `sentAt` is when its bytes were handed to the socket, after encoding: a round trip timed
     /// from there leaves out the bench client's own JSON work, as it does on the way back (each
     /// frame's time is the `recv` that completed it) and as the raw ping-pong baseline does.
-    func intent(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil) throws(BenchError) -> (id: Int, bytes: Int, sentAt: UInt64) {
+    func intent(_ screen: String, _ action: String,
+                _ args: [String: JSONValue]? = nil) throws(BenchError) -> (id: Int, bytes: Int, sentAt: UInt64) {
         let id = nextIntentID
         nextIntentID += 1
         let bytes = try send(.intent(.init(id: id, screen: screen, action: action, args: args)))
@@ -137,7 +138,9 @@ final class WireConnection {
         while true {
             let (message, bytes, _) = try readMessage(until: until)
             if case .snapshot = message { return bytes }
-            if case .error(let error) = message { throw BenchError("attach refused: \(error.code.rawValue): \(error.message)") }
+            if case .error(let error) = message {
+                throw BenchError("attach refused: \(error.code.rawValue): \(error.message)")
+            }
         }
     }
 

@@ -12,7 +12,7 @@ if arguments.first == "--flood", arguments.count == 4 {
 if arguments.contains("-h") || arguments.contains("--help") {
     print("""
         usage: userlistd-bench [--quick] [--only SECTION,...] [--pg-users N] [--pg-only] [--sqlite-only]
-                               [--bulk-users N] [--bulk-base N] [--event-loops N]
+                               [--bulk-users N] [--bulk-base N] [--event-loops N] [--readers R]
           sections: roundtrip, fanout, otherwriter, sustained, idle, startup, fairness, store, bulk, journal, restart
           --pg-users N    users in the store section's PostgreSQL figures (default 100000; 1000000 for the issue's size)
           --pg-only       the store and bulk sections measure PostgreSQL alone (skip SQLite)
@@ -20,6 +20,9 @@ if arguments.contains("-h") || arguments.contains("--help") {
           --bulk-users N  users the bulk section imports (default 1000000; 100000 quick)
           --bulk-base N   users the bulk section's store holds before the import (default 1000)
           --event-loops N every daemon runs N event loops (default: the daemon's, one per core)
+          --readers R     the fan-out section reads its receiving sessions on R threads, each its own
+                          share (as separate clients would); default: 1 (compared with the floor and
+                          Redis, as before), then again on the same sessions with one per core
         """)
     exit(0)
 }
@@ -68,12 +71,18 @@ func number(after flag: String) -> Int? {
 context.bulkUsers = number(after: "--bulk-users")
 context.bulkBase = number(after: "--bulk-base")
 context.eventLoops = number(after: "--event-loops")
+context.readers = number(after: "--readers")
+if arguments.contains("--readers") && (context.readers ?? 0) < 1 {
+    print("userlistd-bench: --readers needs a number of threads, 1 or more")
+    exit(2)
+}
 let started = monotonicNanos()
 
 var uts = utsname()
 uname(&uts)
 let kernel = withUnsafeBytes(of: &uts.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-print("userlistd-bench \(quick ? "--quick" : "(full)"): \(sysconfCores()) cores, Linux \(kernel), RLIMIT_NOFILE \(softBefore) → \(limit.rlim_cur)")
+print("userlistd-bench \(quick ? "--quick" : "(full)"): \(sysconfCores()) cores, Linux \(kernel), "
+      + "RLIMIT_NOFILE \(softBefore) → \(limit.rlim_cur)")
 print("daemon: \(daemonBinary); temp dir \(directory)")
 
 @MainActor func wanted(_ name: String) -> Bool { only.map { $0.contains(name) } ?? true }

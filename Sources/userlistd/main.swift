@@ -79,7 +79,8 @@ case .run(let config):
 /// `upstream`, the REST service with the SQLite file as its cache; or, when `database` is a
 /// PostgreSQL URI or conninfo, the database several daemons share.
 /// `--sample-data N`: fills an empty store (either kind) with N generated users.
-func fillWithSampleData(_ repository: some UserRepository, _ config: DaemonConfig, logger: Logger) async throws(UserError) {
+func fillWithSampleData(_ repository: some UserRepository, _ config: DaemonConfig,
+                        logger: Logger) async throws(UserError) {
     guard config.sampleData > 0, try await repository.fetchPage(PageRequest(limit: 1)).users.isEmpty else { return }
     let imported = try await repository.importUsers(SampleUsers.generate(count: config.sampleData))
     logger.info("Filled the empty store with \(imported) sample users")
@@ -89,51 +90,68 @@ func fillWithSampleData(_ repository: some UserRepository, _ config: DaemonConfi
 
 func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -> Daemon.Store {
     if PGConnectionString.isPostgres(config.databasePath) {
-        // The password comes from libpq's own sources (PGPASSFILE, ~/.pgpass, PG* variables) or
-        // the systemd credential `pgpass` (LoadCredential=pgpass:...), never from the string.
-        if getenv("PGPASSFILE") == nil, let credentials = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"],
-           FileManager.default.fileExists(atPath: credentials + "/pgpass") {
-            setenv("PGPASSFILE", credentials + "/pgpass", 1)
-        }
-        let connection: PGConnectionString
-        do throws(PGConnectionStringError) {
-            connection = try PGConnectionString(config.databasePath)
-        } catch {
-            throw .unavailable(reason: error.description)
-        }
-        if config.upstreamURL != nil {
-            throw .unavailable(reason: "upstream caching works with the SQLite store only; drop upstream or the PostgreSQL database")
-        }
-        logger.info("Opening the PostgreSQL store at \(connection.redacted)")
-        let database = try PostgresUserRepository(connection: connection)
-        try await fillWithSampleData(database, config, logger: logger)
-        // Observing the repository: our own commits reach our sessions without the NOTIFY round trip.
-        let feed = try PostgresChangeFeed(observing: database)
-        let repository = SharedPageRepository(base: database)
-        // The feed's connection is the store's pulse: the daemon shows and logs each transition.
-        let health = StoreHealth()
-        let events = feed.events()
-        Task.detached {
-            for await event in events {
-                repository.invalidate()
-                switch event {
-                case .disconnected(let reason):
-                    health.report(.unavailable(reason: reason))
-                case .reconnected:
-                    health.report(.available)
-                case .resync:
-                    logger.warning("The PostgreSQL change log was pruned past what this daemon had seen; cached pages dropped and every screen reads its rows again")
-                }
+        return try await openPostgresStore(config, logger: logger)
+    }
+    return try await openSQLiteStore(config, logger: logger)
+}
+
+/// The PostgreSQL connection `--database` names. The password comes from libpq's own sources
+/// (PGPASSFILE, ~/.pgpass, PG* variables) or the systemd credential `pgpass`
+/// (LoadCredential=pgpass:...), never from the string.
+func postgresConnection(_ config: DaemonConfig) throws(UserError) -> PGConnectionString {
+    if getenv("PGPASSFILE") == nil,
+       let credentials = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"],
+       FileManager.default.fileExists(atPath: credentials + "/pgpass") {
+        setenv("PGPASSFILE", credentials + "/pgpass", 1)
+    }
+    let connection: PGConnectionString
+    do throws(PGConnectionStringError) {
+        connection = try PGConnectionString(config.databasePath)
+    } catch {
+        throw .unavailable(reason: error.description)
+    }
+    if config.upstreamURL != nil {
+        throw .unavailable(reason: "upstream caching works with the SQLite store only; "
+                           + "drop upstream or the PostgreSQL database")
+    }
+    return connection
+}
+
+func openPostgresStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -> Daemon.Store {
+    let connection = try postgresConnection(config)
+    logger.info("Opening the PostgreSQL store at \(connection.redacted)")
+    let database = try PostgresUserRepository(connection: connection)
+    try await fillWithSampleData(database, config, logger: logger)
+    // Observing the repository: our own commits reach our sessions without the NOTIFY round trip.
+    let feed = try PostgresChangeFeed(observing: database)
+    let repository = SharedPageRepository(base: database)
+    // The feed's connection is the store's pulse: the daemon shows and logs each transition.
+    let health = StoreHealth()
+    let events = feed.events()
+    Task.detached {
+        for await event in events {
+            repository.invalidate()
+            switch event {
+            case .disconnected(let reason):
+                health.report(.unavailable(reason: reason))
+            case .reconnected:
+                health.report(.available)
+            case .resync:
+                logger.warning("The PostgreSQL change log was pruned past what this daemon had seen; "
+                               + "cached pages dropped and every screen reads its rows again")
             }
         }
-        return Daemon.Store(repository: repository, feed: PageInvalidatingFeed(base: feed, pages: repository),
-                            description: "postgresql:\(connection.redacted)", health: health, history: database,
-                            // Who has which user open, shared with the other daemons on the database.
-                            presence: PostgresPresenceRelay(connection: connection), close: {
-            _ = feed
-            _ = database
-        })
     }
+    return Daemon.Store(repository: repository, feed: PageInvalidatingFeed(base: feed, pages: repository),
+                        description: "postgresql:\(connection.redacted)", health: health, history: database,
+                        // Who has which user open, shared with the other daemons on the database.
+                        presence: PostgresPresenceRelay(connection: connection), close: {
+        _ = feed
+        _ = database
+    })
+}
+
+func openSQLiteStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -> Daemon.Store {
     let directory = (config.databasePath as NSString).deletingLastPathComponent
     if !directory.isEmpty {
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -148,7 +166,8 @@ func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -
         guard let url = URL(string: upstream), url.scheme == "http" || url.scheme == "https" else {
             throw .unavailable(reason: "upstream '\(upstream)' is not an http(s) URL")
         }
-        source = CachedUserRepository(upstream: RemoteUserRepository(configuration: .init(baseURL: url)), cache: database)
+        source = CachedUserRepository(upstream: RemoteUserRepository(configuration: .init(baseURL: url)),
+                                      cache: database)
         description = "\(upstream) cached in sqlite:\(config.databasePath)"
     } else {
         source = database
@@ -159,13 +178,15 @@ func openStore(_ config: DaemonConfig, logger: Logger) async throws(UserError) -
     let repository = SharedPageRepository(base: source)
     // History is the store of record's: an upstream (REST) source keeps none.
     let history: (any UserHistoryRepository)? = config.upstreamURL == nil ? database : nil
-    return Daemon.Store(repository: repository, feed: PageInvalidatingFeed(base: feed, pages: repository), description: description,
-                        history: history, close: {
+    return Daemon.Store(repository: repository, feed: PageInvalidatingFeed(base: feed, pages: repository),
+                        description: description, history: history, close: {
         _ = feed
         // A clean stop leaves the newest commits in the database file itself, not in its WAL.
         do {
             let left = try database.checkpointForShutdown()
-            if left > 0 { logger.warning("\(left) WAL pages could not be copied at shutdown; the next start copies them") }
+            if left > 0 {
+                logger.warning("\(left) WAL pages could not be copied at shutdown; the next start copies them")
+            }
         } catch {
             logger.warning("Could not checkpoint the store at shutdown: \(error)")
         }

@@ -37,7 +37,8 @@ public final class CachedUserRepository: UserRepository {
 
     /// One page after `cursor` (or before it, `backward`): from upstream while the listing is
     /// upstream's, else (or when upstream is unavailable) from the cache, marked stale.
-    private func readPage(from pageCursor: PageCursor?, backward: Bool, limit: Int, search: String?) async throws(UserError) -> UserPage {
+    private func readPage(from pageCursor: PageCursor?, backward: Bool, limit: Int,
+                          search: String?) async throws(UserError) -> UserPage {
         let cursor: CachedCursor?
         if let pageCursor {
             guard let decoded = CachedCursor(pageCursor) else {
@@ -70,8 +71,8 @@ public final class CachedUserRepository: UserRepository {
                     KeysetCursor(nameKey: UserKey.fold($0.name), id: $0.id.uuidString, total: nil).pageCursor.token
                 }
                 let onward = backward ? fetched.previous : fetched.next
-                return page(fetched.users, onward: onward.map { CachedCursor(upstream: $0.token, cache: cachePosition).pageCursor },
-                            fetched.totalCount, stale: false)
+                let cursor = onward.map { CachedCursor(upstream: $0.token, cache: cachePosition).pageCursor }
+                return page(fetched.users, onward: cursor, fetched.totalCount, stale: false)
             } catch .unavailable(let reason) {
                 upstreamError = .unavailable(reason: reason)
             }
@@ -91,7 +92,11 @@ public final class CachedUserRepository: UserRepository {
         do {
             return try await upstream.users(withIDPrefix: prefix, limit: limit)
         } catch .unavailable(let reason) {
-            do { return try await cache.users(withIDPrefix: prefix, limit: limit) } catch { throw .unavailable(reason: reason) }
+            do {
+                return try await cache.users(withIDPrefix: prefix, limit: limit)
+            } catch {
+                throw .unavailable(reason: reason)
+            }
         }
     }
 

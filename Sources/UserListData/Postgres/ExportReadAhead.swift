@@ -34,7 +34,8 @@ final class ExportReadAhead: Sendable {
         let task = Read { await read() }
         let dropped = pending.withLock { pending -> [Read] in
             var dropped: [Read] = []
-            if pending.count >= Self.capacity, let any = pending.keys.first, let old = pending.removeValue(forKey: any) {
+            if pending.count >= Self.capacity, let any = pending.keys.first,
+               let old = pending.removeValue(forKey: any) {
                 dropped.append(old)
             }
             pending[key] = task

@@ -18,12 +18,15 @@ extension PGConnection {
     /// COPY's text format (`PGCopyText`), in pieces of 256 KiB.
     func copyIn(_ sql: String, data: [UInt8], _ operation: String) throws(PGError) {
         try connect()
-        guard let conn else { throw PGError(sqlState: nil, detail: "not connected", server: server, operation: operation) }
+        guard let conn else {
+            throw PGError(sqlState: nil, detail: "not connected", server: server, operation: operation)
+        }
         let start = PQexec(conn, sql)
         let status = start.map(PQresultStatus)
         guard status == PGRES_COPY_IN else {
             try check(start, operation)  // throws the server's reason
-            throw PGError(sqlState: nil, detail: "the server did not start the COPY", server: server, operation: operation)
+            throw PGError(sqlState: nil, detail: "the server did not start the COPY", server: server,
+                          operation: operation)
         }
         PQclear(start)
         var failed: String?
@@ -33,7 +36,9 @@ extension PGConnection {
                 var offset = 0
                 while offset < bytes.count && failed == nil {
                     let size = min(1 << 18, bytes.count - offset)
-                    if PQputCopyData(conn, chars + offset, Int32(size)) != 1 { failed = Self.message(PQerrorMessage(conn)) }
+                    if PQputCopyData(conn, chars + offset, Int32(size)) != 1 {
+                        failed = Self.message(PQerrorMessage(conn))
+                    }
                     offset += size
                 }
             }
@@ -59,11 +64,14 @@ extension PGConnection {
     /// readers that split and decode in place (`PGCopyRow`) instead of an array of strings a row.
     func copyOutRows(_ sql: String, _ operation: String, _ body: (UnsafeRawBufferPointer) -> Void) throws(PGError) {
         try connect()
-        guard let conn else { throw PGError(sqlState: nil, detail: "not connected", server: server, operation: operation) }
+        guard let conn else {
+            throw PGError(sqlState: nil, detail: "not connected", server: server, operation: operation)
+        }
         let start = PQexec(conn, sql)
         guard start.map(PQresultStatus) == PGRES_COPY_OUT else {
             try check(start, operation)
-            throw PGError(sqlState: nil, detail: "the server did not start the COPY", server: server, operation: operation)
+            throw PGError(sqlState: nil, detail: "the server did not start the COPY", server: server,
+                          operation: operation)
         }
         PQclear(start)
         while true {
@@ -87,9 +95,12 @@ extension PGConnection {
     /// (`COPY`) and must inline a value; everything else binds parameters.
     func literal(_ text: String, _ operation: String) throws(PGError) -> String {
         try connect()
-        guard let conn else { throw PGError(sqlState: nil, detail: "not connected", server: server, operation: operation) }
+        guard let conn else {
+            throw PGError(sqlState: nil, detail: "not connected", server: server, operation: operation)
+        }
         guard let escaped = PQescapeLiteral(conn, text, text.utf8.count) else {
-            throw PGError(sqlState: nil, detail: Self.message(PQerrorMessage(conn)), server: server, operation: operation)
+            throw PGError(sqlState: nil, detail: Self.message(PQerrorMessage(conn)), server: server,
+                          operation: operation)
         }
         defer { PQfreemem(escaped) }
         return String(cString: escaped)
@@ -114,7 +125,8 @@ enum PGCopyText {
             return
         }
         // Most values need no escape: copied whole, not byte by byte.
-        guard value.utf8.contains(where: { $0 == 0x5C || ($0 <= 0x0D && ($0 == 0x09 || $0 == 0x0A || $0 == 0x0D)) }) else {
+        let needsEscape = value.utf8.contains { $0 == 0x5C || ($0 <= 0x0D && ($0 == 0x09 || $0 == 0x0A || $0 == 0x0D)) }
+        guard needsEscape else {
             buffer.append(contentsOf: value.utf8)
             return
         }

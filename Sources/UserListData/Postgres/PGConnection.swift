@@ -42,7 +42,8 @@ final class PGConnection {
             withCStrings(values) { vals in PQconnectdbParams(keys, vals, 1) }
         }
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
-            let detail = connection.map { Self.message(PQerrorMessage($0)) } ?? ulpq_load_error().map { String(cString: $0) } ?? "out of memory"
+            let detail = connection.map { Self.message(PQerrorMessage($0)) }
+                ?? ulpq_load_error().map { String(cString: $0) } ?? "out of memory"
             if let connection { PQfinish(connection) }
             throw PGError(sqlState: nil, detail: detail, server: server, operation: "connecting")
         }
@@ -69,7 +70,9 @@ final class PGConnection {
     @discardableResult
     func query(_ sql: String, _ parameters: [String?] = [], _ operation: String) throws(PGError) -> PGRows {
         try connect()
-        guard let conn else { throw PGError(sqlState: nil, detail: "not connected", server: server, operation: operation) }
+        guard let conn else {
+            throw PGError(sqlState: nil, detail: "not connected", server: server, operation: operation)
+        }
         let name: String
         if let known = prepared[sql] {
             name = known
@@ -128,12 +131,15 @@ final class PGConnection {
     /// readable, then returns the notifications received since the last call, in order. Throws
     /// when the connection broke.
     func waitForNotifications(timeout: Duration, wake: Int32) throws(PGError) -> [PGNotification] {
-        guard let conn else { throw PGError(sqlState: nil, detail: "not connected", server: server, operation: "listening") }
+        guard let conn else {
+            throw PGError(sqlState: nil, detail: "not connected", server: server, operation: "listening")
+        }
         var channels = drainNotifications(conn)
         if !channels.isEmpty { return channels }
         var descriptors = [pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0),
                            pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(timeout.components.seconds * 1000
+                                 + timeout.components.attoseconds / 1_000_000_000_000_000)
         _ = poll(&descriptors, 2, milliseconds)
         if descriptors[1].revents != 0 {
             var buffer = [UInt8](repeating: 0, count: 64)
@@ -185,7 +191,8 @@ final class PGConnection {
             var values: [String?] = []
             values.reserveCapacity(columnCount)
             for column in 0..<Int32(columnCount) {
-                values.append(PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column)))
+                values.append(PQgetisnull(result, row, column) == 1
+                              ? nil : String(cString: PQgetvalue(result, row, column)))
             }
             rows.append(values)
         }

@@ -40,7 +40,8 @@ public struct PGConnectionString: Sendable, CustomStringConvertible {
                 if let colon = userInfo.firstIndex(of: ":") { return String(userInfo[userInfo.index(after: colon)...]) }
             }
             if let query = rest.firstIndex(of: "?") {
-                for item in rest[rest.index(after: query)...].split(separator: "&") where item.lowercased().hasPrefix("password=") {
+                let items = rest[rest.index(after: query)...].split(separator: "&")
+                for item in items where item.lowercased().hasPrefix("password=") {
                     return String(item.dropFirst("password=".count))
                 }
             }

@@ -18,12 +18,16 @@ struct PGError: Error, CustomStringConvertible {
     var constraint: String?
 
     /// The connection is gone (server restarted, network down): the caller may reconnect.
-    var isConnectionLost: Bool { sqlState == nil || sqlState!.hasPrefix("08") || sqlState == "57P01" || sqlState == "57P02" || sqlState == "57P03" }
+    var isConnectionLost: Bool {
+        sqlState == nil || sqlState!.hasPrefix("08") || sqlState == "57P01" || sqlState == "57P02"
+            || sqlState == "57P03"
+    }
     var isUniqueViolation: Bool { sqlState == "23505" }
 
     var description: String {
         if isConnectionLost {
-            return "PostgreSQL at \(server) cannot be reached (\(operation): \(detail)); the request was not confirmed, try again"
+            return "PostgreSQL at \(server) cannot be reached (\(operation): \(detail)); "
+                + "the request was not confirmed, try again"
         }
         return "PostgreSQL at \(server) refused the request (\(operation), SQLSTATE \(sqlState ?? "-"): \(detail))"
     }

@@ -31,7 +31,9 @@ final class PGPool: Sendable {
 
     /// Runs `body` on a worker's queue with its connection and returns the result to the
     /// awaiting task.
-    func perform<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws(PGError) -> T) async throws(PGError) -> T {
+    func perform<T: Sendable>(
+        _ body: @escaping @Sendable (PGConnection) throws(PGError) -> T
+    ) async throws(PGError) -> T {
         let worker = workers.min { $0.pending.load(ordering: .relaxed) < $1.pending.load(ordering: .relaxed) }!
         worker.pending.add(1, ordering: .relaxed)
         let result: Result<T, PGError> = await withCheckedContinuation { continuation in
@@ -78,7 +80,9 @@ final class PGPool: Sendable {
     /// Runs `body` on the first worker and waits: for opening and tools, never from a session.
     func performAndWait<T>(_ body: (PGConnection) throws(PGError) -> T) throws(PGError) -> T {
         let worker = workers[0]
-        let result: Result<T, PGError> = worker.queue.sync { Result { () throws(PGError) -> T in try body(worker.connection) } }
+        let result: Result<T, PGError> = worker.queue.sync {
+            Result { () throws(PGError) -> T in try body(worker.connection) }
+        }
         return try result.get()
     }
 

@@ -94,8 +94,8 @@ extension PostgresChangeFeed {
             do {
                 try listener.connect()
                 try listener.execute("LISTEN \(PostgresSchema.channel)", "listening for changes")
-                let newest = Int(try listener.query("SELECT COALESCE(MAX(seq), 0) FROM changes", [], "reading the change log")
-                    .first?[0] ?? "0") ?? 0
+                let newest = Int(try listener.query("SELECT COALESCE(MAX(seq), 0) FROM changes", [],
+                                                    "reading the change log").first?[0] ?? "0") ?? 0
                 state = Lock(State(lastSeq: newest))
             } catch {
                 throw error.userError
@@ -141,7 +141,9 @@ extension PostgresChangeFeed {
                 state.eventSubscribers[state.nextID] = continuation
                 return state.nextID
             }
-            continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.eventSubscribers.removeValue(forKey: id) } }
+            continuation.onTermination = { [weak self] _ in
+                _ = self?.state.withLock { $0.eventSubscribers.removeValue(forKey: id) }
+            }
             return stream
         }
 
@@ -218,8 +220,9 @@ extension PostgresChangeFeed {
                     """, [String(after), String(Self.batchSize)], "reading the change log").rows
                 let pruned = Int(rows.first?[0] ?? "0") ?? 0
                 if pruned > after {
-                    let newest = Int(try listener.query("SELECT GREATEST(COALESCE(MAX(seq), 0), $1) FROM changes", [String(pruned)],
-                                                        "reading the change log").first?[0] ?? "0") ?? pruned
+                    let newest = Int(try listener.query("SELECT GREATEST(COALESCE(MAX(seq), 0), $1) FROM changes",
+                                                        [String(pruned)], "reading the change log").first?[0] ?? "0")
+                        ?? pruned
                     state.withLock { state in
                         state.lastSeq = max(state.lastSeq, newest)
                         handOff.take(CommittedChange(.resync, seq: state.lastSeq))

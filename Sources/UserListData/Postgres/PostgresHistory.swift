@@ -34,7 +34,8 @@ enum PostgresHistory {
     /// `$1`...`$6` are the author (`parameters`).
     static let insertColumns = """
         INSERT INTO history (via, actor_uid, actor_name, client, daemon, reverts, user_id, kind,
-                             before_name, before_email, before_avatar_url, after_name, after_email, after_avatar_url, version_after)
+                             before_name, before_email, before_avatar_url, after_name, after_email, after_avatar_url,
+                             version_after)
         """
 
     static func parameters(_ author: ChangeAuthor) -> [String?] {
@@ -51,23 +52,30 @@ enum PostgresHistory {
     static let differsFromStored = differs()
 
     /// Before the UPDATE: inserts nothing when the version no longer matches or nothing changes.
-    static func recordSave(_ user: User, _ author: ChangeAuthor, _ connection: PGConnection, _ operation: String) throws(PGError) {
+    static func recordSave(_ user: User, _ author: ChangeAuthor, _ connection: PGConnection,
+                           _ operation: String) throws(PGError) {
         try connection.query(insertColumns + """
-             SELECT $1, $2::bigint, $3, $4, $5, $6::bigint, id, 'saved', name, email, avatar_url, $7, $8, $9, version + 1
+             SELECT $1, $2::bigint, $3, $4, $5, $6::bigint, id, 'saved', name, email, avatar_url, $7, $8, $9,
+                    version + 1
             FROM users WHERE id = $10 AND version = $11 AND \(differs(name: "$7", email: "$8", avatarURL: "$9"))
-            """, parameters(author) + [user.name, user.email, user.avatarURL, user.id.uuidString, String(user.version)], operation)
+            """, parameters(author) + [user.name, user.email, user.avatarURL, user.id.uuidString, String(user.version)],
+            operation)
     }
 
-    static func recordAdd(_ user: User, _ author: ChangeAuthor, _ connection: PGConnection, _ operation: String) throws(PGError) {
+    static func recordAdd(_ user: User, _ author: ChangeAuthor, _ connection: PGConnection,
+                          _ operation: String) throws(PGError) {
         try connection.query(insertColumns + """
              VALUES ($1, $2::bigint, $3, $4, $5, $6::bigint, $7, 'added', NULL, NULL, NULL, $8, $9, $10, $11::integer)
-            """, parameters(author) + [user.id.uuidString, user.name, user.email, user.avatarURL, String(user.version)], operation)
+            """, parameters(author) + [user.id.uuidString, user.name, user.email, user.avatarURL, String(user.version)],
+            operation)
     }
 
     /// Before the DELETE, from the stored row.
-    static func recordRemove(_ id: UUID, _ author: ChangeAuthor, _ connection: PGConnection, _ operation: String) throws(PGError) {
+    static func recordRemove(_ id: UUID, _ author: ChangeAuthor, _ connection: PGConnection,
+                             _ operation: String) throws(PGError) {
         try connection.query(insertColumns + """
-             SELECT $1, $2::bigint, $3, $4, $5, $6::bigint, id, 'removed', name, email, avatar_url, NULL, NULL, NULL, NULL
+             SELECT $1, $2::bigint, $3, $4, $5, $6::bigint, id, 'removed', name, email, avatar_url,
+                    NULL, NULL, NULL, NULL
             FROM users WHERE id = $7
             """, parameters(author) + [id.uuidString], operation)
     }

@@ -35,10 +35,13 @@ enum PostgresImportMerge {
         let result: Result<Outcome, UserError>
         do throws(PGError) {
             result = try connection.transaction(operation) { () throws(PGError) -> Result<Outcome, UserError> in
-                guard let row = try connection.query("SELECT entries, author FROM imports WHERE id = $1 AND state = 'committed' FOR UPDATE",
-                                                     [String(id)], operation).first else { return .success(Outcome()) }
+                guard let row = try connection.query(
+                    "SELECT entries, author FROM imports WHERE id = $1 AND state = 'committed' FOR UPDATE",
+                    [String(id)], operation).first else { return .success(Outcome()) }
                 try connection.query(lockVersionedUsers, [String(id)], operation)
-                if let refusal = try PostgresImportValidation.firstRejection(id, connection) { return .failure(refusal) }
+                if let refusal = try PostgresImportValidation.firstRejection(id, connection) {
+                    return .failure(refusal)
+                }
                 let outcome = try merge(id, author: row[1] ?? nil, read: Int(row[0] ?? "0") ?? 0, connection)
                 try PostgresImportCleanup.forget(id, connection)
                 return .success(outcome)
@@ -47,12 +50,15 @@ enum PostgresImportMerge {
             result = .failure(emailTakenMeanwhile)
         }
         if case .failure = result {
-            try connection.transaction(operation) { () throws(PGError) in try PostgresImportCleanup.forget(id, connection) }
+            try connection.transaction(operation) { () throws(PGError) in
+                try PostgresImportCleanup.forget(id, connection)
+            }
         }
         return result
     }
 
-    private static func merge(_ id: Int, author: String?, read: Int, _ connection: PGConnection) throws(PGError) -> Outcome {
+    private static func merge(_ id: Int, author: String?, read: Int,
+                              _ connection: PGConnection) throws(PGError) -> Outcome {
         let author = author.flatMap { try? JSONDecoder().decode(ChangeAuthor.self, from: Data($0.utf8)) }
         // One history entry for the import (`PostgresHistoryBatch`); each user's part from the
         // entries joined to `users` as they were when the statement began (every part of a WITH
@@ -82,12 +88,15 @@ enum PostgresImportMerge {
                 FROM import_staged WHERE import_id = $1 ORDER BY id, position DESC
             ), up AS (
                 INSERT INTO users AS u (id, name, email, avatar_url, version, name_key, email_key)
-                SELECT id, name, email, avatar_url, COALESCE(expected_version, 1), name_key, email_key FROM latest ORDER BY id
-                ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, email = EXCLUDED.email, avatar_url = EXCLUDED.avatar_url,
+                SELECT id, name, email, avatar_url, COALESCE(expected_version, 1), name_key, email_key
+                FROM latest ORDER BY id
+                ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, email = EXCLUDED.email,
+                    avatar_url = EXCLUDED.avatar_url,
                     version = GREATEST(u.version + 1, EXCLUDED.version),
                     name_key = EXCLUDED.name_key,
                     email_key = CASE WHEN u.email = EXCLUDED.email THEN u.email_key ELSE EXCLUDED.email_key END
-                WHERE (u.name, u.email, u.avatar_url) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.email, EXCLUDED.avatar_url)
+                WHERE (u.name, u.email, u.avatar_url)
+                      IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.email, EXCLUDED.avatar_url)
                 RETURNING u.id, u.version, (xmax = 0) AS inserted
             )\(history)
             SELECT COUNT(*), COUNT(*) FILTER (WHERE inserted) FROM up
@@ -96,26 +105,32 @@ enum PostgresImportMerge {
         if let entry {
             try PostgresHistoryBatch.finish(entry, added: inserted, updated: written - inserted, connection, operation)
         }
-        if written > 0 {
-            try PostgresSchema.lockChangeLog(connection, operation)  // the rows are written: now the log, in commit order
-            if inserted > 0 {
-                try connection.query("UPDATE store_state SET user_count = user_count + $1", [String(inserted)], operation)
-            }
-            try connection.query("INSERT INTO changes (kind, user_id) VALUES ('reloaded', $1)", [PostgresImportSchema.everyone], operation)
-            try connection.query("SELECT pg_notify($1, '')", [PostgresSchema.channel], operation)
-        }
+        if written > 0 { try logReload(inserted: inserted, connection) }
         return Outcome(read: read, written: written)
+    }
+
+    /// The rows are written: now the log, in commit order (the count, one `reloaded` change, NOTIFY).
+    private static func logReload(inserted: Int, _ connection: PGConnection) throws(PGError) {
+        try PostgresSchema.lockChangeLog(connection, operation)
+        if inserted > 0 {
+            try connection.query("UPDATE store_state SET user_count = user_count + $1", [String(inserted)], operation)
+        }
+        try connection.query("INSERT INTO changes (kind, user_id) VALUES ('reloaded', $1)",
+                             [PostgresImportSchema.everyone], operation)
+        try connection.query("SELECT pg_notify($1, '')", [PostgresSchema.channel], operation)
     }
 
     /// Locks the stored users whose entries name a version, in id order, before the checks read
     /// their versions: no save can change one of them until the import commits.
     static let lockVersionedUsers = """
-        SELECT 1 FROM users WHERE id IN (SELECT id FROM import_staged WHERE import_id = $1 AND expected_version IS NOT NULL)
+        SELECT 1 FROM users
+        WHERE id IN (SELECT id FROM import_staged WHERE import_id = $1 AND expected_version IS NOT NULL)
         ORDER BY id FOR UPDATE
         """
 
     /// An email the checks found free was taken by another client's save while the merge ran:
     /// the whole import is refused, as any duplicate email refuses it.
     static let emailTakenMeanwhile = UserError.validation(field: .email, message:
-        "Another client gave one of the file's email addresses to a user while the import was being applied; nothing was imported. Run the import again to see which entry.")
+        "Another client gave one of the file's email addresses to a user while the import was being applied; "
+        + "nothing was imported. Run the import again to see which entry.")
 }

@@ -31,8 +31,8 @@ struct PostgresImportStaging: ImportStaging {
         let id = try await repository.perform { connection throws(PGError) -> String in
             try connection.transaction(Self.operation) { () throws(PGError) -> String in
                 try Self.drop(abandoned: true, connection)
-                return try connection.query("INSERT INTO imports (state) VALUES ('staging') RETURNING id", [], Self.operation)
-                    .first?[0] ?? "0"
+                return try connection.query("INSERT INTO imports (state) VALUES ('staging') RETURNING id", [],
+                                            Self.operation).first?[0] ?? "0"
             }
         }
         return ImportToken(id)
@@ -76,14 +76,17 @@ struct PostgresImportStaging: ImportStaging {
     /// COPYs `data` (`rows` rows) and counts them in `imports`, in one transaction; nil (rolled
     /// back) when import `id` is not staging. The count comes after the COPY, so the import's row is
     /// locked only for the commit, not while the rows stream.
-    private static func copy(_ data: [UInt8], rows: Int, into id: Int, _ connection: PGConnection) throws(PGError) -> Int? {
+    private static func copy(_ data: [UInt8], rows: Int, into id: Int,
+                             _ connection: PGConnection) throws(PGError) -> Int? {
         do {
             return try connection.transaction(operation) { () throws(PGError) -> Int? in
                 try connection.copyIn("COPY import_staged (\(stagedColumns)) FROM STDIN", data: data, operation)
                 guard let count = try connection.query("""
-                    UPDATE imports SET entries = entries + $2, touched_at = now() WHERE id = $1 AND state = 'staging' RETURNING entries
+                    UPDATE imports SET entries = entries + $2, touched_at = now()
+                    WHERE id = $1 AND state = 'staging' RETURNING entries
                     """, [String(id), String(rows)], operation).first?[0].flatMap({ Int($0) }) else {
-                    throw PGError(sqlState: notStaging, detail: "no such import", server: "", operation: operation)  // rolls the COPY back
+                    // Rolls the COPY back.
+                    throw PGError(sqlState: notStaging, detail: "no such import", server: "", operation: operation)
                 }
                 return count
             }
@@ -97,16 +100,19 @@ struct PostgresImportStaging: ImportStaging {
 
     func commitImport(_ token: ImportToken, by author: ChangeAuthor?) async throws(UserError) -> ImportSummary {
         let id = try Self.id(token)
-        let authorJSON = author.flatMap { try? JSONEncoder().encode($0.via(.import)) }.map { String(decoding: $0, as: UTF8.self) }
+        let authorJSON = author.flatMap { try? JSONEncoder().encode($0.via(.import)) }
+            .map { String(decoding: $0, as: UTF8.self) }
         // nil: no such import; `finished` false: a store failure, the import stays committed.
         typealias Merged = (result: Result<PostgresImportMerge.Outcome, UserError>, finished: Bool)
         let result: Merged?
         do {
             result = try await repository.pool.perform({ connection throws(PGError) -> Merged? in
-                try connection.query("SELECT pg_advisory_lock($1, $2)", [String(Self.importLock), String(id)], Self.operation)
-                defer { _ = try? connection.query("SELECT pg_advisory_unlock($1, $2)", [String(Self.importLock), String(id)], Self.operation) }
+                let lockKey = [String(Self.importLock), String(id)]
+                try connection.query("SELECT pg_advisory_lock($1, $2)", lockKey, Self.operation)
+                defer { _ = try? connection.query("SELECT pg_advisory_unlock($1, $2)", lockKey, Self.operation) }
                 let marked = try connection.query("""
-                    UPDATE imports SET state = 'committed', author = $2, touched_at = now() WHERE id = $1 AND state = 'staging'
+                    UPDATE imports SET state = 'committed', author = $2, touched_at = now()
+                    WHERE id = $1 AND state = 'staging'
                     """, [String(id), authorJSON], Self.operation).affected == 1
                 guard marked else { return nil }
                 do throws(PGError) {
@@ -114,7 +120,8 @@ struct PostgresImportStaging: ImportStaging {
                 } catch {
                     // A store failure, not a refused entry: the import stays committed for the next open.
                     return (.failure(.unavailable(reason: error.description
-                        + " The import was accepted whole: a daemon finishes it when it next opens the database.")), false)
+                        + " The import was accepted whole: a daemon finishes it when it next opens the database.")),
+                            false)
                 }
             }, after: { connection, merged in
                 // After the reply: nobody waits for it. A failure is left to the next open's sweep.
@@ -146,11 +153,14 @@ struct PostgresImportStaging: ImportStaging {
     static func recover(_ connection: PGConnection) throws(PGError) {
         try connection.transaction(operation) { () throws(PGError) in try drop(abandoned: true, connection) }
         try PostgresImportCleanup.sweep(connection)
-        let ids = try connection.query("SELECT id FROM imports WHERE state = 'committed' ORDER BY id", [], operation).rows
-            .compactMap { $0[0].flatMap { Int($0) } }
+        let ids = try connection.query("SELECT id FROM imports WHERE state = 'committed' ORDER BY id", [],
+                                       operation).rows.compactMap { $0[0].flatMap { Int($0) } }
         for id in ids {
             guard try lock(id, waiting: recoveryLockWait, connection) else { continue }  // a live daemon is merging it
-            defer { _ = try? connection.query("SELECT pg_advisory_unlock($1, $2)", [String(importLock), String(id)], operation) }
+            defer {
+                _ = try? connection.query("SELECT pg_advisory_unlock($1, $2)", [String(importLock), String(id)],
+                                          operation)
+            }
             // A refused entry drops the import (its client is gone; nothing was written).
             let merged = try PostgresImportMerge.run(id, connection)
             try PostgresImportCleanup.run(id, entries: (try? merged.get())?.read ?? 0, connection)
@@ -185,9 +195,11 @@ struct PostgresImportStaging: ImportStaging {
 
     /// Drops import `id` (only while still staging, with `onlyStaging`) and its entries.
     static func drop(id: Int, onlyStaging: Bool, _ connection: PGConnection) throws(PGError) {
-        let gone = try connection.query("DELETE FROM imports WHERE id = $1" + (onlyStaging ? " AND state = 'staging'" : ""),
-                                        [String(id)], operation)
-        if gone.affected > 0 { try connection.query("DELETE FROM import_staged WHERE import_id = $1", [String(id)], operation) }
+        let gone = try connection.query("DELETE FROM imports WHERE id = $1"
+                                        + (onlyStaging ? " AND state = 'staging'" : ""), [String(id)], operation)
+        if gone.affected > 0 {
+            try connection.query("DELETE FROM import_staged WHERE import_id = $1", [String(id)], operation)
+        }
     }
 
     static func id(_ token: ImportToken) throws(UserError) -> Int {
@@ -200,7 +212,9 @@ extension PostgresUserRepository {
     public var importStaging: (any ImportStaging)? { PostgresImportStaging(repository: self) }
 
     /// Runs `body` on a pool connection (no transaction of its own), mapping errors.
-    func perform<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws(PGError) -> T) async throws(UserError) -> T {
+    func perform<T: Sendable>(
+        _ body: @escaping @Sendable (PGConnection) throws(PGError) -> T
+    ) async throws(UserError) -> T {
         do {
             return try await pool.perform(body)
         } catch {

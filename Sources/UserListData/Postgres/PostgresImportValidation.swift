@@ -18,19 +18,23 @@ enum PostgresImportValidation {
         }
         let parameters = [String(id)]
         consider(try connection.query("""
-            SELECT s.position, s.id, s.email, u.id, u.name FROM import_staged s JOIN users u ON u.email_key = s.email_key
+            SELECT s.position, s.id, s.email, u.id, u.name
+            FROM import_staged s JOIN users u ON u.email_key = s.email_key
             WHERE s.import_id = $1 AND u.id <> s.id ORDER BY s.position LIMIT 1
             """, parameters, operation).first) { row in
-            "the email address “\(row[2] ?? "")” is already used by “\(row[4] ?? "")” (id \((row[3] ?? "").lowercased())); each user needs an address of their own."
+            "the email address “\(row[2] ?? "")” is already used by “\(row[4] ?? "")” "
+                + "(id \((row[3] ?? "").lowercased())); each user needs an address of their own."
         }
         consider(try connection.query("""
             WITH firsts AS (SELECT email_key, id, MIN(email) AS email, MIN(position) AS position FROM import_staged
                             WHERE import_id = $1 GROUP BY email_key, id),
-                 ranked AS (SELECT id, email, position, ROW_NUMBER() OVER byKey AS n, FIRST_VALUE(position) OVER byKey AS earlier
+                 ranked AS (SELECT id, email, position, ROW_NUMBER() OVER byKey AS n,
+                                   FIRST_VALUE(position) OVER byKey AS earlier
                             FROM firsts WINDOW byKey AS (PARTITION BY email_key ORDER BY position))
             SELECT position, id, email, earlier FROM ranked WHERE n = 2 ORDER BY position LIMIT 1
             """, parameters, operation).first) { row in
-            "the email address “\(row[2] ?? "")” is also given to another user, by entry \(row[3] ?? ""); each user needs an address of their own."
+            "the email address “\(row[2] ?? "")” is also given to another user, by entry \(row[3] ?? ""); "
+                + "each user needs an address of their own."
         }
         consider(try connection.query("""
             SELECT s.position, s.id, s.expected_version, u.version FROM import_staged s JOIN users u ON u.id = s.id

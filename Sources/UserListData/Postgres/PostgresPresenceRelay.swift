@@ -95,9 +95,13 @@ extension PostgresPresenceRelay {
                 do {
                     try send(outgoing().flatMap(PresencePayload.encode))
                     if stop { break }
-                    for notification in try connection.waitForNotifications(timeout: .seconds(1), wake: wakePipe.readEnd) {
+                    let notifications = try connection.waitForNotifications(timeout: .seconds(1),
+                                                                            wake: wakePipe.readEnd)
+                    for notification in notifications {
                         guard notification.channel == PostgresSchema.presenceChannel,
-                              let message = decoder.decode(notification.payload), message.daemon != daemon else { continue }
+                              let message = decoder.decode(notification.payload), message.daemon != daemon else {
+                            continue
+                        }
                         receive(message)
                     }
                 } catch {

@@ -76,16 +76,19 @@ enum PostgresSchema {
                 applied_at timestamptz NOT NULL DEFAULT now()
             )
             """, "creating the schema version table")
-        let stored = Int(try connection.query("SELECT COALESCE(MAX(version), 0) FROM userlist_schema", [], "reading the schema version")
-            .first?[0] ?? "0") ?? 0
+        let stored = Int(try connection.query("SELECT COALESCE(MAX(version), 0) FROM userlist_schema", [],
+                                              "reading the schema version").first?[0] ?? "0") ?? 0
         if stored > currentVersion {
-            throw PGError(sqlState: "XX000", detail: "the database is at schema version \(stored), newer than this release knows "
-                          + "(\(currentVersion)); upgrade userlistd", server: connection.server, operation: "checking the schema")
+            throw PGError(sqlState: "XX000",
+                          detail: "the database is at schema version \(stored), newer than this release knows "
+                          + "(\(currentVersion)); upgrade userlistd",
+                          server: connection.server, operation: "checking the schema")
         }
         for version in (stored + 1)...max(stored + 1, currentVersion) where version <= currentVersion {
             try connection.transaction("migrating to schema version \(version)") { () throws(PGError) in
                 try connection.execute(steps[version - 1], "migrating to schema version \(version)")
-                try connection.query("INSERT INTO userlist_schema (version) VALUES ($1)", [String(version)], "recording the schema version")
+                try connection.query("INSERT INTO userlist_schema (version) VALUES ($1)", [String(version)],
+                                     "recording the schema version")
             }
         }
         try rekeyIfFoldChanged(connection)
@@ -107,12 +110,14 @@ enum PostgresSchema {
         try connection.transaction(operation) { () throws(PGError) in
             var after = "00000000-0000-0000-0000-000000000000"
             while true {
-                let rows = try connection.query("SELECT id, name, email FROM users WHERE id > $1 ORDER BY id LIMIT 5000",
-                                                [after], operation).rows
+                let rows = try connection.query(
+                    "SELECT id, name, email FROM users WHERE id > $1 ORDER BY id LIMIT 5000", [after], operation).rows
                 guard let last = rows.last?[0] else { break }
                 after = last
                 struct Key: Encodable { let id: String, name_key: String, email_key: String }
-                let keys = rows.map { Key(id: $0[0] ?? "", name_key: UserKey.fold($0[1] ?? ""), email_key: UserKey.fold($0[2] ?? "")) }
+                let keys = rows.map {
+                    Key(id: $0[0] ?? "", name_key: UserKey.fold($0[1] ?? ""), email_key: UserKey.fold($0[2] ?? ""))
+                }
                 let json = String(decoding: (try? JSONEncoder().encode(keys)) ?? Data("[]".utf8), as: UTF8.self)
                 try connection.query("""
                     UPDATE users u SET name_key = k.name_key, email_key = k.email_key
@@ -128,7 +133,8 @@ enum PostgresSchema {
     static func checkEncoding(_ connection: PGConnection) throws(PGError) {
         let encoding = try connection.query("SHOW server_encoding", [], "reading the server encoding").first?[0] ?? ""
         guard encoding.uppercased() == "UTF8" else {
-            throw PGError(sqlState: "XX000", detail: "the database encoding is \(encoding); create it with ENCODING 'UTF8'",
+            throw PGError(sqlState: "XX000",
+                          detail: "the database encoding is \(encoding); create it with ENCODING 'UTF8'",
                           server: connection.server, operation: "checking the database")
         }
     }

@@ -153,8 +153,10 @@ extension PostgresUserRepository: UserHistoryRepository {
             let (deleted, partsLeft) = try await read { connection throws(PGError) -> (Int, Bool) in
                 let deleted = try connection.query("""
                     DELETE FROM history WHERE entry IN
-                        (SELECT entry FROM history WHERE at < to_timestamp($1::double precision) ORDER BY at LIMIT $2::bigint)
-                    """, [String(cutoff.timeIntervalSince1970), String(Self.historyPruneBatch)], "pruning the history").affected
+                        (SELECT entry FROM history WHERE at < to_timestamp($1::double precision)
+                         ORDER BY at LIMIT $2::bigint)
+                    """, [String(cutoff.timeIntervalSince1970), String(Self.historyPruneBatch)],
+                    "pruning the history").affected
                 // An import's parts go with it, a batch at a time: the ones whose entry is gone.
                 let parts = try connection.query("""
                     DELETE FROM history_parts WHERE (entry, user_id) IN

@@ -49,29 +49,60 @@ extension PostgresUserRepository {
                              _ connection: PGConnection) throws(PGError) -> UndoOutcome {
         let operation = "undoing an import"
         let id = String(entry)
-        let header = try connection.query("SELECT kind, reverts FROM history WHERE entry = $1::bigint FOR UPDATE",
-                                          [id], operation)
-        guard let row = header.first, row[0] == HistoryKind.imported.rawValue, row[1] == nil else {
-            return .refused(.validation(field: .name, message: "Entry \(entry) is no import."))
-        }
-        let undoneBy = "SELECT min(entry) FROM history WHERE reverts = $1::bigint AND kind = 'imported'"
-        if let undone = try connection.query(undoneBy, [id], operation).first, undone[0] != nil {
-            return .refused(.alreadyUndone(entry: entry, reason: "entry \(undone[0] ?? "?") undid it"))
-        }
-        try connection.query("""
-            SELECT 1 FROM users WHERE id IN (SELECT user_id FROM history_parts WHERE entry = $1::bigint)
-            ORDER BY id FOR UPDATE
-            """, [id], operation)
-        let changed = try connection.query("""
-            SELECT p.user_id FROM history_parts p LEFT JOIN users u ON u.id = p.user_id
-            WHERE p.entry = $1::bigint AND (u.id IS NULL OR u.version IS DISTINCT FROM p.version_after)
-            ORDER BY p.user_id
-            """, [id], operation).rows.compactMap { $0[0].flatMap { UUIDText.parse($0) } }
+        if let refusal = try undoRefusal(entry, connection) { return .refused(refusal) }
+        let changed = try lockAndFindChanged(id, connection)
         if !changed.isEmpty && !skippingChanged {
             let named = Array(changed.prefix(SQLiteUserRepository.changedNamed))
             return .refused(.changedSinceImport(entry: entry, ids: named, count: changed.count))
         }
         let undo = String(try PostgresHistoryBatch.begin(author, connection, operation))
+        let (removed, restored) = try undoWrites(id, as: undo, connection)
+        try PostgresHistoryBatch.finish(Int64(undo) ?? 0, added: 0, updated: restored, removed: removed,
+                                        connection, operation)
+        guard removed + restored > 0 else {
+            return .done(ImportUndo(entry: nil, removed: 0, restored: 0, skipped: changed), seq: 0)
+        }
+        let seq = try logReload(removed: removed, connection)
+        return .done(ImportUndo(entry: Int64(undo), removed: removed, restored: restored, skipped: changed), seq: seq)
+    }
+
+    /// Why entry `entry` cannot be undone: it is no import, or an undo of it exists already.
+    /// Locks the entry's row.
+    private static func undoRefusal(_ entry: Int64, _ connection: PGConnection) throws(PGError) -> UserError? {
+        let operation = "undoing an import"
+        let id = String(entry)
+        let header = try connection.query("SELECT kind, reverts FROM history WHERE entry = $1::bigint FOR UPDATE",
+                                          [id], operation)
+        guard let row = header.first, row[0] == HistoryKind.imported.rawValue, row[1] == nil else {
+            return .validation(field: .name, message: "Entry \(entry) is no import.")
+        }
+        let undoneBy = "SELECT min(entry) FROM history WHERE reverts = $1::bigint AND kind = 'imported'"
+        if let undone = try connection.query(undoneBy, [id], operation).first, undone[0] != nil {
+            return .alreadyUndone(entry: entry, reason: "entry \(undone[0] ?? "?") undid it")
+        }
+        return nil
+    }
+
+    /// Locks the users of import `id` (in id order) and returns those changed since it (saved
+    /// since, or removed), in id order.
+    private static func lockAndFindChanged(_ id: String, _ connection: PGConnection) throws(PGError) -> [UUID] {
+        let operation = "undoing an import"
+        try connection.query("""
+            SELECT 1 FROM users WHERE id IN (SELECT user_id FROM history_parts WHERE entry = $1::bigint)
+            ORDER BY id FOR UPDATE
+            """, [id], operation)
+        return try connection.query("""
+            SELECT p.user_id FROM history_parts p LEFT JOIN users u ON u.id = p.user_id
+            WHERE p.entry = $1::bigint AND (u.id IS NULL OR u.version IS DISTINCT FROM p.version_after)
+            ORDER BY p.user_id
+            """, [id], operation).rows.compactMap { $0[0].flatMap { UUIDText.parse($0) } }
+    }
+
+    /// Import `id`'s users back as they were, recorded as history entry `undo`: those it added and
+    /// nobody changed since removed, those it updated restored. Returns how many of each.
+    private static func undoWrites(_ id: String, as undo: String,
+                                     _ connection: PGConnection) throws(PGError) -> (Int, Int) {
+        let operation = "undoing an import"
         try connection.query("""
             INSERT INTO history_parts (entry, user_id, kind, before_name, before_email, before_avatar_url,
                                        version_after)
@@ -86,6 +117,13 @@ extension PostgresUserRepository {
             DELETE FROM users
             WHERE id IN (SELECT user_id FROM history_parts WHERE entry = $1::bigint AND kind = 'removed')
             """, [undo], operation).affected
+        return (removed, try restoreUpdated(id, as: undo, connection))
+    }
+
+    /// The users import `id` updated, back to their fields before it, in batches; returns how many.
+    private static func restoreUpdated(_ id: String, as undo: String,
+                                       _ connection: PGConnection) throws(PGError) -> Int {
+        let operation = "undoing an import"
         let restore = try connection.query("""
             SELECT p.user_id, p.before_name, p.before_email, p.before_avatar_url
             FROM history_parts p
@@ -112,11 +150,12 @@ extension PostgresUserRepository {
                 WHERE u.id = i.id
                 """, [json(batch)], operation).affected
         }
-        try PostgresHistoryBatch.finish(Int64(undo) ?? 0, added: 0, updated: restored, removed: removed,
-                                        connection, operation)
-        guard removed + restored > 0 else {
-            return .done(ImportUndo(entry: nil, removed: 0, restored: 0, skipped: changed), seq: 0)
-        }
+        return restored
+    }
+
+    /// The undo's count change and its `reloaded` change, announced; returns the change's seq.
+    private static func logReload(removed: Int, _ connection: PGConnection) throws(PGError) -> Int {
+        let operation = "undoing an import"
         try PostgresSchema.lockChangeLog(connection, operation)
         if removed > 0 {
             try connection.query("UPDATE store_state SET user_count = user_count - $1", [String(removed)], operation)
@@ -124,6 +163,6 @@ extension PostgresUserRepository {
         let seq = try connection.query("INSERT INTO changes (kind, user_id) VALUES ('reloaded', $1) RETURNING seq",
                                        [PostgresImportSchema.everyone], operation).first?[0].flatMap { Int($0) } ?? 0
         try connection.query("SELECT pg_notify($1, '')", [PostgresSchema.channel], operation)
-        return .done(ImportUndo(entry: Int64(undo), removed: removed, restored: restored, skipped: changed), seq: seq)
+        return seq
     }
 }

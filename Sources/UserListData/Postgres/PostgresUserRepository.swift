@@ -7,8 +7,9 @@ import ThreadLocks
 ///
 /// - Contract: the same as `SQLiteUserRepository`: keyset pages ordered by the folded name
 ///   (`UserKey.fold`, computed in Swift so both stores agree) then id; search by substring of
-///   the folded name or email (`TextKey.matches`); optimistic concurrency by `version`; emails unique case-insensitively
-///   (a clash is `.conflict` carrying the user who has that email); all-or-nothing imports.
+///   the folded name or email (`TextKey.matches`); optimistic concurrency by `version`; emails
+///   unique case-insensitively (a clash is `.conflict` carrying the user who has that email);
+///   all-or-nothing imports.
 /// - Concurrency: a `PGPool` of a few connections, each confined to its own serial queue;
 ///   sessions await, never block.
 /// - Changes: every write logs its change in `changes` and `NOTIFY`s in its own transaction,
@@ -52,7 +53,9 @@ public final class PostgresUserRepository: UserRepository {
              avatarURL: row[first + 3], version: Int(row[first + 4] ?? "") ?? 0)
     }
 
-    func read<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws(PGError) -> T) async throws(UserError) -> T {
+    func read<T: Sendable>(
+        _ body: @escaping @Sendable (PGConnection) throws(PGError) -> T
+    ) async throws(UserError) -> T {
         do {
             return try await pool.perform { connection throws(PGError) -> T in
                 try connection.read { () throws(PGError) -> T in try body(connection) }
@@ -85,7 +88,8 @@ public final class PostgresUserRepository: UserRepository {
     }
 
     /// One keyset page after `cursor` (or before it, `backward`), in list order either way.
-    private func readPage(from cursor: PageCursor?, backward: Bool, limit requested: Int, search term: String?) async throws(UserError) -> UserPage {
+    private func readPage(from cursor: PageCursor?, backward: Bool, limit requested: Int,
+                          search term: String?) async throws(UserError) -> UserPage {
         let limit = max(1, requested)
         // Substring search, as the SQLite store and `TextKey.matches` define it: the folded term
         // anywhere in the folded name or email; LIKE on the "C"-collated keys, which the pg_trgm
@@ -106,13 +110,15 @@ public final class PostgresUserRepository: UserRepository {
                 conditions.append("(name_key LIKE $1 OR email_key LIKE $1)")
             }
             if let keyset {
-                conditions.append("(name_key, id) \(backward ? "<" : ">") ($\(parameters.count + 1), $\(parameters.count + 2)::uuid)")
+                let past = backward ? "<" : ">"
+                conditions.append("(name_key, id) \(past) ($\(parameters.count + 1), $\(parameters.count + 2)::uuid)")
                 parameters += [keyset.nameKey, keyset.id]
             }
             parameters.append(String(limit + 1))
             let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
             let order = backward ? "name_key DESC, id DESC" : "name_key, id"
-            let sql = "SELECT \(Self.columns), name_key FROM users \(whereClause) ORDER BY \(order) LIMIT $\(parameters.count)"
+            let sql = "SELECT \(Self.columns), name_key FROM users \(whereClause) ORDER BY \(order) "
+                + "LIMIT $\(parameters.count)"
             let rows = try connection.query(sql, parameters, "reading a page of users").rows
             let more = rows.count > limit
             let users = rows.prefix(limit).map { Self.user($0) }
@@ -124,7 +130,8 @@ public final class PostgresUserRepository: UserRepository {
             }
             // The cursor that continues in the direction read: past the last row fetched.
             let onward = more
-                ? KeysetCursor(nameKey: rows[limit - 1][5] ?? "", id: users[limit - 1].id.uuidString, total: total).pageCursor
+                ? KeysetCursor(nameKey: rows[limit - 1][5] ?? "", id: users[limit - 1].id.uuidString,
+                               total: total).pageCursor
                 : nil
             return backward
                 ? UserPage(users: users.reversed(), next: nil, previous: onward, totalCount: total)
@@ -138,7 +145,8 @@ public final class PostgresUserRepository: UserRepository {
     /// term the trigram index serves (three characters or more) with at most `countCap` matches;
     /// otherwise the total is unknown (nil) rather than a scan of every row for each page.
     static func total(matching pattern: String?, limit: Int, _ connection: PGConnection) throws(PGError) -> Int? {
-        let stored = Int(try connection.query("SELECT user_count FROM store_state", [], "counting users").first?[0] ?? "0") ?? 0
+        let stored = Int(try connection.query("SELECT user_count FROM store_state", [], "counting users")
+            .first?[0] ?? "0") ?? 0
         guard let pattern else { return stored }
         let condition = "name_key LIKE $1 OR email_key LIKE $1"
         if stored <= broadCountLimit {
@@ -147,8 +155,9 @@ public final class PostgresUserRepository: UserRepository {
         }
         guard termLength(ofPattern: pattern) >= 3 else { return nil }
         let cap = max(2_000, Int(Double(max(1, limit) * stored).squareRoot()))
-        let counted = Int(try connection.query("SELECT COUNT(*) FROM (SELECT 1 FROM users WHERE \(condition) LIMIT $2) AS m",
-                                               [pattern, String(cap + 1)], "counting users").first?[0] ?? "0") ?? 0
+        let counted = Int(try connection.query(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM users WHERE \(condition) LIMIT $2) AS m",
+            [pattern, String(cap + 1)], "counting users").first?[0] ?? "0") ?? 0
         return counted <= cap ? counted : nil
     }
 
@@ -183,12 +192,13 @@ public final class PostgresUserRepository: UserRepository {
     }
 
     static func stored(id: UUID, _ connection: PGConnection) throws(PGError) -> User? {
-        try connection.query("SELECT \(columns) FROM users WHERE id = $1", [id.uuidString], "reading a user").first.map { user($0) }
+        try connection.query("SELECT \(columns) FROM users WHERE id = $1", [id.uuidString], "reading a user")
+            .first.map { user($0) }
     }
 
     static func owner(ofEmail email: String, _ connection: PGConnection) throws(PGError) -> User? {
-        try connection.query("SELECT \(columns) FROM users WHERE email_key = $1", [UserKey.fold(email)], "reading a user")
-            .first.map { user($0) }
+        try connection.query("SELECT \(columns) FROM users WHERE email_key = $1", [UserKey.fold(email)],
+                             "reading a user").first.map { user($0) }
     }
 
     // MARK: writing
@@ -242,11 +252,14 @@ public final class PostgresUserRepository: UserRepository {
     }
 
     /// Logs a write's change (its `seq`) under the change-log lock, once its rows are written.
-    static func logChange(_ kind: String, id: UUID, user: User?, _ connection: PGConnection, _ operation: String) throws(PGError) -> Int {
+    static func logChange(_ kind: String, id: UUID, user: User?, _ connection: PGConnection,
+                          _ operation: String) throws(PGError) -> Int {
         try PostgresSchema.lockChangeLog(connection, operation)
         let seq = try connection.query("""
-            INSERT INTO changes (kind, user_id, name, email, avatar_url, version) VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq
-            """, [kind, id.uuidString, user?.name, user?.email, user?.avatarURL, user.map { String($0.version) }], operation)
+            INSERT INTO changes (kind, user_id, name, email, avatar_url, version)
+            VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq
+            """, [kind, id.uuidString, user?.name, user?.email, user?.avatarURL, user.map { String($0.version) }],
+            operation)
         try connection.query("SELECT pg_notify($1, '')", [PostgresSchema.channel], operation)
         return Int(seq.first?[0] ?? "0") ?? 0
     }
@@ -262,7 +275,8 @@ public final class PostgresUserRepository: UserRepository {
             let operation = "saving a user"
             try PostgresHistory.recordSave(user, author, connection, operation)
             let updated = try connection.query("""
-                UPDATE users SET name = $1, email = $2, avatar_url = $3, name_key = $4, email_key = $5, version = version + 1
+                UPDATE users SET name = $1, email = $2, avatar_url = $3, name_key = $4, email_key = $5,
+                                 version = version + 1
                 WHERE id = $6 AND version = $7 AND \(PostgresHistory.differsFromStored)
                 """, [user.name, user.email, user.avatarURL, UserKey.fold(user.name), UserKey.fold(user.email),
                       user.id.uuidString, String(user.version)], operation)
@@ -319,7 +333,8 @@ public final class PostgresUserRepository: UserRepository {
             notifyCommitted(PostgresCommit(seq: seq, change: .added(saved)))
             return saved
         case .conflict(let stored): throw .conflict(stored: stored)
-        case .notFound, .unchanged: throw .unavailable(reason: "\(connection.redacted): the new user was neither added nor found")
+        case .notFound, .unchanged:
+            throw .unavailable(reason: "\(connection.redacted): the new user was neither added nor found")
         case .emailTaken(let email): throw try await emailConflict(email, id: new.id)
         }
     }
@@ -377,8 +392,9 @@ public final class PostgresUserRepository: UserRepository {
     /// for setting up benchmarks, never for serving pages.
     package func cursor(afterIndex index: Int) async throws(UserError) -> PageCursor? {
         try await read { connection throws(PGError) -> PageCursor? in
-            guard let row = try connection.query("SELECT name_key, id FROM users ORDER BY name_key, id LIMIT 1 OFFSET $1",
-                                                 [String(index)], "positioning a cursor").first else { return nil }
+            guard let row = try connection.query(
+                "SELECT name_key, id FROM users ORDER BY name_key, id LIMIT 1 OFFSET $1",
+                [String(index)], "positioning a cursor").first else { return nil }
             return KeysetCursor(nameKey: row[0] ?? "", id: (row[1] ?? "").uppercased(), total: nil).pageCursor
         }
     }

@@ -31,8 +31,9 @@ enum PresencePayload {
         case .gone(let daemon): return [text(Wire(d: daemon, k: "g"))]
         case .ask(let daemon): return [text(Wire(d: daemon, k: "a"))]
         case .holders(let daemon, let user, let holders):
+            let empty = text(Wire(d: daemon, k: "h", u: UUIDText.lowercase(user), h: [], p: 0, n: 0))
             let parts = split(holders.map { Holder(n: $0.name, e: $0.editing) },
-                              room: budget - text(Wire(d: daemon, k: "h", u: UUIDText.lowercase(user), h: [], p: 0, n: 0)).utf8.count - 40)
+                              room: budget - empty.utf8.count - 40)
             return parts.enumerated().map { index, part in
                 text(Wire(d: daemon, k: "h", u: UUIDText.lowercase(user), h: part, p: index, n: parts.count))
             }

@@ -32,7 +32,8 @@ final class WakePipe: Sendable {
     /// Waits `duration`, or less when woken; either way the wakes so far are used up.
     func sleep(_ duration: Duration) {
         var descriptor = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(duration.components.seconds * 1000
+                                 + duration.components.attoseconds / 1_000_000_000_000_000)
         _ = poll(&descriptor, 1, milliseconds)
         var buffer = [UInt8](repeating: 0, count: 64)
         while read(readEnd, &buffer, buffer.count) > 0 {}

@@ -25,7 +25,8 @@ enum CurlHTTP {
     static func perform(_ method: String, _ url: URL, headers: [String: String], body: Data?,
                         timeout: Duration) async -> Result<Response, Failure> {
         let lines = headers.map { "\($0.key): \($0.value)" }
-        let milliseconds = max(1, Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        let milliseconds = max(1, Int(timeout.components.seconds * 1000
+                                      + timeout.components.attoseconds / 1_000_000_000_000_000))
         return await withCheckedContinuation { (done: CheckedContinuation<Result<Response, Failure>, Never>) in
             queue.async {
                 done.resume(returning: performNow(method, url.absoluteString, lines, body, milliseconds))
@@ -33,7 +34,8 @@ enum CurlHTTP {
         }
     }
 
-    private static func performNow(_ method: String, _ url: String, _ lines: [String], _ body: Data?, _ timeoutMS: Int) -> Result<Response, Failure> {
+    private static func performNow(_ method: String, _ url: String, _ lines: [String], _ body: Data?,
+                                   _ timeoutMS: Int) -> Result<Response, Failure> {
         var response = ulcurl_response()
         defer { ulcurl_response_free(&response) }
         let pointers = lines.map { strdup($0) }
@@ -41,7 +43,8 @@ enum CurlHTTP {
         let headers = pointers.map { UnsafePointer<CChar>($0) }
         let outcome: Int32 = headers.withUnsafeBufferPointer { headerBuffer in
             func run(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> Int32 {
-                ulcurl_perform(method, url, headerBuffer.baseAddress, headerBuffer.count, bytes, count, timeoutMS, &response)
+                ulcurl_perform(method, url, headerBuffer.baseAddress, headerBuffer.count, bytes, count, timeoutMS,
+                               &response)
             }
             guard let body else { return run(nil, 0) }
             guard !body.isEmpty else {
@@ -51,7 +54,9 @@ enum CurlHTTP {
             return body.withUnsafeBytes { run($0.bindMemory(to: UInt8.self).baseAddress, body.count) }
         }
         guard outcome == 0 else {
-            let message = withUnsafeBytes(of: &response.error) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let message = withUnsafeBytes(of: &response.error) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             return .failure(Failure(code: response.curl_code, message: message))
         }
         let bytes = response.body.map { Data(bytes: $0, count: response.body_length) } ?? Data()

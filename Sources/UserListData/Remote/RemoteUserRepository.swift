@@ -141,7 +141,8 @@ public final class RemoteUserRepository: UserRepository {
 
     private func userURL(_ id: UUID) -> URL { usersURL.appendingPathComponent(id.uuidString) }
 
-    private func send(_ method: String, _ url: URL, body: UserDTO? = nil, headers: [String: String] = [:]) async throws(UserError) -> Response {
+    private func send(_ method: String, _ url: URL, body: UserDTO? = nil,
+                      headers: [String: String] = [:]) async throws(UserError) -> Response {
         var fields = ["Accept": "application/json"]
         var bytes: Data?
         if let body {
@@ -152,11 +153,12 @@ public final class RemoteUserRepository: UserRepository {
         }
         fields.merge(configuration.headers, uniquingKeysWith: { $1 })
         fields.merge(headers, uniquingKeysWith: { $1 })
-        switch await CurlHTTP.perform(method, url, headers: fields, body: bytes, timeout: configuration.requestTimeout) {
+        let timeout = configuration.requestTimeout
+        switch await CurlHTTP.perform(method, url, headers: fields, body: bytes, timeout: timeout) {
         case .success(let response):
             return Response(method: method, url: url, status: response.status, body: response.body)
         case .failure(let failure):
-            throw .unavailable(reason: Self.describe(failure, method: method, url: url, timeout: configuration.requestTimeout))
+            throw .unavailable(reason: Self.describe(failure, method: method, url: url, timeout: timeout))
         }
     }
 
@@ -216,14 +218,16 @@ public final class RemoteUserRepository: UserRepository {
             case "avatar_url": .avatarURL
             default: .name
             }
-            return .validation(field: field, message: problem?.message ?? "The server refused the data (\(statusText)).")
+            return .validation(field: field,
+                               message: problem?.message ?? "The server refused the data (\(statusText)).")
         case 401, 403:
             let problem = try? JSONDecoder().decode(ProblemDTO.self, from: response.body)
             return .forbidden(reason: problem?.message ?? "The server refused: \(statusText).")
         case 500...599:
             return .unavailable(reason: "the upstream answered \(response.method) \(response.url) with \(statusText)")
         default:
-            return .unavailable(reason: "the upstream answered \(response.method) \(response.url) with an unexpected \(statusText)")
+            return .unavailable(reason: "the upstream answered \(response.method) \(response.url) "
+                                + "with an unexpected \(statusText)")
         }
     }
 }

@@ -90,7 +90,8 @@ public final class SQLiteChangeFeed: UserChangeFeed, Sendable {
     }
 
     /// Watches `repository`'s file and takes its commits straight from its writer.
-    public convenience init(observing repository: SQLiteUserRepository, safetyInterval: Duration = .seconds(1)) throws(UserError) {
+    public convenience init(observing repository: SQLiteUserRepository,
+                            safetyInterval: Duration = .seconds(1)) throws(UserError) {
         try self.init(path: repository.path, safetyInterval: safetyInterval)
         repository.onCommit { [weak self] notice in self?.committed(notice) }
         // Its writes while it holds the lock are its own: the watcher need not look for them.
@@ -111,7 +112,9 @@ public final class SQLiteChangeFeed: UserChangeFeed, Sendable {
     public func observe(_ handler: @escaping @Sendable (CommittedChange) -> Void) -> ChangeObservation {
         // What is committed now is "before": start after the newest row, even if it is not
         // delivered yet.
-        let after = reader.withLock { reader in max(reader.lastSeq, (try? Self.maxSeq(reader.connection)) ?? reader.lastSeq) }
+        let after = reader.withLock { reader in
+            max(reader.lastSeq, (try? Self.maxSeq(reader.connection)) ?? reader.lastSeq)
+        }
         let id = observers.withLock { observers in
             let id = observers.nextID
             observers.nextID += 1
@@ -226,7 +229,8 @@ public final class SQLiteChangeFeed: UserChangeFeed, Sendable {
         guard let id = row.uuid(2) else { return nil }
         if kind == "removed" { return .removed(id: id) }
         guard !row.isNull(6) else { return nil }  // imported, then removed: the removal follows
-        let user = User(id: id, name: row.text(3), email: row.text(4), avatarURL: row.optionalText(5), version: row.int(6))
+        let user = User(id: id, name: row.text(3), email: row.text(4), avatarURL: row.optionalText(5),
+                        version: row.int(6))
         return kind == "added" ? .added(user) : .saved(user)
     }
 

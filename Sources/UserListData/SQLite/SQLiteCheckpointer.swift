@@ -57,7 +57,9 @@ final class SQLiteCheckpointer: Sendable {
 
     /// Queues one checkpoint unless one is queued already.
     private func checkpointSoon() {
-        guard pending.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        guard pending.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
+            return
+        }
         queue.async { [self] in
             pending.store(false, ordering: .releasing)
             _ = checkpoint()
@@ -75,10 +77,14 @@ final class SQLiteCheckpointer: Sendable {
     /// users: RESTART 13.2k users/s and a save p99 of 26 ms, TRUNCATE 11.6k/s and 36 ms.)
     private func checkpoint(restart: Bool = false) -> Bool {
         guard let connection = connection.withValue({ connection in
-            if connection == nil, let opened = try? SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: Self.restartWait) {
+            if connection == nil,
+               let opened = try? SQLiteConnection(path: path, mode: .readWrite,
+                                                  busyTimeoutMilliseconds: Self.restartWait) {
                 // A connection that has read nothing has not opened the WAL yet, and a checkpoint on
                 // it does nothing and says so only by logging -1 frames.
-                if (try? opened.integer("PRAGMA user_version", "opening the checkpointer")) != nil { connection = opened }
+                if (try? opened.integer("PRAGMA user_version", "opening the checkpointer")) != nil {
+                    connection = opened
+                }
             }
             return connection
         }) else { return false }

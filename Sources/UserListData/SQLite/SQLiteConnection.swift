@@ -26,7 +26,8 @@ final class SQLiteConnection {
         var isDirectory: ObjCBool = false
         if !directory.isEmpty,
            !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) || !isDirectory.boolValue {
-            throw .custom("the directory \(directory) does not exist; create it first (the store creates only the file)",
+            throw .custom("the directory \(directory) does not exist; "
+                          + "create it first (the store creates only the file)",
                           path: path, operation: "opening")
         }
         if mode == .readOnly, !FileManager.default.fileExists(atPath: path) {
@@ -34,7 +35,8 @@ final class SQLiteConnection {
                           path: path, operation: "opening")
         }
         _ = Self.configureSQLite
-        let flags = SQLITE_OPEN_NOMUTEX | (mode == .readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        let flags = SQLITE_OPEN_NOMUTEX
+            | (mode == .readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
         var db: OpaquePointer?
         let code = sqlite3_open_v2(path, &db, flags, nil)
         guard let db else {

@@ -16,14 +16,16 @@ extension SQLiteUserRepository {
         /// Whether `users` can be loaded this way: the table is empty and no id comes twice (a
         /// second entry for an id is an update of the first, which the row-by-row path does).
         static func applies(to users: ImportRows, _ connection: SQLiteConnection) throws(SQLiteError) -> Bool {
-            try connection.integer("SELECT EXISTS (SELECT 1 FROM users)", Importer.operation) == 0 && users.hasDistinctIDs()
+            try connection.integer("SELECT EXISTS (SELECT 1 FROM users)", Importer.operation) == 0
+                && users.hasDistinctIDs()
         }
 
         /// Inserts every user, in the order given, and logs the load.
         static func insert(_ users: ImportRows, _ connection: SQLiteConnection) throws(SQLiteError) {
             let columns = "INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key) VALUES "
             let row = "(?,?,?,?,?,?,?)"
-            let many = try connection.statement(columns + Array(repeating: row, count: rowsPerStatement).joined(separator: ","))
+            let many = try connection.statement(
+                columns + Array(repeating: row, count: rowsPerStatement).joined(separator: ","))
             var batch: [KeyedUser] = []
             batch.reserveCapacity(rowsPerStatement)
             try users.forEach { user throws(SQLiteError) in

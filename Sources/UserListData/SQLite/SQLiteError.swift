@@ -54,7 +54,8 @@ struct SQLiteError: Error, CustomStringConvertible {
 
     /// `email` is taken by `other`: the write is rolled back and the caller told who has it.
     static func duplicate(_ email: String, other: User, path: String, operation: String) -> SQLiteError {
-        var error = SQLiteError(code: SQLITE_CONSTRAINT, detail: "UNIQUE constraint failed: users.email_key", path: path, operation: operation)
+        var error = SQLiteError(code: SQLITE_CONSTRAINT, detail: "UNIQUE constraint failed: users.email_key",
+                                path: path, operation: operation)
         error.duplicateEmail = (email, other)
         return error
     }
@@ -67,7 +68,8 @@ struct SQLiteError: Error, CustomStringConvertible {
     }
 
     /// An error of our own making (not from SQLite), e.g. a missing directory.
-    static func custom(_ detail: String, code: Int32 = SQLITE_CANTOPEN, path: String, operation: String) -> SQLiteError {
+    static func custom(_ detail: String, code: Int32 = SQLITE_CANTOPEN, path: String,
+                       operation: String) -> SQLiteError {
         SQLiteError(code: code, detail: detail, path: path, operation: operation)
     }
 }

@@ -36,7 +36,8 @@ enum SQLiteHistory {
     /// The columns every writer names, in this order: `?1` at, `?2`...`?7` the author (`bind`).
     static let insertColumns = """
         INSERT INTO history (at, via, actor_uid, actor_name, client, daemon, reverts, user_id, kind,
-                             before_name, before_email, before_avatar_url, after_name, after_email, after_avatar_url, version_after)
+                             before_name, before_email, before_avatar_url, after_name, after_email, after_avatar_url,
+                             version_after)
         """
 
     /// Binds `?1` (now, in milliseconds) and the author as `?2`...`?7`.
@@ -70,7 +71,8 @@ enum SQLiteHistory {
 
     /// Records the save of `before` (the stored row, at the version the save was made from) as
     /// `user`, in the save's transaction after its UPDATE.
-    static func recordSave(_ user: User, before: User, _ author: ChangeAuthor, _ connection: SQLiteConnection) throws(SQLiteError) {
+    static func recordSave(_ user: User, before: User, _ author: ChangeAuthor,
+                           _ connection: SQLiteConnection) throws(SQLiteError) {
         let statement = try connection.statement(insertSave)
         bind(statement, author)
         statement.bind(8, user.id)

@@ -47,7 +47,8 @@ enum SQLiteImportMerge {
     /// The commit's part, inside its transaction: the progress row and the guard (which holds
     /// what `SQLiteImportSort` copies in next).
     static func begin(_ id: Int, _ connection: SQLiteConnection) throws(SQLiteError) {
-        try connection.execute("INSERT OR REPLACE INTO import_progress (import_id, phase) VALUES (\(id), 'sorting')", operation)
+        try connection.execute("INSERT OR REPLACE INTO import_progress (import_id, phase) VALUES (\(id), 'sorting')",
+                               operation)
         try connection.execute(SQLiteImportGuard.create(id), operation)
     }
 
@@ -62,7 +63,8 @@ enum SQLiteImportMerge {
     /// entries are cleared).
     static func decide(_ id: Int, accepted: Bool, _ connection: SQLiteConnection) throws(SQLiteError) {
         try connection.writeTransaction(operation) { () throws(SQLiteError) in
-            try connection.execute("UPDATE import_progress SET phase = '\(accepted ? "merging" : "refused")' WHERE import_id = \(id)", operation)
+            let phase = accepted ? "merging" : "refused"
+            try connection.execute("UPDATE import_progress SET phase = '\(phase)' WHERE import_id = \(id)", operation)
             if !accepted { try SQLiteImportGuard.drop(id, connection, operation) }
         }
     }
@@ -76,7 +78,8 @@ enum SQLiteImportMerge {
     /// No DDL (each trigger and statement stays prepared): `log_changes`, off for the slice,
     /// switches off the change log's triggers and lets the slice's writes past the guard; the
     /// search triggers leave the users it adds alone (they lie past the index's mark).
-    static func slice(_ id: Int, rows: Int, more: () -> Bool, _ connection: SQLiteConnection) throws(SQLiteError) -> Slice {
+    static func slice(_ id: Int, rows: Int, more: () -> Bool,
+                      _ connection: SQLiteConnection) throws(SQLiteError) -> Slice {
         try connection.writeTransaction(operation) { () throws(SQLiteError) -> Slice in
             var mark = try text("SELECT merged_through FROM import_progress WHERE import_id = ?1", id, connection) ?? ""
             try connection.execute("UPDATE store_state SET log_changes = 0 WHERE only = 1", operation)
@@ -91,8 +94,9 @@ enum SQLiteImportMerge {
             var counted = (added: 0, updated: 0)
             repeat {
                 let start = DispatchTime.now().uptimeNanoseconds
-                let bound = try text("SELECT id FROM import_merge WHERE import_id = ?1 AND id > ?2 ORDER BY id LIMIT 1 OFFSET ?3",
-                                     id, connection, mark, max(0, rows - 1))
+                let bound = try text(
+                    "SELECT id FROM import_merge WHERE import_id = ?1 AND id > ?2 ORDER BY id LIMIT 1 OFFSET ?3",
+                    id, connection, mark, max(0, rows - 1))
                 last = bound == nil
                 let upper = bound ?? beyondEveryID
                 if let entry = historyEntry {
@@ -101,7 +105,8 @@ enum SQLiteImportMerge {
                     counted.added += parts.added
                     counted.updated += parts.updated
                 }
-                let progress = try connection.statement("UPDATE import_progress SET merged_through = ?2, phase = ?3 WHERE import_id = ?1")
+                let progress = try connection.statement(
+                    "UPDATE import_progress SET merged_through = ?2, phase = ?3 WHERE import_id = ?1")
                 progress.bind(1, id)
                 progress.bind(2, upper)
                 progress.bind(3, last ? "merged" : "merging")
@@ -111,8 +116,10 @@ enum SQLiteImportMerge {
                 rows = SQLiteUserRepository.nextSliceRows(rows, since: start, range: 100...20_000)
             } while !last && more()
             let added = try users(after: lastRowid, connection)
-            try connection.execute("UPDATE store_state SET log_changes = 1, user_count = user_count + \(added) WHERE only = 1", operation)
-            let count = try connection.statement("UPDATE import_progress SET written = written + ?2 WHERE import_id = ?1 RETURNING written")
+            try connection.execute(
+                "UPDATE store_state SET log_changes = 1, user_count = user_count + \(added) WHERE only = 1", operation)
+            let count = try connection.statement(
+                "UPDATE import_progress SET written = written + ?2 WHERE import_id = ?1 RETURNING written")
             defer { count.reset() }
             count.bind(1, id)
             count.bind(2, written)
@@ -151,13 +158,15 @@ enum SQLiteImportMerge {
     /// Deletes import `id`'s staged and merge rows, `rows` at a time, while `more` says no
     /// other write waits; once none are left, the import itself. Returns whether it is gone, and
     /// the step size for next time.
-    static func clear(_ id: Int, rows: Int, more: () -> Bool, _ connection: SQLiteConnection) throws(SQLiteError) -> (Bool, Int) {
+    static func clear(_ id: Int, rows: Int, more: () -> Bool,
+                      _ connection: SQLiteConnection) throws(SQLiteError) -> (Bool, Int) {
         try connection.writeTransaction(operation) { () throws(SQLiteError) -> (Bool, Int) in
             var rows = rows, left = true
             repeat {
                 let start = DispatchTime.now().uptimeNanoseconds
                 try connection.execute("""
-                    DELETE FROM import_staged WHERE rowid IN (SELECT rowid FROM import_staged WHERE import_id = \(id) LIMIT \(rows))
+                    DELETE FROM import_staged
+                    WHERE rowid IN (SELECT rowid FROM import_staged WHERE import_id = \(id) LIMIT \(rows))
                     """, operation)
                 left = connection.changes == rows
                 try connection.execute("""
@@ -167,7 +176,8 @@ enum SQLiteImportMerge {
                 left = left || connection.changes == rows
                 try connection.execute("""
                     DELETE FROM import_emails WHERE import_id = \(id) AND (email_key, id) IN
-                        (SELECT email_key, id FROM import_emails WHERE import_id = \(id) ORDER BY email_key, id LIMIT \(rows))
+                        (SELECT email_key, id FROM import_emails WHERE import_id = \(id)
+                         ORDER BY email_key, id LIMIT \(rows))
                     """, operation)
                 left = left || connection.changes == rows
                 rows = SQLiteUserRepository.nextSliceRows(rows, since: start, range: 1_000...100_000)
@@ -257,6 +267,7 @@ enum SQLiteImportMerge {
     /// One change-log row for the whole import: feeds hand their sessions `UserChange.resync`.
     static func logReload(_ connection: SQLiteConnection) throws(SQLiteError) {
         try connection.execute(
-            "INSERT INTO changes (kind, user_id, at) VALUES ('reloaded', '', \(Int(Date().timeIntervalSince1970)))", operation)
+            "INSERT INTO changes (kind, user_id, at) VALUES ('reloaded', '', \(Int(Date().timeIntervalSince1970)))",
+            operation)
     }
 }

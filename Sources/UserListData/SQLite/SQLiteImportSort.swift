@@ -53,29 +53,38 @@ enum SQLiteImportSort {
     /// Appends the entries and addresses from the attached side file, `rows` at a time, in one
     /// transaction while `more` says no other write waits; whether both are in (the phase then
     /// moves on to the checks), and the step size for next time.
-    static func fill(_ id: Int, rows: Int, more: () -> Bool, _ connection: SQLiteConnection) throws(SQLiteError) -> (Bool, Int) {
+    static func fill(_ id: Int, rows: Int, more: () -> Bool,
+                     _ connection: SQLiteConnection) throws(SQLiteError) -> (Bool, Int) {
         try connection.writeTransaction(operation) { () throws(SQLiteError) -> (Bool, Int) in
             var rows = rows, done = false
             repeat {
                 let start = DispatchTime.now().uptimeNanoseconds
                 let entries = try run("""
-                    INSERT INTO import_merge (import_id, id, position, name, email, avatar_url, expected_version, name_key, email_key)
-                    SELECT ?1, id, position, name, email, avatar_url, expected_version, name_key, email_key FROM \(schema).latest
-                    WHERE id > coalesce((SELECT max(id) FROM import_merge WHERE import_id = ?1), '') ORDER BY id LIMIT ?2
+                    INSERT INTO import_merge (import_id, id, position, name, email, avatar_url, expected_version,
+                                              name_key, email_key)
+                    SELECT ?1, id, position, name, email, avatar_url, expected_version, name_key, email_key
+                    FROM \(schema).latest
+                    WHERE id > coalesce((SELECT max(id) FROM import_merge WHERE import_id = ?1), '')
+                    ORDER BY id LIMIT ?2
                     """, id, rows, connection)
                 let last = try connection.statement(
-                    "SELECT email_key, id FROM import_emails WHERE import_id = ?1 ORDER BY email_key DESC, id DESC LIMIT 1")
+                    "SELECT email_key, id FROM import_emails WHERE import_id = ?1 "
+                    + "ORDER BY email_key DESC, id DESC LIMIT 1")
                 last.bind(1, id)
                 let after = try last.step(operation) ? (last.text(0), last.text(1)) : ("", "")
                 last.reset()
                 let addresses = try run("""
                     INSERT INTO import_emails (import_id, email_key, id)
-                    SELECT ?1, email_key, id FROM \(schema).emails WHERE (email_key, id) > (?3, ?4) ORDER BY email_key, id LIMIT ?2
+                    SELECT ?1, email_key, id FROM \(schema).emails WHERE (email_key, id) > (?3, ?4)
+                    ORDER BY email_key, id LIMIT ?2
                     """, id, rows, connection, after)
                 done = entries < rows && addresses < rows
                 rows = SQLiteUserRepository.nextSliceRows(rows, since: start, range: 1_000...100_000)
             } while !done && more()
-            if done { try connection.execute("UPDATE import_progress SET phase = 'checking' WHERE import_id = \(id)", operation) }
+            if done {
+                try connection.execute("UPDATE import_progress SET phase = 'checking' WHERE import_id = \(id)",
+                                       operation)
+            }
             return (done, rows)
         }
     }
@@ -87,7 +96,8 @@ enum SQLiteImportSort {
             try connection.execute("""
                 DELETE FROM import_merge WHERE import_id = \(id);
                 DELETE FROM import_emails WHERE import_id = \(id);
-                INSERT INTO import_merge (import_id, id, position, name, email, avatar_url, expected_version, name_key, email_key)
+                INSERT INTO import_merge (import_id, id, position, name, email, avatar_url, expected_version,
+                                          name_key, email_key)
                     SELECT import_id, id, max(position), name, email, avatar_url, expected_version, name_key, email_key
                     FROM import_staged WHERE import_id = \(id) GROUP BY id ORDER BY id;
                 INSERT INTO import_emails (import_id, email_key, id)

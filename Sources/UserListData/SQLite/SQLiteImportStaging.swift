@@ -73,8 +73,10 @@ struct SQLiteImportStaging: ImportStaging {
         let id = try await repository.write({ connection throws(SQLiteError) -> Int in
             try connection.writeTransaction(Self.operation) { () throws(SQLiteError) -> Int in
                 let now = Int(Date().timeIntervalSince1970)
-                try Self.drop(where: "state = 'staging' AND touched_at < \(now - Self.abandonedAfterSeconds)", connection)
-                try connection.execute("INSERT INTO imports (state, touched_at) VALUES ('staging', \(now))", Self.operation)
+                try Self.drop(where: "state = 'staging' AND touched_at < \(now - Self.abandonedAfterSeconds)",
+                              connection)
+                try connection.execute("INSERT INTO imports (state, touched_at) VALUES ('staging', \(now))",
+                                       Self.operation)
                 return Int(sqlite3_last_insert_rowid(connection.handle))
             }
         }, committed: { _ in nil })
@@ -111,7 +113,8 @@ struct SQLiteImportStaging: ImportStaging {
     /// Entries staged per write transaction.
     static let stageSlice = 1_000
 
-    private func stageNow(_ keyed: [(entry: ImportEntry, keys: (String, String))], _ id: Int, _ normal: String) async throws(UserError) -> Int? {
+    private func stageNow(_ keyed: [(entry: ImportEntry, keys: (String, String))], _ id: Int,
+                          _ normal: String) async throws(UserError) -> Int? {
         try await repository.write({ connection throws(SQLiteError) -> Int? in
             // Not synced one by one: the commit's mark is (FULL), and the WAL keeps commits in
             // order, so every chunk before it is on disk with it. Until then a lost chunk only
@@ -121,7 +124,8 @@ struct SQLiteImportStaging: ImportStaging {
             return try connection.writeTransaction(Self.operation) { () throws(SQLiteError) -> Int? in
                 let now = Int(Date().timeIntervalSince1970)
                 let touched = try connection.statement(
-                    "UPDATE imports SET entries = entries + ?2, touched_at = ?3 WHERE id = ?1 AND state = 'staging' RETURNING entries")
+                    "UPDATE imports SET entries = entries + ?2, touched_at = ?3 "
+                    + "WHERE id = ?1 AND state = 'staging' RETURNING entries")
                 defer { touched.reset() }
                 touched.bind(1, id)
                 touched.bind(2, keyed.count)
@@ -130,7 +134,8 @@ struct SQLiteImportStaging: ImportStaging {
                 let count = touched.int(0)
                 touched.reset()
                 let insert = try connection.statement("""
-                    INSERT INTO import_staged (import_id, position, id, name, email, avatar_url, expected_version, name_key, email_key)
+                    INSERT INTO import_staged (import_id, position, id, name, email, avatar_url, expected_version,
+                                               name_key, email_key)
                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                     """)
                 for (entry, keys) in keyed {
@@ -140,7 +145,9 @@ struct SQLiteImportStaging: ImportStaging {
                     insert.bind(4, entry.user.name)
                     insert.bind(5, entry.user.email)
                     insert.bind(6, entry.user.avatarURL)
-                    if let version = entry.expectedVersion { insert.bind(7, version) } else { sqlite3_bind_null(insert.handle, 7) }
+                    if let version = entry.expectedVersion { insert.bind(7, version) } else {
+                        sqlite3_bind_null(insert.handle, 7)
+                    }
                     insert.bind(8, keys.0)
                     insert.bind(9, keys.1)
                     try insert.run(Self.operation)
@@ -153,10 +160,12 @@ struct SQLiteImportStaging: ImportStaging {
     func commitImport(_ token: ImportToken, by author: ChangeAuthor?) async throws(UserError) -> ImportSummary {
         let id = try Self.id(token)
         // Kept with the mark, so that a merge finished after a crash is recorded as its author's.
-        let authorJSON = author.flatMap { try? JSONEncoder().encode($0.via(.import)) }.map { String(decoding: $0, as: UTF8.self) }
+        let authorJSON = author.flatMap { try? JSONEncoder().encode($0.via(.import)) }
+            .map { String(decoding: $0, as: UTF8.self) }
         let marked = try await repository.write({ connection throws(SQLiteError) -> Bool in
             try connection.writeTransaction(Self.operation) { () throws(SQLiteError) -> Bool in
-                let mark = try connection.statement("UPDATE imports SET state = 'committed', author = ?2 WHERE id = ?1 AND state = 'staging'")
+                let mark = try connection.statement(
+                    "UPDATE imports SET state = 'committed', author = ?2 WHERE id = ?1 AND state = 'staging'")
                 defer { mark.reset() }
                 mark.bind(1, id)
                 mark.bind(2, authorJSON)
@@ -193,7 +202,9 @@ struct SQLiteImportStaging: ImportStaging {
         committed.reset()
         for id in ids {
             // A refused entry: the import is dropped (its client is gone; nothing was written).
-            if case .success(let outcome) = try SQLiteImportMerge.finish(id, connection) { backlog = backlog || outcome.leftSearchBacklog }
+            if case .success(let outcome) = try SQLiteImportMerge.finish(id, connection) {
+                backlog = backlog || outcome.leftSearchBacklog
+            }
         }
         return backlog
     }

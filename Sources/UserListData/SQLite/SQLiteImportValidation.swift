@@ -24,24 +24,31 @@ enum SQLiteImportValidation {
             first = (position, uuid, reason)
         }
         try each(id, connection, """
-            SELECT s.position, s.id, s.email, u.id, u.name FROM import_staged s JOIN users u ON u.email_key = s.email_key
+            SELECT s.position, s.id, s.email, u.id, u.name
+            FROM import_staged s JOIN users u ON u.email_key = s.email_key
             WHERE s.import_id = ?1 AND u.id != s.id ORDER BY s.position LIMIT 1
             """) { row in
-            consider(row.int(0), row.text(1), "the email address “\(row.text(2))” is already used by “\(row.text(4))” (id \(row.text(3).lowercased())); each user needs an address of their own.")
+            consider(row.int(0), row.text(1),
+                     "the email address “\(row.text(2))” is already used by “\(row.text(4))” "
+                     + "(id \(row.text(3).lowercased())); each user needs an address of their own.")
         }
         // The exact query below ranks every entry by address (seconds at 300,000 entries); this
         // one only asks whether any address comes with two ids, which is rare.
         if try boolean(id, connection, """
-            SELECT EXISTS (SELECT 1 FROM import_staged WHERE import_id = ?1 GROUP BY email_key HAVING min(id) != max(id))
+            SELECT EXISTS (SELECT 1 FROM import_staged WHERE import_id = ?1
+                           GROUP BY email_key HAVING min(id) != max(id))
             """) {
             try each(id, connection, """
                 WITH firsts AS (SELECT email_key, id, email, MIN(position) AS position FROM import_staged
                                 WHERE import_id = ?1 GROUP BY email_key, id),
-                     ranked AS (SELECT id, email, position, ROW_NUMBER() OVER byKey AS n, FIRST_VALUE(position) OVER byKey AS earlier
+                     ranked AS (SELECT id, email, position, ROW_NUMBER() OVER byKey AS n,
+                                       FIRST_VALUE(position) OVER byKey AS earlier
                                 FROM firsts WINDOW byKey AS (PARTITION BY email_key ORDER BY position))
                 SELECT position, id, email, earlier FROM ranked WHERE n = 2 ORDER BY position LIMIT 1
                 """) { row in
-                consider(row.int(0), row.text(1), "the email address “\(row.text(2))” is also given to another user, by entry \(row.int(3)); each user needs an address of their own.")
+                consider(row.int(0), row.text(1),
+                         "the email address “\(row.text(2))” is also given to another user, "
+                         + "by entry \(row.int(3)); each user needs an address of their own.")
             }
         }
         try each(id, connection, """
@@ -49,7 +56,8 @@ enum SQLiteImportValidation {
             WHERE s.import_id = ?1 AND s.expected_version IS NOT NULL AND s.expected_version < u.version
             ORDER BY s.position LIMIT 1
             """) { row in
-            consider(row.int(0), row.text(1), "it names version \(row.int(2)) of this user, but the store holds version \(row.int(3)): "
+            consider(row.int(0), row.text(1),
+                     "it names version \(row.int(2)) of this user, but the store holds version \(row.int(3)): "
                      + "the user was changed after the file was made (export again, or drop \"version\" to overwrite).")
         }
         if let first { throw .refused(.rejectedEntry(position: first.position, id: first.id, reason: first.reason)) }

@@ -72,7 +72,8 @@ extension SQLiteUserRepository {
         mutating func write(_ keyed: KeyedUser) throws(SQLiteError) {
             let (user, keys) = (keyed.user, keyed.keys)
             SQLiteUserRepository.bindRow(insert, user, keys: keys)
-            try SQLiteUserRepository.refusingDuplicateEmail(user, connection, Self.operation) { () throws(SQLiteError) in
+            try SQLiteUserRepository.refusingDuplicateEmail(user, connection,
+                                                            Self.operation) { () throws(SQLiteError) in
                 try insert.run(Self.operation)
             }
             if connection.changes == 1 {
@@ -90,8 +91,8 @@ extension SQLiteUserRepository {
                               path: connection.path, operation: Self.operation)
             }
             let rowid = sqlite3_column_int64(stored.handle, 0)
-            let old = (name: stored.text(1), email: stored.text(2), avatarURL: stored.optionalText(3), version: stored.int(4),
-                       nameKey: stored.text(5), emailKey: stored.text(6))
+            let old = (name: stored.text(1), email: stored.text(2), avatarURL: stored.optionalText(3),
+                       version: stored.int(4), nameKey: stored.text(5), emailKey: stored.text(6))
             stored.reset()
             let changed = user.name != old.name || user.email != old.email || user.avatarURL != old.avatarURL
             guard changed || user.version > old.version else { return }  // identical: nothing to write or tell
@@ -101,7 +102,8 @@ extension SQLiteUserRepository {
             let newKeys = (name: keys.name, email: user.email == old.email ? old.emailKey : keys.email)
             update.bind(1, Int(rowid))
             SQLiteUserRepository.bindRow(update, saved, keys: newKeys, skippingID: true)
-            try SQLiteUserRepository.refusingDuplicateEmail(user, connection, Self.operation) { () throws(SQLiteError) in
+            try SQLiteUserRepository.refusingDuplicateEmail(user, connection,
+                                                            Self.operation) { () throws(SQLiteError) in
                 try update.run(Self.operation)
             }
             updated += 1

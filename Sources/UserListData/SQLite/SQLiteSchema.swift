@@ -115,13 +115,15 @@ enum SQLiteSchema {
         CREATE TRIGGER users_added AFTER INSERT ON users
         WHEN (SELECT log_changes FROM store_state WHERE only = 1) BEGIN
             INSERT INTO changes (kind, user_id, name, email, avatar_url, version, at)
-            VALUES ('added', NEW.id, NEW.name, NEW.email, NEW.avatar_url, NEW.version, CAST(strftime('%s', 'now') AS INTEGER));
+            VALUES ('added', NEW.id, NEW.name, NEW.email, NEW.avatar_url, NEW.version,
+                    CAST(strftime('%s', 'now') AS INTEGER));
             UPDATE store_state SET user_count = user_count + 1 WHERE only = 1;
         END;
         CREATE TRIGGER users_saved AFTER UPDATE ON users
         WHEN (SELECT log_changes FROM store_state WHERE only = 1) BEGIN
             INSERT INTO changes (kind, user_id, name, email, avatar_url, version, at)
-            VALUES ('saved', NEW.id, NEW.name, NEW.email, NEW.avatar_url, NEW.version, CAST(strftime('%s', 'now') AS INTEGER));
+            VALUES ('saved', NEW.id, NEW.name, NEW.email, NEW.avatar_url, NEW.version,
+                    CAST(strftime('%s', 'now') AS INTEGER));
         END;
         CREATE TRIGGER users_removed AFTER DELETE ON users
         WHEN (SELECT log_changes FROM store_state WHERE only = 1) BEGIN
@@ -148,11 +150,13 @@ enum SQLiteSchema {
         END;
         CREATE TRIGGER users_search_saved AFTER UPDATE OF name_key, email_key ON users
         WHEN OLD.name_key IS NOT NEW.name_key OR OLD.email_key IS NOT NEW.email_key BEGIN
-            INSERT INTO users_search (users_search, rowid, key) VALUES ('delete', OLD.rowid, OLD.name_key || char(10) || OLD.email_key);
+            INSERT INTO users_search (users_search, rowid, key)
+                VALUES ('delete', OLD.rowid, OLD.name_key || char(10) || OLD.email_key);
             INSERT INTO users_search (rowid, key) VALUES (NEW.rowid, NEW.name_key || char(10) || NEW.email_key);
         END;
         CREATE TRIGGER users_search_removed AFTER DELETE ON users BEGIN
-            INSERT INTO users_search (users_search, rowid, key) VALUES ('delete', OLD.rowid, OLD.name_key || char(10) || OLD.email_key);
+            INSERT INTO users_search (users_search, rowid, key)
+                VALUES ('delete', OLD.rowid, OLD.name_key || char(10) || OLD.email_key);
         END;
         """
 
@@ -160,7 +164,8 @@ enum SQLiteSchema {
     static let v6 = "DROP INDEX IF EXISTS users_by_name_key; " + v6NameIndex
 
     /// The list order's keys, then every column a page reads (`SQLiteUserRepository.columns`).
-    static let v9NameIndex = "CREATE INDEX users_by_name_key ON users (name_key, id, email_key, name, email, avatar_url, version)"
+    static let v9NameIndex =
+        "CREATE INDEX users_by_name_key ON users (name_key, id, email_key, name, email, avatar_url, version)"
     static let v9 = "DROP INDEX IF EXISTS users_by_name_key; " + v9NameIndex
 
     static let v7ChangeLog = """
@@ -189,16 +194,18 @@ enum SQLiteSchema {
     static func migrate(_ connection: SQLiteConnection) throws(SQLiteError) {
         let found = try connection.integer("PRAGMA user_version", "reading the schema version")
         guard found <= currentVersion else {
-            throw .custom("the file has schema version \(found), newer than this program's \(currentVersion); upgrade userlistd",
+            throw .custom("the file has schema version \(found), newer than this program's \(currentVersion); "
+                          + "upgrade userlistd",
                           code: SQLITE_ERROR, path: connection.path, operation: "migrating")
         }
         for step in steps where step.version > found {
-            try connection.writeTransaction("migrating the schema to version \(step.version)") { () throws(SQLiteError) in
+            let operation = "migrating the schema to version \(step.version)"
+            try connection.writeTransaction(operation) { () throws(SQLiteError) in
                 // Read again under the write lock: another process may have migrated meanwhile.
                 let now = try connection.integer("PRAGMA user_version", "reading the schema version")
                 guard now < step.version else { return }
-                try connection.execute(step.sql, "migrating the schema to version \(step.version)")
-                try connection.execute("PRAGMA user_version = \(step.version)", "migrating the schema to version \(step.version)")
+                try connection.execute(step.sql, operation)
+                try connection.execute("PRAGMA user_version = \(step.version)", operation)
             }
         }
     }
@@ -207,7 +214,8 @@ enum SQLiteSchema {
     static func check(_ connection: SQLiteConnection) throws(SQLiteError) {
         let found = try connection.integer("PRAGMA user_version", "reading the schema version")
         guard found == currentVersion else {
-            throw .custom("the file has schema version \(found) but this program needs \(currentVersion); open it read-write once to migrate it",
+            throw .custom("the file has schema version \(found) but this program needs \(currentVersion); "
+                          + "open it read-write once to migrate it",
                           code: SQLITE_READONLY, path: connection.path, operation: "opening read-only")
         }
     }

@@ -16,8 +16,9 @@ import UserListDomain
 ///   Matches are then dense (or the term is short and common), so a page is found after a short
 ///   walk. The cap balances the two: reading C candidates costs about C rows, walking to a page
 ///   of L matches about L·N/C rows (N users), equal at C = √(L·N), so the cap is that (at least
-///   2,000): about 7,000 rows either way for a page of 50 at 1M users. The count is exact when the store holds at most `broadCountLimit` users (a scan of
-///   that many keys is cheap); above, it is not computed (`totalCount` nil, "unknown").
+///   2,000): about 7,000 rows either way for a page of 50 at 1M users. The count is exact when
+///   the store holds at most `broadCountLimit` users (a scan of that many keys is cheap); above,
+///   it is not computed (`totalCount` nil, "unknown").
 ///
 /// While the index has a backlog (after a bulk load, see `SQLiteSearchIndex`), the users past the
 /// index's mark count as candidates too: the narrow plan reads them all, and a backlog bigger
@@ -81,7 +82,8 @@ struct SQLiteSearch {
         let cap = Self.candidateCap(limit: limit, stored: stored)
         var backlog = 0
         if let indexedThrough {
-            backlog = try connection.integer("SELECT ifnull(max(rowid), 0) FROM users", "searching users") - indexedThrough
+            backlog = try connection.integer("SELECT ifnull(max(rowid), 0) FROM users", "searching users")
+                - indexedThrough
             guard backlog <= cap else { return false }
         }
         guard let count = try candidateCount(connection, cap: cap) else { return false }

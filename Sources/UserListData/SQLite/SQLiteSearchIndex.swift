@@ -31,12 +31,15 @@ enum SQLiteSearchIndex {
             INSERT INTO users_search (rowid, key) VALUES (NEW.rowid, NEW.name_key || char(10) || NEW.email_key);
         END;
         CREATE TRIGGER users_search_saved AFTER UPDATE OF name_key, email_key ON users
-        WHEN (OLD.name_key IS NOT NEW.name_key OR OLD.email_key IS NOT NEW.email_key) AND OLD.rowid <= \(indexedThrough) BEGIN
-            INSERT INTO users_search (users_search, rowid, key) VALUES ('delete', OLD.rowid, OLD.name_key || char(10) || OLD.email_key);
+        WHEN (OLD.name_key IS NOT NEW.name_key OR OLD.email_key IS NOT NEW.email_key)
+             AND OLD.rowid <= \(indexedThrough) BEGIN
+            INSERT INTO users_search (users_search, rowid, key)
+                VALUES ('delete', OLD.rowid, OLD.name_key || char(10) || OLD.email_key);
             INSERT INTO users_search (rowid, key) VALUES (NEW.rowid, NEW.name_key || char(10) || NEW.email_key);
         END;
         CREATE TRIGGER users_search_removed AFTER DELETE ON users WHEN OLD.rowid <= \(indexedThrough) BEGIN
-            INSERT INTO users_search (users_search, rowid, key) VALUES ('delete', OLD.rowid, OLD.name_key || char(10) || OLD.email_key);
+            INSERT INTO users_search (users_search, rowid, key)
+                VALUES ('delete', OLD.rowid, OLD.name_key || char(10) || OLD.email_key);
         END;
         """
 
@@ -58,7 +61,8 @@ enum SQLiteSearchIndex {
 
     /// Sets the mark (nil: every user is indexed). A merge that leaves the users it adds to the
     /// catch-up sets it to the last rowid before it writes, when no backlog was left already.
-    static func setIndexedThrough(_ rowid: Int?, _ connection: SQLiteConnection, _ operation: String) throws(SQLiteError) {
+    static func setIndexedThrough(_ rowid: Int?, _ connection: SQLiteConnection,
+                                  _ operation: String) throws(SQLiteError) {
         let statement = try connection.statement("UPDATE store_state SET search_indexed_through = ?1 WHERE only = 1")
         defer { statement.reset() }
         statement.bind(1, rowid)
@@ -87,14 +91,16 @@ enum SQLiteSearchIndex {
             if upper > through {
                 let fill = try connection.statement("""
                     INSERT INTO users_search (rowid, key)
-                    SELECT rowid, name_key || char(10) || email_key FROM users WHERE rowid > ?1 AND rowid <= ?2 ORDER BY rowid
+                    SELECT rowid, name_key || char(10) || email_key FROM users
+                    WHERE rowid > ?1 AND rowid <= ?2 ORDER BY rowid
                     """)
                 fill.bind(1, through)
                 fill.bind(2, upper)
                 try fill.run(catchUpOperation)
             }
             let mark = try connection.statement(
-                "UPDATE store_state SET search_indexed_through = CASE WHEN ?1 >= ?2 THEN NULL ELSE ?1 END WHERE only = 1")
+                "UPDATE store_state SET search_indexed_through = CASE WHEN ?1 >= ?2 THEN NULL ELSE ?1 END "
+                + "WHERE only = 1")
             mark.bind(1, upper)
             mark.bind(2, last)
             try mark.run(catchUpOperation)

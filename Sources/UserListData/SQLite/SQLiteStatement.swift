@@ -95,7 +95,8 @@ final class SQLiteStatement {
 
     /// The column's UTF-8 bytes, valid until the next step or reset.
     func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8> {
-        UnsafeBufferPointer(start: sqlite3_column_text(handle, column), count: Int(sqlite3_column_bytes(handle, column)))
+        UnsafeBufferPointer(start: sqlite3_column_text(handle, column),
+                            count: Int(sqlite3_column_bytes(handle, column)))
     }
 
     /// The column's text as a UUID, parsed from its bytes (`UUID(uuidString:)` goes through

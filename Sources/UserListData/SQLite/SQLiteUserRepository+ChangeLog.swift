@@ -37,7 +37,8 @@ extension SQLiteUserRepository {
         switch notice {
         case .change(_, let seq): receipt.record(seq)
         case .changes(let changes): for (_, seq) in changes { receipt.record(seq) }
-        case .readTheLog: receipt.record((try? connection.integer("SELECT MAX(seq) FROM changes", "reading the change log")) ?? 0)
+        case .readTheLog:
+            receipt.record((try? connection.integer("SELECT MAX(seq) FROM changes", "reading the change log")) ?? 0)
         }
     }
 
@@ -70,7 +71,8 @@ extension SQLiteUserRepository {
         let statement = try connection.statement("""
             DELETE FROM changes WHERE seq <= MIN(
                 (SELECT MAX(seq) FROM changes) - ?1,
-                COALESCE((SELECT seq FROM changes WHERE at >= ?2 ORDER BY seq LIMIT 1) - 1, (SELECT MAX(seq) FROM changes)))
+                COALESCE((SELECT seq FROM changes WHERE at >= ?2 ORDER BY seq LIMIT 1) - 1,
+                         (SELECT MAX(seq) FROM changes)))
             """)
         statement.bind(1, changesKept)
         statement.bind(2, Int(Date().timeIntervalSince1970) - changesMinimumAgeSeconds)
@@ -83,7 +85,8 @@ extension SQLiteUserRepository {
     /// OFFSET, once: for setting up benchmarks, never for serving pages.
     package func cursor(afterIndex index: Int) throws(UserError) -> PageCursor? {
         try read { connection throws(SQLiteError) -> PageCursor? in
-            let statement = try connection.statement("SELECT name_key, id FROM users ORDER BY name_key, id LIMIT 1 OFFSET ?1")
+            let statement = try connection.statement(
+                "SELECT name_key, id FROM users ORDER BY name_key, id LIMIT 1 OFFSET ?1")
             defer { statement.reset() }
             statement.bind(1, index)
             guard try statement.step("positioning a cursor") else { return nil }

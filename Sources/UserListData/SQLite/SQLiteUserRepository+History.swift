@@ -26,7 +26,9 @@ extension SQLiteUserRepository: UserHistoryRepository {
             client: row.optionalText(7), via: ChangeVia(rawValue: row.text(4)) ?? .command, daemon: row.optionalText(8),
             reverting: row.isNull(9) ? nil : Int64(row.int(9)), source: row.optionalText(17))
         func fields(_ first: Int32) -> UserFields? {
-            row.isNull(first) ? nil : UserFields(name: row.text(first), email: row.text(first + 1), avatarURL: row.optionalText(first + 2))
+            row.isNull(first)
+                ? nil
+                : UserFields(name: row.text(first), email: row.text(first + 1), avatarURL: row.optionalText(first + 2))
         }
         let batch = kind == .imported
             ? BatchSummary(source: row.optionalText(17), added: row.int(18), updated: row.int(19), removed: row.int(20))
@@ -101,7 +103,8 @@ extension SQLiteUserRepository: UserHistoryRepository {
                 entries.append(Self.historyEntry(from: statement))
             }
             statement.reset()
-            return HistoryPage(entries: try Self.completingImports(entries, connection), next: more ? entries.last?.id : nil)
+            return HistoryPage(entries: try Self.completingImports(entries, connection),
+                               next: more ? entries.last?.id : nil)
         }
     }
 
@@ -136,7 +139,8 @@ extension SQLiteUserRepository: UserHistoryRepository {
     /// that user (an entry of its own or a part of a later import), or the user as stored now
     /// (with its version, which a revert checks) when nothing changed it since. A user removed
     /// since keeps nil.
-    static func completingImports(_ entries: [HistoryEntry], _ connection: SQLiteConnection) throws(SQLiteError) -> [HistoryEntry] {
+    static func completingImports(_ entries: [HistoryEntry],
+                                  _ connection: SQLiteConnection) throws(SQLiteError) -> [HistoryEntry] {
         func slim(_ entry: HistoryEntry) -> Bool {
             entry.after == nil && entry.kind != .removed && entry.kind != .imported
         }
@@ -190,7 +194,8 @@ extension SQLiteUserRepository: UserHistoryRepository {
             let (deleted, partsLeft) = try await write { connection throws(SQLiteError) -> (Int, Bool) in
                 try connection.writeTransaction("pruning the history") { () throws(SQLiteError) -> (Int, Bool) in
                     let statement = try connection.statement("""
-                        DELETE FROM history WHERE entry IN (SELECT entry FROM history WHERE entry < ?1 ORDER BY entry LIMIT ?2)
+                        DELETE FROM history
+                        WHERE entry IN (SELECT entry FROM history WHERE entry < ?1 ORDER BY entry LIMIT ?2)
                         """)
                     statement.bind(1, bound)
                     statement.bind(2, Self.historyPruneBatch)

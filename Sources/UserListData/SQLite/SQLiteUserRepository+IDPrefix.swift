@@ -13,7 +13,9 @@ extension SQLiteUserRepository {
             statement.bind(2, prefix.highest)
             statement.bind(3, limit)
             var users: [User] = []
-            while try statement.step("looking users up by the start of their id") { users.append(Self.user(from: statement)) }
+            while try statement.step("looking users up by the start of their id") {
+                users.append(Self.user(from: statement))
+            }
             return users
         }
     }

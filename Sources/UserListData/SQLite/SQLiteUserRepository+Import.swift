@@ -13,13 +13,16 @@ extension SQLiteUserRepository {
         do {
             try body()
         } catch where error.primaryCode == SQLITE_CONSTRAINT {
-            guard let other = try userWithEmailKey(UserKey.fold(user.email), notID: user.id, connection) else { throw error }
+            guard let other = try userWithEmailKey(UserKey.fold(user.email), notID: user.id, connection) else {
+                throw error
+            }
             throw .duplicate(user.email, other: other, path: connection.path, operation: operation)
         }
     }
 
     /// The user other than `id` whose email folds to `key`, if any.
-    static func userWithEmailKey(_ key: String, notID id: UUID, _ connection: SQLiteConnection) throws(SQLiteError) -> User? {
+    static func userWithEmailKey(_ key: String, notID id: UUID,
+                                 _ connection: SQLiteConnection) throws(SQLiteError) -> User? {
         let statement = try connection.statement("SELECT \(columns) FROM users WHERE email_key = ?1 AND id != ?2")
         defer { statement.reset() }
         statement.bind(1, key)
@@ -62,7 +65,8 @@ extension SQLiteUserRepository {
 
     /// `importUsers` of users whose keys are folded already, or being folded.
     /// Takes its turn with staged merges: it writes users an import's guard may hold.
-    func importKeyed(_ users: ImportRows, by author: ChangeAuthor = ChangeAuthor(uid: nil, via: .import)) async throws(UserError) -> Int {
+    func importKeyed(_ users: ImportRows,
+                     by author: ChangeAuthor = ChangeAuthor(uid: nil, via: .import)) async throws(UserError) -> Int {
         await mergeTurns.enter()
         await bulkGate.enter()
         let result: Result<Int, UserError>
@@ -79,7 +83,8 @@ extension SQLiteUserRepository {
 
     func importNow(_ users: ImportRows, by author: ChangeAuthor) async throws(UserError) -> Int {
         let outcome = try await write { connection throws(SQLiteError) -> ImportOutcome in
-            let outcome = try Self.upsert(users, connection, recordingHistoryBy: self.options.recordsImportHistory ? author : nil)
+            let outcome = try Self.upsert(users, connection,
+                                          recordingHistoryBy: self.options.recordsImportHistory ? author : nil)
             let now = Int(Date().timeIntervalSince1970)
             if now - self.lastImportPrune.load(ordering: .relaxed) >= Self.importPruneSeconds {
                 self.lastImportPrune.store(now, ordering: .relaxed)
@@ -133,7 +138,9 @@ extension SQLiteUserRepository {
             let stored = try connection.integer("SELECT user_count FROM store_state WHERE only = 1", operation)
             let rebuild = users.count >= rebuildIndexesFrom && users.count > stored
             if rebuild {
-                for index in SQLiteSchema.secondaryIndexes { try connection.execute("DROP INDEX \(index.name)", operation) }
+                for index in SQLiteSchema.secondaryIndexes {
+                    try connection.execute("DROP INDEX \(index.name)", operation)
+                }
                 try SQLiteSearchIndex.startOver(connection, operation)
             }
             let keepChanges = users.count <= directChangesUpTo

@@ -31,7 +31,8 @@ extension SQLiteUserRepository {
             result = try await mergeSlices(id)
             decided = true
         } catch {
-            result = .failure(.unavailable(reason: error.message + " The import was accepted whole: the daemon finishes it when it next opens the store."))
+            result = .failure(.unavailable(reason: error.message
+                + " The import was accepted whole: the daemon finishes it when it next opens the store."))
         }
         await setWriterCache(kiB: Self.normalCacheKiB)
         guardLifted()
@@ -69,7 +70,9 @@ extension SQLiteUserRepository {
                 rows = options.mergeSliceRows ?? slice.rows
             }
         }
-        outcome.read = try read { connection throws(SQLiteError) -> Int in try SQLiteImportMerge.entries(of: id, connection) }
+        outcome.read = try read { connection throws(SQLiteError) -> Int in
+            try SQLiteImportMerge.entries(of: id, connection)
+        }
         return refusal.map { .failure($0) } ?? .success(outcome)
     }
 
@@ -117,8 +120,9 @@ extension SQLiteUserRepository {
         try await apart { () throws(SQLiteError) in try SQLiteImportSort.sort(id, store: path) }
         let result: Result<Void, UserError>
         do throws(UserError) {
-            try await write({ connection throws(SQLiteError) in try SQLiteImportSort.attach(id, store: path, connection) },
-                            committed: { _ in nil })
+            try await write({ connection throws(SQLiteError) in
+                try SQLiteImportSort.attach(id, store: path, connection)
+            }, committed: { _ in nil })
             var rows = Self.clearSliceRows, done = false
             while !done {
                 let fillRows = rows
@@ -130,14 +134,17 @@ extension SQLiteUserRepository {
         } catch {
             result = .failure(error)
         }
-        _ = try? await write({ connection throws(SQLiteError) in SQLiteImportSort.discard(id, store: path, connection) },
-                            committed: { _ in nil })
+        _ = try? await write({ connection throws(SQLiteError) in
+            SQLiteImportSort.discard(id, store: path, connection)
+        }, committed: { _ in nil })
         try result.get()
     }
 
     /// Runs `body` on a thread of its own (not the writer, not the cooperative pool): the
     /// sort and the checks read for seconds on a big import.
-    private func apart<T: Sendable>(_ body: @escaping @Sendable () throws(SQLiteError) -> T) async throws(UserError) -> T {
+    private func apart<T: Sendable>(
+        _ body: @escaping @Sendable () throws(SQLiteError) -> T
+    ) async throws(UserError) -> T {
         let result: Result<T, SQLiteError> = await withCheckedContinuation { continuation in
             DispatchQueue.global(qos: .utility).async {
                 continuation.resume(returning: Result { () throws(SQLiteError) -> T in try body() })
@@ -153,8 +160,10 @@ extension SQLiteUserRepository {
     private var nobodyWaits: Bool { options.mergeSliceRows == nil && !(writer?.othersWaiting ?? false) }
 
     /// Runs one slice on the writer in its turn at the bulk gate.
-    private func sliceTurn<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(SQLiteError) -> T,
-                                        committed: @escaping @Sendable (T) -> CommitNotice?) async throws(UserError) -> T {
+    private func sliceTurn<T: Sendable>(
+        _ body: @escaping @Sendable (SQLiteConnection) throws(SQLiteError) -> T,
+        committed: @escaping @Sendable (T) -> CommitNotice?
+    ) async throws(UserError) -> T {
         await bulkGate.enter()
         await checkpointer?.makeRoom()
         let result: Result<T, UserError>
@@ -218,8 +227,9 @@ extension SQLiteUserRepository {
                 retried = true
                 continue
             }
-            throw .unavailable(reason: "an import committed to \(path) is still being merged and holds this user or address "
-                               + "(the daemon finishes it when it next opens the store); nothing was written")
+            throw .unavailable(reason: "an import committed to \(path) is still being merged and holds this user "
+                               + "or address (the daemon finishes it when it next opens the store); "
+                               + "nothing was written")
         }
     }
 

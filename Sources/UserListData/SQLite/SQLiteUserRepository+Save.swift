@@ -28,7 +28,8 @@ extension SQLiteUserRepository {
         /// Whether saving `user` would store exactly what is stored: compared as bytes, as
         /// SQLite's `IS NOT` would (a decomposed "é" is a change from a composed one).
         func changesNothing(_ user: User) -> Bool {
-            !emailChanged && Self.sameBytes(self.user.name, user.name) && Self.sameBytes(self.user.avatarURL, user.avatarURL)
+            !emailChanged && Self.sameBytes(self.user.name, user.name)
+                && Self.sameBytes(self.user.avatarURL, user.avatarURL)
         }
 
         static func sameBytes(_ a: String?, _ b: String?) -> Bool {

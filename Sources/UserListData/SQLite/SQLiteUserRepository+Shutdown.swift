@@ -26,7 +26,8 @@ extension SQLiteUserRepository {
                 // moment after the busy handler's wait: a few more tries, then the next open copies it.
                 for attempt in 0..<Self.shutdownCheckpointAttempts {
                     if attempt > 0 { usleep(20_000) }
-                    code = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_TRUNCATE, &logged, &copied)
+                    code = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_TRUNCATE, &logged,
+                                                     &copied)
                     if code != SQLITE_BUSY { break }
                 }
                 guard code == SQLITE_OK || code == SQLITE_BUSY else {

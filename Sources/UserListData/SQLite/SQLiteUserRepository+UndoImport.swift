@@ -56,12 +56,30 @@ extension SQLiteUserRepository {
     /// The undo, inside its transaction.
     private static func undo(_ entry: Int64, skippingChanged: Bool, _ author: ChangeAuthor,
                              _ connection: SQLiteConnection) throws(SQLiteError) -> UndoOutcome {
+        if let refusal = try undoRefusal(entry, connection) { return .refused(refusal) }
+        let changed = try changedSinceImport(entry, connection)
+        if !changed.isEmpty && !skippingChanged {
+            let named = Array(changed.prefix(changedNamed))
+            return .refused(.changedSinceImport(entry: entry, ids: named, count: changed.count))
+        }
+        let undo = try SQLiteHistoryBatch.begin(author, connection)
+        let (removed, restored) = try undoWrites(entry, as: undo, connection)
+        if removed + restored > 0 { try SQLiteImportMerge.logReload(connection) }
+        try SQLiteHistoryBatch.count(undo, added: 0, updated: restored, removed: removed, connection)
+        try SQLiteHistoryBatch.finish(undo, connection)
+        return .done(ImportUndo(entry: removed + restored > 0 ? undo : nil, removed: removed, restored: restored,
+                                skipped: changed))
+    }
+
+    /// Why entry `entry` cannot be undone: it is no import, or an undo of it exists already.
+    private static func undoRefusal(_ entry: Int64,
+                                    _ connection: SQLiteConnection) throws(SQLiteError) -> UserError? {
         let operation = "undoing an import"
         let header = try connection.statement("SELECT kind, reverts FROM history WHERE entry = ?1")
         defer { header.reset() }
         header.bind(1, Int(entry))
         guard try header.step(operation), header.text(0) == HistoryKind.imported.rawValue, header.isNull(1) else {
-            return .refused(.validation(field: .name, message: "Entry \(entry) is no import."))
+            return .validation(field: .name, message: "Entry \(entry) is no import.")
         }
         header.reset()
         let undone = try connection.statement(
@@ -69,14 +87,16 @@ extension SQLiteUserRepository {
         defer { undone.reset() }
         undone.bind(1, Int(entry))
         if try undone.step(operation) {
-            return .refused(.alreadyUndone(entry: entry, reason: "entry \(undone.int(0)) undid it"))
+            return .alreadyUndone(entry: entry, reason: "entry \(undone.int(0)) undid it")
         }
-        let changed = try changedSinceImport(entry, connection)
-        if !changed.isEmpty && !skippingChanged {
-            let named = Array(changed.prefix(changedNamed))
-            return .refused(.changedSinceImport(entry: entry, ids: named, count: changed.count))
-        }
-        let undo = try SQLiteHistoryBatch.begin(author, connection)
+        return nil
+    }
+
+    /// Import `entry`'s users back as they were, recorded as history entry `undo`: those it added
+    /// and nobody changed since removed, those it updated restored. Returns how many of each.
+    private static func undoWrites(_ entry: Int64, as undo: Int64,
+                                     _ connection: SQLiteConnection) throws(SQLiteError) -> (Int, Int) {
+        let operation = "undoing an import"
         // The undo's parts first, from the users as they are: what it removes and what it puts back.
         let parts = try connection.statement("""
             INSERT INTO history_parts (entry, user_id, kind, before_name, before_email, before_avatar_url,
@@ -98,6 +118,17 @@ extension SQLiteUserRepository {
         remove.bind(1, Int(undo))
         try remove.run(operation)
         let removed = connection.changes
+        let restored = try restoreUpdated(entry, as: undo, connection)
+        let state = try connection.statement(
+            "UPDATE store_state SET log_changes = 1, user_count = user_count - ?1 WHERE only = 1")
+        state.bind(1, removed)
+        try state.run(operation)
+        return (removed, restored)
+    }
+
+    /// The users import `entry` updated, back to their fields before it; returns how many.
+    private static func restoreUpdated(_ entry: Int64, as undo: Int64,
+                                       _ connection: SQLiteConnection) throws(SQLiteError) -> Int {
         // An unchanged email keeps its stored key (see SQLiteSchema.v4).
         let restore = try connection.statement("""
             UPDATE users SET name = o.before_name, email = o.before_email, avatar_url = o.before_avatar_url,
@@ -113,17 +144,8 @@ extension SQLiteUserRepository {
             """)
         restore.bind(1, Int(entry))
         restore.bind(2, Int(undo))
-        try restore.run(operation)
-        let restored = connection.changes
-        let state = try connection.statement(
-            "UPDATE store_state SET log_changes = 1, user_count = user_count - ?1 WHERE only = 1")
-        state.bind(1, removed)
-        try state.run(operation)
-        if removed + restored > 0 { try SQLiteImportMerge.logReload(connection) }
-        try SQLiteHistoryBatch.count(undo, added: 0, updated: restored, removed: removed, connection)
-        try SQLiteHistoryBatch.finish(undo, connection)
-        return .done(ImportUndo(entry: removed + restored > 0 ? undo : nil, removed: removed, restored: restored,
-                                skipped: changed))
+        try restore.run("undoing an import")
+        return connection.changes
     }
 
     /// The users of import `entry` changed since it (saved since, or removed), in id order.

@@ -104,7 +104,8 @@ public final class SQLiteUserRepository: UserRepository {
                 writer = SQLiteWriter(connection: connection, name: "userlistd-store", checkpointer: checkpointer)
             }
             let readConnection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: timeout)
-            try readConnection.execute("PRAGMA cache_size = -\(Self.normalCacheKiB); PRAGMA temp_store = MEMORY", "configuring the reader")
+            try readConnection.execute("PRAGMA cache_size = -\(Self.normalCacheKiB); PRAGMA temp_store = MEMORY",
+                                       "configuring the reader")
             try SQLiteSchema.check(readConnection)
             reader = Lock(readConnection)
         } catch {
@@ -117,7 +118,9 @@ public final class SQLiteUserRepository: UserRepository {
             }
         }
         // A bulk load's catch-up that an earlier process did not finish.
-        let backlog = try? read { connection throws(SQLiteError) -> Int? in try SQLiteSearchIndex.indexedThrough(connection, "opening") }
+        let backlog = try? read { connection throws(SQLiteError) -> Int? in
+            try SQLiteSearchIndex.indexedThrough(connection, "opening")
+        }
         if backlog != nil || importLeftBacklog { catchUpSearchIndex() }
     }
 
@@ -125,7 +128,8 @@ public final class SQLiteUserRepository: UserRepository {
         // The first statement reads the header: a file that is not a database fails here.
         _ = try connection.integer("PRAGMA user_version", "reading the file header")
         if connection.isReadOnly {
-            throw .custom("the file cannot be opened for writing (permissions, the immutable attribute, or a read-only mount); "
+            throw .custom("the file cannot be opened for writing "
+                          + "(permissions, the immutable attribute, or a read-only mount); "
                           + "fix that, or open the store with readOnly: true",
                           code: SQLITE_READONLY, path: connection.path, operation: "opening")
         }
@@ -302,7 +306,8 @@ public final class SQLiteUserRepository: UserRepository {
         let outcome = try await guardedWrite { connection throws(SQLiteError) -> Outcome in
             try connection.writeTransaction("adding a user") { () throws(SQLiteError) -> Outcome in
                 let version = try Self.lastVersion(of: new.id, connection) + 1
-                let user = User(id: new.id, name: new.name, email: new.email, avatarURL: new.avatarURL, version: version)
+                let user = User(id: new.id, name: new.name, email: new.email, avatarURL: new.avatarURL,
+                                version: version)
                 let statement = try connection.statement("""
                     INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key)
                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (id) DO NOTHING

@@ -40,7 +40,9 @@ final class SQLiteWriter: Sendable {
     deinit { thread.finish() }
 
     /// Runs `body` on the writer's thread and returns its result to the awaiting task.
-    func perform<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws(SQLiteError) -> T) async throws(SQLiteError) -> T {
+    func perform<T: Sendable>(
+        _ body: @escaping @Sendable (SQLiteConnection) throws(SQLiteError) -> T
+    ) async throws(SQLiteError) -> T {
         let result: Result<T, SQLiteError> = await withCheckedContinuation { continuation in
             queued.add(1, ordering: .relaxed)
             thread.async {
@@ -85,6 +87,7 @@ final class SQLiteWriter: Sendable {
 extension SQLiteError {
     /// A write asked for after the store's last job (the daemon is stopping).
     static func closed(path: String) -> SQLiteError {
-        SQLiteError(code: SQLITE_MISUSE, detail: "the store is closed: the daemon is stopping", path: path, operation: "writing")
+        SQLiteError(code: SQLITE_MISUSE, detail: "the store is closed: the daemon is stopping", path: path,
+                    operation: "writing")
     }
 }

@@ -62,7 +62,8 @@ final class StoreWriteWatcher: Sendable {
             watching = inotify_add_watch(inotify, directory, UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO)) >= 0
         }
         isWatching = watching
-        let loop = Loop(inotify: watching ? inotify : -1, stopFD: stopPipe.read, resumeFD: resumePipe.read, names: names,
+        let loop = Loop(inotify: watching ? inotify : -1, stopFD: stopPipe.read, resumeFD: resumePipe.read,
+                        names: names,
                         safetyMilliseconds: Int64(max(1, safetyInterval.components.seconds * 1000
                                                       + safetyInterval.components.attoseconds / 1_000_000_000_000_000)),
                         check: check)
@@ -107,7 +108,9 @@ final class StoreWriteWatcher: Sendable {
 
     /// It committed or rolled back: the watcher, if it stood aside, reads inotify again.
     func ownWriteEnded() {
-        guard ownWrite.value.exchange(OwnWrite.none, ordering: .sequentiallyConsistent) == OwnWrite.watcherAside else { return }
+        guard ownWrite.value.exchange(OwnWrite.none, ordering: .sequentiallyConsistent) == OwnWrite.watcherAside else {
+            return
+        }
         var byte: UInt8 = 1
         _ = write(resumePipe.write, &byte, 1)
     }
@@ -150,7 +153,9 @@ final class StoreWriteWatcher: Sendable {
                 // One read first: while the own write holds the lock its pages keep arriving, and
                 // reading them one by one as they come would take a core from the writer.
                 if !aside && inotify >= 0 && fds[2].revents != 0
-                    && Self.drain(inotify, &buffer, names, until: { ownWrite.load(ordering: .sequentiallyConsistent) == OwnWrite.holdingLock }) {
+                    && Self.drain(inotify, &buffer, names, until: {
+                        ownWrite.load(ordering: .sequentiallyConsistent) == OwnWrite.holdingLock
+                    }) {
                     // (Without a resume pipe it could not be told when to come back: it stays.)
                     if resumeFD >= 0,
                        ownWrite.compareExchange(expected: OwnWrite.holdingLock, desired: OwnWrite.watcherAside,
@@ -200,7 +205,8 @@ final class StoreWriteWatcher: Sendable {
                         if mask & UInt32(IN_Q_OVERFLOW) != 0 {
                             relevant = true
                         } else if length > 0 {
-                            let nameBytes = UnsafeRawBufferPointer(start: base + MemoryLayout<inotify_event>.size, count: length)
+                            let nameBytes = UnsafeRawBufferPointer(start: base + MemoryLayout<inotify_event>.size,
+                                                                   count: length)
                             let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
                             if names.contains(name) { relevant = true }
                         }

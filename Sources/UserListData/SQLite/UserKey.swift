@@ -30,7 +30,8 @@ package enum UserKey {
                     return
                 }
                 let count = Int(sqlite3_value_bytes(value))
-                let folded = UserKey.fold(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+                let folded = UserKey.fold(String(decoding: UnsafeBufferPointer(start: text, count: count),
+                                                 as: UTF8.self))
                 sqlite3_result_text(context, folded, Int32(folded.utf8.count), SQLITE_TRANSIENT)
             }, nil, nil, nil)
     }

@@ -24,7 +24,8 @@ final class OrderedChunks<Element: Sendable, Mapped: Sendable, Failure: Error>: 
         ready = (0..<chunks).map { _ in DispatchSemaphore(value: 0) }
         DispatchQueue.global(qos: .userInitiated).async { [self] in
             DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-                let result = ParallelMap.mapChunk(elements, (chunk * chunkSize)..<min(elements.count, (chunk + 1) * chunkSize), transform)
+                let range = (chunk * chunkSize)..<min(elements.count, (chunk + 1) * chunkSize)
+                let result = ParallelMap.mapChunk(elements, range, transform)
                 slots.withLock { $0[chunk] = result }
                 ready[chunk].signal()
             }

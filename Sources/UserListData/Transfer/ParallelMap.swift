@@ -15,7 +15,8 @@ enum ParallelMap {
         let chunkSize = (elements.count + chunkCount - 1) / chunkCount
         let results = Lock<[Int: Result<[Mapped], Failure>]>([:])
         DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
-            let result = mapChunk(elements, (chunk * chunkSize)..<min(elements.count, (chunk + 1) * chunkSize), transform)
+            let range = (chunk * chunkSize)..<min(elements.count, (chunk + 1) * chunkSize)
+            let result = mapChunk(elements, range, transform)
             results.withLock { $0[chunk] = result }
         }
         var all: [Mapped] = []

@@ -12,7 +12,9 @@ extension SQLiteUserRepository {
         let dtos = try Self.decodedImport(data)
         let distinct = ImportRows.allDistinct(dtos.lazy.map(\.id))
         // Validated and keyed on all cores while the writer inserts the first ones.
-        let users = OrderedChunks(dtos) { (index, dto) throws(UserError) in KeyedUser(try Self.validated(dto, entry: index + 1)) }
+        let users = OrderedChunks(dtos) { (index, dto) throws(UserError) in
+            KeyedUser(try Self.validated(dto, entry: index + 1))
+        }
         return try await importKeyed(ImportRows(coming: users, distinctIDs: distinct))
     }
 
@@ -26,7 +28,8 @@ extension SQLiteUserRepository {
         do {
             return try UserJSONArray.decode(data)
         } catch {
-            throw .unavailable(reason: "the import is not a JSON array of users {id, full_name, email, avatar_url, version}: \(error)")
+            throw .unavailable(reason: "the import is not a JSON array of users "
+                               + "{id, full_name, email, avatar_url, version}: \(error)")
         }
     }
 
@@ -88,7 +91,9 @@ extension SQLiteUserRepository {
                     first = false
                     JSONWriter.appendRow(statement, to: &out)
                     if out.count >= Self.exportPieceBytes {
-                        do { try sink(out) } catch { throw .custom("\(error)", path: path, operation: "writing the export") }
+                        do { try sink(out) } catch {
+                            throw .custom("\(error)", path: path, operation: "writing the export")
+                        }
                         out.removeAll(keepingCapacity: true)
                     }
                 }
@@ -116,7 +121,8 @@ extension SQLiteUserRepository {
             try exportJSON { piece in try handle.write(contentsOf: piece) }
             try handle.close()
             guard rename(temporary, path) == 0 else {
-                throw UserError.unavailable(reason: "cannot write the export file \(path): \(String(cString: strerror(errno)))")
+                throw UserError.unavailable(reason: "cannot write the export file \(path): "
+                                            + String(cString: strerror(errno)))
             }
         } catch {
             try? handle.close()

@@ -39,11 +39,14 @@ public enum SampleUsers {
         ("Ada", "ada"), ("Alan", "alan"), ("Grace", "grace"), ("Linus", "linus"), ("Margaret", "margaret"),
         ("Dennis", "dennis"), ("Barbara", "barbara"), ("Ken", "ken"), ("Frances", "frances"), ("Edsger", "edsger"),
         ("Zoë", "zoe"), ("José", "jose"), ("Łukasz", "lukasz"), ("Søren", "soren"), ("Çağla", "cagla"),
-        ("Renée", "renee"), ("Małgorzata", "malgorzata"), ("Jürgen", "jurgen"), ("Ångel", "angel"), ("Chloé", "chloe"),
-        ("Nuño", "nuno"), ("Dvořák", "dvorak"), ("Ingrid", "ingrid"), ("Olúwadámilọ́lá", "oluwadamilola"), ("Priya", "priya"),
+        ("Renée", "renee"), ("Małgorzata", "malgorzata"), ("Jürgen", "jurgen"), ("Ångel", "angel"),
+        ("Chloé", "chloe"),
+        ("Nuño", "nuno"), ("Dvořák", "dvorak"), ("Ingrid", "ingrid"), ("Olúwadámilọ́lá", "oluwadamilola"),
+        ("Priya", "priya"),
         ("Mohammed", "mohammed"), ("Fatima", "fatima"), ("Yusuf", "yusuf"), ("Aroha", "aroha"), ("Siobhán", "siobhan"),
         ("émile", "emile"), ("bob", "bob"), ("DJ", "dj"), ("Ólafur", "olafur"), ("Þóra", "thora"),
-        ("Nguyễn", "nguyen"), ("Anaïs", "anais"), ("Kateřina", "katerina"), ("Σοφία", "sofia"), ("Дмитрий", "dmitri"),
+        ("Nguyễn", "nguyen"), ("Anaïs", "anais"), ("Kateřina", "katerina"), ("Σοφία", "sofia"),
+        ("Дмитрий", "dmitri"),
     ]
 
     private static let lastNames: [(name: String, slug: String)] = [
@@ -53,14 +56,18 @@ public enum SampleUsers {
         ("Kowalczyk", "kowalczyk"), ("Kierkegaard", "kierkegaard"), ("Öztürk", "ozturk"), ("Lefèvre", "lefevre"),
         ("Wiśniewska", "wisniewska"), ("Søndergaard", "sondergaard"), ("Núñez", "nunez"), ("Brontë", "bronte"),
         ("O'Brien", "obrien"), ("van der Berg", "vanderberg"), ("de la Cruz", "delacruz"), ("Smith", "smith"),
-        ("Adeyemi", "adeyemi"), ("Haddad", "haddad"), ("Patel", "patel"), ("Ngata", "ngata"), ("Ó Súilleabháin", "osullivan"),
-        ("Jónsdóttir", "jonsdottir"), ("Trần", "tran"), ("Novák", "novak"), ("Παπαδοπούλου", "papadopoulou"), ("Иванов", "ivanov"),
+        ("Adeyemi", "adeyemi"), ("Haddad", "haddad"), ("Patel", "patel"), ("Ngata", "ngata"),
+        ("Ó Súilleabháin", "osullivan"),
+        ("Jónsdóttir", "jonsdottir"), ("Trần", "tran"), ("Novák", "novak"),
+        ("Παπαδοπούλου", "papadopoulou"), ("Иванов", "ivanov"),
     ]
 
     private static let cjk: [(name: String, slug: String)] = [
         ("王芳", "wang.fang"), ("李伟", "li.wei"), ("张敏", "zhang.min"), ("陈静", "chen.jing"),
-        ("山田太郎", "yamada.taro"), ("佐藤花子", "sato.hanako"), ("鈴木一郎", "suzuki.ichiro"), ("高橋さくら", "takahashi.sakura"),
-        ("김민준", "kim.minjun"), ("이서연", "lee.seoyeon"), ("박지훈", "park.jihoon"), ("최유나", "choi.yuna"),
+        ("山田太郎", "yamada.taro"), ("佐藤花子", "sato.hanako"), ("鈴木一郎", "suzuki.ichiro"),
+        ("高橋さくら", "takahashi.sakura"),
+        ("김민준", "kim.minjun"), ("이서연", "lee.seoyeon"), ("박지훈", "park.jihoon"),
+        ("최유나", "choi.yuna"),
     ]
 
     private static let emojis = ["🚀", "🌻", "🎸", "🦊", "👩🏽‍💻", "🇳🇿", "☕️", "🐙"]

@@ -58,7 +58,9 @@ struct UserJSONArray {
                 guard let next = peek() else { throw failure("the array is not closed: the file ends early") }
                 position += 1
                 if next == UInt8(ascii: "]") || next == UInt8(ascii: ",") && closes(UInt8(ascii: "]")) { break }
-                guard next == UInt8(ascii: ",") else { throw failure("expected ',' or ']' after an entry", at: position - 1) }
+                guard next == UInt8(ascii: ",") else {
+                    throw failure("expected ',' or ']' after an entry", at: position - 1)
+                }
             }
         }
         entry = 0
@@ -94,7 +96,9 @@ struct UserJSONArray {
                 guard let next = peek() else { throw failure("the entry is not closed: the file ends early") }
                 position += 1
                 if next == UInt8(ascii: "}") || next == UInt8(ascii: ",") && closes(UInt8(ascii: "}")) { break }
-                guard next == UInt8(ascii: ",") else { throw failure("expected ',' or '}' in an entry", at: position - 1) }
+                guard next == UInt8(ascii: ",") else {
+                    throw failure("expected ',' or '}' in an entry", at: position - 1)
+                }
             }
         }
         guard let id else { throw failure("the entry has no \"id\"") }
@@ -117,7 +121,8 @@ struct UserJSONArray {
         let key = try rawString()
         return withBytes(of: key) { key in
             Self.fields.first { field in
-                key.elementsEqual(UnsafeRawBufferPointer(start: field.name.utf8Start, count: field.name.utf8CodeUnitCount))
+                key.elementsEqual(UnsafeRawBufferPointer(start: field.name.utf8Start,
+                                                         count: field.name.utf8CodeUnitCount))
             }?.field
         } ?? .other
     }
@@ -173,7 +178,9 @@ struct UserJSONArray {
             position += 1
             switch byte {
             case UInt8(ascii: "\""):
-                guard let text = String(validating: utf8, as: UTF8.self) else { throw failure("a string is not valid UTF-8", at: start) }
+                guard let text = String(validating: utf8, as: UTF8.self) else {
+                    throw failure("a string is not valid UTF-8", at: start)
+                }
                 return text
             case UInt8(ascii: "\\"):
                 guard position < bytes.count else { break }
@@ -203,12 +210,15 @@ struct UserJSONArray {
         let escapeStart = position - 2
         var value = try hex4()
         if (0xD800..<0xDC00).contains(value) {
-            guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
+            guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
+                  bytes[position + 1] == UInt8(ascii: "u") else {
                 throw failure("a \\u escape is half of a surrogate pair", at: escapeStart)
             }
             position += 2
             let low = try hex4()
-            guard (0xDC00..<0xE000).contains(low) else { throw failure("a \\u escape is half of a surrogate pair", at: escapeStart) }
+            guard (0xDC00..<0xE000).contains(low) else {
+                throw failure("a \\u escape is half of a surrogate pair", at: escapeStart)
+            }
             value = 0x10000 + ((value - 0xD800) << 10) + (low - 0xDC00)
         } else if (0xDC00..<0xE000).contains(value) {
             throw failure("a \\u escape is half of a surrogate pair", at: escapeStart)
@@ -221,7 +231,9 @@ struct UserJSONArray {
         guard position + 4 <= bytes.count else { throw failure("a \\u escape needs four hex digits") }
         var value: UInt32 = 0
         for _ in 0..<4 {
-            guard let digit = UUIDText.hexDigit(bytes[position]) else { throw failure("a \\u escape needs four hex digits") }
+            guard let digit = UUIDText.hexDigit(bytes[position]) else {
+                throw failure("a \\u escape needs four hex digits")
+            }
             value = value << 4 | UInt32(digit)
             position += 1
         }
@@ -303,13 +315,16 @@ struct UserJSONArray {
                 guard let next = peek() else { throw failure("a value is not closed: the file ends early") }
                 position += 1
                 if next == close || next == UInt8(ascii: ",") && closes(close) { return }
-                guard next == UInt8(ascii: ",") else { throw failure("expected ',' in a nested value", at: position - 1) }
+                guard next == UInt8(ascii: ",") else {
+                    throw failure("expected ',' in a nested value", at: position - 1)
+                }
             }
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             let start = position
             position += 1
             while let next = peek(), Self.numberBytes.contains(next) { position += 1 }
-            guard Double(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)) != nil else {
+            let number = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+            guard Double(number) != nil else {
                 throw failure("a malformed number", at: start)
             }
         default:

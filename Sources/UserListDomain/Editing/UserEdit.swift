@@ -13,7 +13,8 @@ public struct UserEdit: Equatable, Sendable {
 
     /// The fields this edit changes, in field order.
     public var fields: [UserField] {
-        [name.map { _ in UserField.name }, email.map { _ in .email }, avatarURL.map { _ in .avatarURL }].compactMap { $0 }
+        [name.map { _ in UserField.name }, email.map { _ in .email }, avatarURL.map { _ in .avatarURL }]
+            .compactMap { $0 }
     }
 
     /// `user` with this edit's fields in place of the stored ones (same id and version).

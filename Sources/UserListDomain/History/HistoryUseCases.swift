@@ -15,13 +15,15 @@ public struct FetchHistoryUseCase: Sendable {
     }
 
     /// A page of `userID`'s history, continuing below `before`.
-    public func user(_ userID: UUID, before: Int64? = nil, limit: Int = defaultPageSize) async throws(UserError) -> HistoryPage {
+    public func user(_ userID: UUID, before: Int64? = nil,
+                     limit: Int = defaultPageSize) async throws(UserError) -> HistoryPage {
         try await read(HistoryQuery(userID: userID, before: before, limit: Self.clamped(limit)))
     }
 
     /// `userID`'s entries newer than `entry`, newest first: what a screen showing the history
     /// has not seen yet.
-    public func user(_ userID: UUID, newerThan entry: Int64?, limit: Int = defaultPageSize) async throws(UserError) -> HistoryPage {
+    public func user(_ userID: UUID, newerThan entry: Int64?,
+                     limit: Int = defaultPageSize) async throws(UserError) -> HistoryPage {
         try await read(HistoryQuery(userID: userID, after: entry, limit: Self.clamped(limit)))
     }
 
@@ -98,7 +100,8 @@ public struct RevertHistoryEntryUseCase: Sendable {
             }
             var user = try await users.fetchUser(id: userID)
             if UserFields(user) == before {
-                throw .alreadyUndone(entry: id, reason: "\"\(user.name)\" is as it was before it (version \(user.version))")
+                throw .alreadyUndone(entry: id,
+                                     reason: "\"\(user.name)\" is as it was before it (version \(user.version))")
             }
             guard user.version == version else { throw .conflict(stored: user) }
             user.name = before.name
