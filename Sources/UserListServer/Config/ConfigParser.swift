@@ -167,12 +167,7 @@ public enum ConfigParser {
         case "database": config.databasePath = value
         case "state-directory": config.stateDirectory = value
         case "sample-data": config.sampleData = try number()
-        case "log-level":
-            guard let level = DaemonConfig.LogLevel(rawValue: value) else {
-                let levels = DaemonConfig.LogLevel.allCases.map(\.rawValue).joined(separator: ", ")
-                throw ConfigError("'log-level' must be one of \(levels), not '\(value)'")
-            }
-            config.logLevel = level
+        case "log-level": config.logLevel = try logLevel(value)
         case "retention": config.retentionSeconds = try seconds()
         case "history-days": config.historyDays = try number(1)
         case "session-journal-interval":
@@ -202,6 +197,14 @@ public enum ConfigParser {
         case "upstream": config.upstreamURL = value.isEmpty ? nil : value
         default: throw ConfigError("unknown key '\(key)'")
         }
+    }
+
+    static func logLevel(_ value: String) throws(ConfigError) -> DaemonConfig.LogLevel {
+        guard let level = DaemonConfig.LogLevel(rawValue: value) else {
+            let levels = DaemonConfig.LogLevel.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ConfigError("'log-level' must be one of \(levels), not '\(value)'")
+        }
+        return level
     }
 
     public static func helpText(defaults: DaemonConfig) -> String {

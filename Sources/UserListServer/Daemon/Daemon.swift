@@ -140,9 +140,7 @@ public final class Daemon: Sendable {
         }
         sharePresence(registry.presence, config: config, services: services)
         services.started("the listener") { acceptor.stop() }
-        if !handedConnections.isEmpty || handover != nil {
-            adopt(handover, descriptors: handedConnections, context: context, loops: loops)
-        }
+        adopt(handover, descriptors: handedConnections, context: context, loops: loops)
 
         startBackgroundWork(services, registry: registry, context: context, policy: policy, firstLoop: loops.first,
                             statusLine: statusLine)
@@ -179,9 +177,10 @@ public final class Daemon: Sendable {
             onConnectionsChanged: { notifier.status(statusLine()) })
     }
 
-    /// Takes over the client connections the previous process handed on (a restart).
+    /// Takes over the client connections the previous process handed on (a restart), if any.
     private func adopt(_ handover: Handover.File?, descriptors: [(fd: Int32, name: String)], context: ServerContext,
                        loops: EventLoopGroup) {
+        guard !descriptors.isEmpty || handover != nil else { return }
         let adopted = Handover.adopt(handover, descriptors: descriptors, context: context, loops: loops,
                                      notifier: notifier)
         logger.notice("Took over \(adopted) client connection\(adopted == 1 ? "" : "s") from the previous process; "
