@@ -89,15 +89,26 @@ struct DaemonLocator {
         return socket
     }
 
-    /// Which daemon answers at `socket`, for `status`: the system's, this user's private one
-    /// (the one userctl starts), or one named by --socket or $USERLISTD_SOCKET.
+    /// Which daemon a socket belongs to: the system's, this user's private one (the one userctl
+    /// starts), or one named by --socket or $USERLISTD_SOCKET.
+    enum Kind: Equatable {
+        case system, perUser, named
+    }
+
+    func kind(of socket: String) -> Kind {
+        if socket == Self.systemSocket { return .system }
+        return socket == perUserPaths.socket ? .perUser : .named
+    }
+
+    /// Which daemon answers at `socket`, for `status` (the TUI's title line says it shorter,
+    /// `DaemonLabel`).
     func describe(socket: String, pid: Int?) -> String {
         let process = pid.map { "pid \($0), " } ?? ""
-        if socket == Self.systemSocket { return "the system's (\(process)\(socket))" }
-        if socket == perUserPaths.socket {
-            return "your private one (\(process)\(socket), store in \(perUserPaths.stateDirectory))"
+        switch kind(of: socket) {
+        case .system: return "the system's (\(process)\(socket))"
+        case .perUser: return "your private one (\(process)\(socket), store in \(perUserPaths.stateDirectory))"
+        case .named: return "the one at \(socket) (\(process)named by --socket or $USERLISTD_SOCKET)"
         }
-        return "the one at \(socket) (\(process)named by --socket or $USERLISTD_SOCKET)"
     }
 
     func answers(_ path: String) -> Bool { UnixProbe.answers(path: path) }

@@ -145,6 +145,9 @@ enum Help {
                     open"), live; never their unsaved text. A ● after a name in the list marks a user someone
                     else has open.
                     The mouse wheel scrolls and a click selects, unless --no-mouse.
+                    Every screen's title line names the daemon it is on: "system daemon", "private daemon pid
+                    N, SOCKET" (the one userctl starts) or "daemon pid N, SOCKET" (--socket, $USERLISTD_SOCKET);
+                    on a narrow screen the socket's end, or the pid alone.
                     [stale] in the list's title: users changed elsewhere since the list was read; rows not
                     loaded yet may have moved. r, g, or coming back from a user's screen reads it again.
                     q (on the list) ends the session. Ctrl-C leaves as closing the terminal does: the daemon

@@ -35,8 +35,6 @@ extension TUI {
 
     static let staleMeaning = " · [stale]: users changed elsewhere; rows not loaded yet may have moved (r reloads)"
 
-    func header(_ title: String) -> Line { Line(" userctl · " + title, .boldReverse) }
-
     /// The message of the moment, wrapped to the width (at most a third of the screen, at
     /// least one row); one empty row when there is none.
     func bannerLines(_ screenError: String?) -> [Line] {

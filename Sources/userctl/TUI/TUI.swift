@@ -43,6 +43,8 @@ final class TUI {
         case removedThenBack(userID: String)
         /// The newest history entry of a user (for "changed by alice 3 min ago").
         case lastChange(userID: String, version: Int, entry: JSONValue?)
+        /// The daemon said its pid (`askDaemonPID`), for the title line.
+        case daemonPID(Int)
     }
 
     /// A question on screen: leaving a detail screen with unsaved changes, or removing a user
@@ -64,6 +66,8 @@ final class TUI {
 
     var document = SessionDocument(nil)
     var connection: ConnectionState = .connecting
+    /// The daemon the screens are on, as the title line names it.
+    var daemon: DaemonLabel
     var size = Terminal.size()
     var renderer = FrameRenderer()
     var cursor = 0
@@ -121,6 +125,8 @@ final class TUI {
     init(client: UserListClient, mouse: Bool) {
         self.client = client
         self.mouse = mouse
+        let socket = client.configuration.socketPath
+        daemon = DaemonLabel(kind: DaemonLocator().kind(of: socket), socket: socket)
         document = SessionDocument(client.document)
         connection = client.connectionState
     }
@@ -136,7 +142,10 @@ final class TUI {
         }
         let sources = installSignalHandlers()
         startProducers()
-        if case .connected(let welcome) = connection { reportExpiredDraft(welcome) }
+        if case .connected(let welcome) = connection {
+            reportExpiredDraft(welcome)
+            askDaemonPID()
+        }
         draw()
         running: for await _ in feed.wakes {
             for input in feed.takeAll() {
@@ -235,8 +244,12 @@ final class TUI {
                     let typed = typedDraft.flatMap { $0.userID == before.detail?.userID ? $0.text : nil }
                     heldDraft = DraftOffer.held(in: before, localDraft: typed)
                 }
+                let wasConnected = connection.isConnected
                 connection = state
-                if case .connected(let welcome) = state { reportExpiredDraft(welcome) }
+                if case .connected(let welcome) = state {
+                    reportExpiredDraft(welcome)
+                    if !wasConnected { askDaemonPID() }
+                }
                 if state.isConnected, bannerIsDisconnection {
                     banner = nil
                     bannerIsDisconnection = false
@@ -317,6 +330,8 @@ final class TUI {
             if document.showsDetail, document.detail?.userID == userID { leaveDetail() }
         case .lastChange(let userID, let version, let entry):
             lastChange = (userID, version, entry)
+        case .daemonPID(let pid):
+            daemon.pid = pid
         case .endOfInput:
             return false
         }
