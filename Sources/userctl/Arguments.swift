@@ -58,8 +58,10 @@ struct Invocation: Equatable {
 
 enum Arguments {
     static let globals: [OptionSpec] = [
-        OptionSpec(name: "socket", value: "PATH", help: "talk to the daemon at PATH (else $USERLISTD_SOCKET, the system socket, the per-user socket)"),
-        OptionSpec(name: "session", value: "KEY", help: "attach to session KEY (two terminals with the same key mirror each other)"),
+        OptionSpec(name: "socket", value: "PATH",
+                   help: "talk to the daemon at PATH (else $USERLISTD_SOCKET, the system socket, the per-user socket)"),
+        OptionSpec(name: "session", value: "KEY",
+                   help: "attach to session KEY (two terminals with the same key mirror each other)"),
         OptionSpec(name: "json", value: nil, help: "machine-readable output; errors as one JSON object on stderr",
                    short: "j"),
         OptionSpec(name: "no-spawn", value: nil, help: "do not start a per-user userlistd when none answers"),
@@ -77,7 +79,8 @@ enum Arguments {
     static func positiveInt(_ invocation: Invocation, _ name: String) throws(UsageError) -> Int? {
         guard let text = invocation.values[name] else { return nil }
         guard let value = Int(text), value > 0 else {
-            throw UsageError(message: "option '--\(name)' needs a positive whole number, not '\(text)'", command: invocation.command)
+            throw UsageError(message: "option '--\(name)' needs a positive whole number, not '\(text)'",
+                             command: invocation.command)
         }
         return value
     }

@@ -157,19 +157,25 @@ extension TUI {
         }
         if !detail.readOnly, detail.removal == nil, fieldText(field) != detail.stored(field), detail.user != nil {
             let was = detail.stored(field)
-            return (["• modified (was " + (was.isEmpty ? "empty" : "\"" + DisplayWidth.sanitized(was) + "\"") + ")"], .dim)
+            let shown = was.isEmpty ? "empty" : "\"" + DisplayWidth.sanitized(was) + "\""
+            return (["• modified (was " + shown + ")"], .dim)
         }
         return nil
     }
 
     /// "  bob is editing this user", "  alice also has this user open": who else has it open (the
-    /// daemon's `present`: its sessions and those of daemons sharing its PostgreSQL database), by name, those editing first (their save may come first).
+    /// daemon's `present`: its sessions and those of daemons sharing its PostgreSQL database), by
+    /// name, those editing first (their save may come first).
     func presenceLines(_ present: [(user: String, editing: Bool)]) -> [String] {
         let editing = present.filter(\.editing).map { DisplayWidth.sanitized($0.user) }
         let open = present.filter { !$0.editing }.map { DisplayWidth.sanitized($0.user) }
         var lines: [String] = []
-        if !editing.isEmpty { lines.append("  " + Self.names(editing) + (editing.count == 1 ? " is" : " are") + " editing this user") }
-        if !open.isEmpty { lines.append("  " + Self.names(open) + " also " + (open.count == 1 ? "has" : "have") + " this user open") }
+        if !editing.isEmpty {
+            lines.append("  " + Self.names(editing) + (editing.count == 1 ? " is" : " are") + " editing this user")
+        }
+        if !open.isEmpty {
+            lines.append("  " + Self.names(open) + " also " + (open.count == 1 ? "has" : "have") + " this user open")
+        }
         return lines
     }
 

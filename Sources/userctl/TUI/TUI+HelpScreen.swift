@@ -8,7 +8,8 @@ extension TUI {
     /// (`helpScroll`), any other key closes it.
     func helpLines() -> [Line] {
         let keys = document.showsHistory ? Self.historyKeys : document.showsDetail ? Self.detailKeys : Self.listKeys
-        let title = header("Help: " + (document.showsHistory ? "history" : document.showsDetail ? "user screen" : "user list"))
+        let screen = document.showsHistory ? "history" : document.showsDetail ? "user screen" : "user list"
+        let title = header("Help: " + screen)
         let body = helpBody(keys)
         let room = max(1, size.rows - 3)  // the title, the footer, the status line
         helpScroll = max(0, min(helpScroll, body.count - room))
@@ -16,7 +17,8 @@ extension TUI {
         while lines.count < size.rows - 2 { lines.append(Line("")) }
         let more = body.count > room
         let footer = more
-            ? "  \(helpScroll + 1)–\(min(body.count, helpScroll + room)) of \(body.count) · j/k ↑↓ PgUp/PgDn scroll · other keys close"
+            ? "  \(helpScroll + 1)–\(min(body.count, helpScroll + room)) of \(body.count)"
+                + " · j/k ↑↓ PgUp/PgDn scroll · other keys close"
             : "  Press any key to close this help."
         lines = Array(lines.prefix(max(0, size.rows - 2)))
         lines.append(Line(footer, .dim))

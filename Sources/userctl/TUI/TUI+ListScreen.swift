@@ -12,7 +12,8 @@ extension TUI {
         ("Enter", "open the user"), ("h", "history of the user under the cursor: who changed it, and undo"),
         ("a", "add a user: an empty user screen whose save creates the user"),
         ("d", "remove the user under the cursor (asks \"Remove NAME (EMAIL)? y/N\" first; only y removes)"),
-        ("●", "someone else has this user open now"), ("/", "search (Enter applies, Esc cancels, Ctrl-U clears, Ctrl-W deletes a word)"),
+        ("●", "someone else has this user open now"),
+        ("/", "search (Enter applies, Esc cancels, Ctrl-U clears, Ctrl-W deletes a word)"),
         ("Esc", "clear the search, or dismiss a message"), ("x", "dismiss a message"),
         ("r", "refresh (reads the list again; clears [stale])"),
         ("[stale]", "changed elsewhere: rows not loaded yet may have moved; r reloads"),
@@ -57,7 +58,8 @@ extension TUI {
         if list?.loading == .fullScreen && (list?.rowCount ?? 0) == 0 {
             let indent = String(repeating: " ", count: max(0, size.columns / 2 - 6))
             for index in 0..<listRows {
-                lines.append(index == listRows / 2 ? Line(indent + Self.spinnerFrames[spinner % 10] + " loading…") : Line(""))
+                let middle = index == listRows / 2
+                lines.append(middle ? Line(indent + Self.spinnerFrames[spinner % 10] + " loading…") : Line(""))
             }
         } else {
             lines += listRowLines()
@@ -121,7 +123,9 @@ extension TUI {
         let list = document.list
         let spinning = Self.spinnerFrames[spinner % 10]
         if case .remove(_, let label) = prompt { return Line("  Remove \(label)? y/N", .error) }
-        if let search = searching { return Line("/" + search + "▏  (Enter applies, Esc cancels, Ctrl-U clears)", .bold) }
+        if let search = searching {
+            return Line("/" + search + "▏  (Enter applies, Esc cancels, Ctrl-U clears)", .bold)
+        }
         if goingToEnd { return Line("  \(spinning) going to the end…", .dim) }
         if list?.loading == .nextPage || list?.loading == .previousPage {
             return Line("  \(spinning) loading more…", .dim)
@@ -139,7 +143,8 @@ extension TUI {
         let characters = text.map(folded)
         let needle = search.map(folded)
         guard !needle.isEmpty, characters.count >= needle.count else { return nil }
-        for start in 0...(characters.count - needle.count) where Array(characters[start..<(start + needle.count)]) == needle {
+        for start in 0...(characters.count - needle.count)
+        where Array(characters[start..<(start + needle.count)]) == needle {
             return start..<(start + needle.count)
         }
         return nil
@@ -149,6 +154,8 @@ extension TUI {
     /// the number of characters.
     static func folded(_ character: Character) -> Character {
         let folded = String(character).folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
-        return folded.count == 1 ? folded.first! : Character(String(character).lowercased().count == 1 ? String(character).lowercased() : String(character))
+        if folded.count == 1 { return folded.first! }
+        let lowered = String(character).lowercased()
+        return Character(lowered.count == 1 ? lowered : String(character))
     }
 }
