@@ -70,5 +70,6 @@ struct TUIDaemonNameProcessTests {
         try h.keys("Enter")
         lines = try await h.waitFor { $0[0].contains("User: ") }
         #expect(lines[0].contains("User: ") && lines[0].contains(named), "the user screen: \(lines[0])")
+        withExtendedLifetime(home) {}  // its daemon runs, and its directory stays, until here
     }
 }
