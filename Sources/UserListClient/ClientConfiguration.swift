@@ -13,7 +13,8 @@ public struct ClientConfiguration: Sendable {
     public var replyTimeout: Duration = .seconds(30)
     public var reconnect = ReconnectPolicy()
 
-    public init(socketPath: String, sessionKey: String, clientName: String = "UserListClient", clientBuild: String = "dev") {
+    public init(socketPath: String, sessionKey: String, clientName: String = "UserListClient",
+                clientBuild: String = "dev") {
         self.socketPath = socketPath
         self.sessionKey = sessionKey
         self.clientName = clientName

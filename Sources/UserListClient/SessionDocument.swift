@@ -55,7 +55,11 @@ public struct ListScreen: Sendable, Equatable {
 
     public init(_ state: JSONValue) {
         rows = state["users"]?.arrayValue ?? []
-        if case .object(let marked)? = state["open_elsewhere"] { openElsewhere = Set(marked.keys) } else { openElsewhere = [] }
+        if case .object(let marked)? = state["open_elsewhere"] {
+            openElsewhere = Set(marked.keys)
+        } else {
+            openElsewhere = []
+        }
         loading = state["loading"]?.stringValue.flatMap(Loading.init(rawValue:)) ?? .none
         errorMessage = state["error_message"]?.stringValue
         hasMore = state["has_more"]?.boolValue ?? false
@@ -164,7 +168,8 @@ public struct DetailScreen: Sendable, Equatable {
         // A daemon from before per-field drafts sends only the name: the others are as stored.
         draftEmail = state["draft_email"]?.stringValue ?? user?.email ?? ""
         draftAvatarURL = state["draft_avatar_url"]?.stringValue ?? user?.avatarURL ?? ""
-        dirtyFields = (state["dirty_fields"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap(DetailField.init(rawValue:)) }
+        dirtyFields = (state["dirty_fields"]?.arrayValue ?? [])
+            .compactMap { $0.stringValue.flatMap(DetailField.init(rawValue:)) }
         var errors: [DetailField: String] = [:]
         if case .object(let byField)? = state["field_errors"] {
             for (key, value) in byField {
@@ -180,7 +185,8 @@ public struct DetailScreen: Sendable, Equatable {
         errorMessage = state["error_message"]?.stringValue
         conflicts = (state["conflicts"]?.arrayValue ?? []).compactMap { item in
             guard let field = item["field"]?.stringValue.flatMap(DetailField.init(rawValue:)) else { return nil }
-            return Conflict(field: field, theirs: item["theirs"]?.stringValue ?? "", author: item["author"]?.stringValue)
+            return Conflict(field: field, theirs: item["theirs"]?.stringValue ?? "",
+                            author: item["author"]?.stringValue)
         }
         followed = (state["followed"]?.arrayValue ?? []).compactMap { item in
             guard let field = item["field"]?.stringValue.flatMap(DetailField.init(rawValue:)) else { return nil }

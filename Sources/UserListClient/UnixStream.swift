@@ -14,7 +14,8 @@ struct UnixStream: Sendable {
         let bytes = Array(path.utf8)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
         guard bytes.count < capacity else {
-            throw ClientError(.unreachable, "socket path is too long (\(bytes.count) bytes, at most \(capacity - 1)): \(path)")
+            throw ClientError(.unreachable,
+                              "socket path is too long (\(bytes.count) bytes, at most \(capacity - 1)): \(path)")
         }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             raw.copyBytes(from: bytes)
@@ -33,7 +34,8 @@ struct UnixStream: Sendable {
             if code == EACCES {
                 throw ClientError(.unreachable, "cannot connect to \(path): \(SocketAccessHint.text(for: path))")
             }
-            throw ClientError(.unreachable, "cannot connect to \(path): \(notASocket(path) ?? String(cString: strerror(code)) + nobodyListening(code))")
+            let why = notASocket(path) ?? String(cString: strerror(code)) + nobodyListening(code)
+            throw ClientError(.unreachable, "cannot connect to \(path): \(why)")
         }
         return UnixStream(fd: fd)
     }

@@ -18,16 +18,18 @@ public final class UserListClient: Sendable {
     public let updates: AsyncStream<ClientUpdate>
 
     private let continuation: AsyncStream<ClientUpdate>.Continuation
-    private let core = Lock(Core())
+    /// The mirror and the connection state (`Core`); also used by the handshake
+    /// (`UserListClient+Handshake`).
+    let core = Lock(Core())
     /// The stream intents and resyncs are written to. Writers hold this lock for the whole
     /// write, and the reader thread closes the descriptor only while holding it, so a write can
     /// never land on a reused descriptor number.
-    private let writer = Lock<UnixStream?>(nil)
-    private let encoder = FrameEncoder(maximumFrameSize: FrameLimits.clientToServer)
+    let writer = Lock<UnixStream?>(nil)
+    let encoder = FrameEncoder(maximumFrameSize: FrameLimits.clientToServer)
     /// Paces intents under the limit of the daemon's current welcome (`UserListClient+Intents`).
     let pacer = Lock(IntentPacer(limit: IntentPacer.defaultLimit))
 
-    private struct Core {
+    struct Core {
         var mirror = SessionMirror()
         var connection: ConnectionState = .connecting
         var nextIntentID = 1
@@ -42,7 +44,8 @@ public final class UserListClient: Sendable {
 
     public init(configuration: ClientConfiguration) {
         self.configuration = configuration
-        (updates, continuation) = AsyncStream.makeStream(of: ClientUpdate.self, bufferingPolicy: .bufferingNewest(10_000))
+        (updates, continuation) = AsyncStream.makeStream(of: ClientUpdate.self,
+                                                         bufferingPolicy: .bufferingNewest(10_000))
     }
 
     // MARK: public API
@@ -140,71 +143,18 @@ public final class UserListClient: Sendable {
 
     // MARK: connection
 
-    /// Connects and runs the handshake up to the first snapshot.
-    private func establish() throws(ClientError) -> (UnixStream, FrameDecoder) {
-        let stream = try UnixStream.connect(path: configuration.socketPath)
-        do throws(ClientError) {
-            let decoder = try handshake(on: stream)
-            return (stream, decoder)
-        } catch {
-            stream.close()
-            throw error
-        }
-    }
-
-    private func handshake(on stream: UnixStream) throws(ClientError) -> FrameDecoder {
-        core.withLock { $0.mirror.connectionRestarted() }
-        let hello = ClientMessage.hello(.init(
-            protocolVersions: ProtocolVersion.supported,
-            client: PeerInfo(name: configuration.clientName, build: configuration.clientBuild),
-            sessionKey: configuration.sessionKey,
-            terminal: configuration.terminal.map { .init(columns: $0.columns, rows: $0.rows) }))
-        guard let frame = try? encoder.encode(hello), stream.writeAll(frame) else {
-            throw ClientError(.unreachable, "userlistd at \(configuration.socketPath) hung up before the handshake")
-        }
-        let deadline = ContinuousClock.now + configuration.handshakeTimeout
-        stream.setReceiveTimeout(.milliseconds(250))
-        var decoder = FrameDecoder(maximumFrameSize: FrameLimits.serverToClient)
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            if ContinuousClock.now >= deadline {
-                throw ClientError(.unreachable, "userlistd at \(configuration.socketPath) did not complete the handshake within \(configuration.handshakeTimeout)")
-            }
-            switch stream.read(into: &buffer) {
-            case .timedOut:
-                continue
-            case .endOfStream, .failed:
-                throw ClientError(.unreachable, "userlistd at \(configuration.socketPath) closed the connection during the handshake")
-            case .bytes(let count):
-                decoder.feed(buffer[0..<count])
-            }
-            while let message = try nextMessage(&decoder) {
-                if case .error(let error) = message, error.fatal {
-                    throw ClientError(.server(error.code), error.message)
-                }
-                let welcome = process(message)
-                if let welcome {
-                    let limit = welcome.intentsPerSecond ?? IntentPacer.defaultLimit
-                    pacer.withLock { $0 = IntentPacer(limit: limit) }
-                    stream.setReceiveTimeout(nil)
-                    writer.withLock { $0 = stream }
-                    setConnection(.connected(welcome))
-                    return decoder
-                }
-            }
-        }
-    }
-
     /// The next decodable message; unknown message types are skipped (a newer server may send
     /// more), undecodable frames make the mirror resync.
-    private func nextMessage(_ decoder: inout FrameDecoder) throws(ClientError) -> ServerMessage? {
+    func nextMessage(_ decoder: inout FrameDecoder) throws(ClientError) -> ServerMessage? {
         while true {
             let frame: [UInt8]
             do throws(FrameError) {
                 guard let next = try decoder.nextFrame() else { return nil }
                 frame = next
             } catch {
-                if error.isFatal { throw ClientError(.protocolViolation, "the server's byte stream is unusable: \(error)") }
+                if error.isFatal {
+                    throw ClientError(.protocolViolation, "the server's byte stream is unusable: \(error)")
+                }
                 continue
             }
             if deliverAsSlice(frame) { continue }
@@ -223,7 +173,7 @@ public final class UserListClient: Sendable {
     /// Feeds one message to the mirror and carries out its effects. Returns the welcome once
     /// the first snapshot after it has arrived (the handshake is then complete).
     @discardableResult
-    private func process(_ message: ServerMessage) -> ServerMessage.Welcome? {
+    func process(_ message: ServerMessage) -> ServerMessage.Welcome? {
         let (effects, completedWelcome): ([SessionMirror.Effect], ServerMessage.Welcome?) = core.withLock { core in
             if case .patch = message, core.patchesToDrop > 0 {
                 core.patchesToDrop -= 1
@@ -311,7 +261,8 @@ public final class UserListClient: Sendable {
                 stream.close()
             }
             core.withLock { $0.documentAtDrop = $0.mirror.document }
-            failAll(ClientError(.disconnected, "the connection to userlistd dropped; the intent may or may not have been performed"))
+            failAll(ClientError(.disconnected,
+                                "the connection to userlistd dropped; the intent may or may not have been performed"))
             if core.withLock({ $0.closed }) { return }
             guard configuration.reconnect.enabled, finalReason == nil else {
                 return finish(reason: finalReason ?? "the connection to userlistd was closed")
@@ -360,7 +311,7 @@ public final class UserListClient: Sendable {
 
     // MARK: bookkeeping
 
-    private func setConnection(_ state: ConnectionState) {
+    func setConnection(_ state: ConnectionState) {
         let changed = core.withLock { core in
             if case .closed = core.connection { return false }
             core.connection = state

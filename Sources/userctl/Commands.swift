@@ -86,8 +86,9 @@ enum Commands {
     static func list(_ context: CommandContext) async throws {
         let invocation = context.invocation
         let pageSize = try Arguments.positiveInt(invocation, "page-size")
-        if invocation.flags.contains("all") { return try await BulkExport.listAll(context, search: invocation.values["search"]) }
-        let first = try await BulkExport.first(pageSize ?? defaultListSize, context.client, search: invocation.values["search"])
+        let search = invocation.values["search"]
+        if invocation.flags.contains("all") { return try await BulkExport.listAll(context, search: search) }
+        let first = try await BulkExport.first(pageSize ?? defaultListSize, context.client, search: search)
         let shown = first.users.compactMap(UserRow.init)
         if context.json {
             printJSONArray(shown.map(\.json))
@@ -154,11 +155,14 @@ enum Commands {
         // One intent on the session screen: the store changes, no screen of a shared session moves.
         let saved: JSONValue?
         do {
-            saved = try await context.client.send(screen: "session", action: "rename_user", args: ["id": .string(id), "name": .string(name)])
+            saved = try await context.client.send(screen: "session", action: "rename_user",
+                                                  args: ["id": .string(id), "name": .string(name)])
         } catch let error as ClientError {
             throw CommandFailure(error, "cannot rename \(id): \(error.message)")
         }
-        guard let user = UserRow(saved) else { throw CommandFailure(.dataError, "the daemon did not return the renamed user") }
+        guard let user = UserRow(saved) else {
+            throw CommandFailure(.dataError, "the daemon did not return the renamed user")
+        }
         if context.json {
             print(user.json.description)
         } else {
@@ -179,7 +183,11 @@ enum Commands {
             if !context.json { print("added \(name)") }
             return
         }
-        if context.json { print(user.json.description) } else { print("added \(user.id) \(DisplayWidth.sanitized(user.name))") }
+        if context.json {
+            print(user.json.description)
+        } else {
+            print("added \(user.id) \(DisplayWidth.sanitized(user.name))")
+        }
     }
 
     static func remove(_ context: CommandContext) async throws {
@@ -187,7 +195,11 @@ enum Commands {
                                                   minimumPrefix: UserIDArgument.destructiveMinimum,
                                                   action: "remove a user")
         try await context.client.send(screen: "session", action: "remove_user", args: ["id": .string(id)])
-        if context.json { print(JSONValue.object(["removed": .string(id)]).description) } else { print("removed \(id)") }
+        if context.json {
+            print(JSONValue.object(["removed": .string(id)]).description)
+        } else {
+            print("removed \(id)")
+        }
     }
 
     static func importUsers(_ context: CommandContext) async throws {
@@ -258,7 +270,9 @@ enum Commands {
                 fflush(nil)
             case .event(let event):
                 if context.json {
-                    print(JSONValue.object(["screen": .string(event.screen), "name": .string(event.name), "payload": event.payload]).description)
+                    let object: JSONValue = .object(["screen": .string(event.screen), "name": .string(event.name),
+                                                     "payload": event.payload])
+                    print(object.description)
                 } else {
                     print(describe(event, style: context.style))
                 }
@@ -324,8 +338,11 @@ enum Commands {
         switch (event.screen, event.name) {
         case ("session", "changed"):
             let kind = payload["kind"]?.stringValue ?? "changed"
-            let name = user.map { " \"\(DisplayWidth.sanitized($0.name))\" <\(DisplayWidth.sanitized($0.email))> version \($0.version)" } ?? ""
-            return "\(style.dim(time)) \(style.bold(kind.padding(toLength: 7, withPad: " ", startingAt: 0))) \(id)\(name)"
+            let name = user.map {
+                " \"\(DisplayWidth.sanitized($0.name))\" <\(DisplayWidth.sanitized($0.email))> version \($0.version)"
+            } ?? ""
+            let padded = kind.padding(toLength: 7, withPad: " ", startingAt: 0)
+            return "\(style.dim(time)) \(style.bold(padded)) \(id)\(name)"
         default:
             return "\(style.dim(time)) \(event.screen).\(event.name) \(payload.description)"
         }
@@ -353,14 +370,16 @@ enum ImportFile {
             throw CommandFailure(.dataError, "\(source): entry \(entry) has no \"email\"")
         }
         // No id: a new user, its id derived from the email so that importing again skips it.
-        let id = object["id"].flatMap { $0.stringValue ?? $0.int64Value.map { String($0) } } ?? ImportID.derived(fromEmail: email)
+        let id = object["id"].flatMap { $0.stringValue ?? $0.int64Value.map { String($0) } }
+            ?? ImportID.derived(fromEmail: email)
         let avatar = (object["avatar_url"] ?? object["avatarUrl"] ?? object["avatar"])?.stringValue
         var user: [String: JSONValue] = ["id": .string(id), "name": .string(name), "email": .string(email),
                                          "avatar_url": avatar.map(JSONValue.string) ?? .null]
         if let version = object["version"], version != .null {
             // Dropping a version it cannot read would skip the conflict check the entry asks for.
             guard let number = version.int64Value else {
-                throw CommandFailure(.dataError, "\(source): entry \(entry) has a \"version\" that is not a whole number (\(version))")
+                throw CommandFailure(.dataError, "\(source): entry \(entry) has a \"version\" that is not a whole "
+                                     + "number (\(version))")
             }
             user["version"] = .int(number)
         }

@@ -137,10 +137,12 @@ enum Completion {
         lines.append("complete -c userctl -n '__fish_seen_subcommand_from \(userCommands)' "
                      + "-a '(userctl \(CompletionCandidates.command) (commandline -ct) 2>/dev/null)'")
         lines.append("complete -c userctl -n '__fish_seen_subcommand_from help' -a '\(names)'")
-        lines.append("complete -c userctl -n '__fish_seen_subcommand_from completion' -a '\(shells.joined(separator: " "))'")
+        let shellNames = shells.joined(separator: " ")
+        lines.append("complete -c userctl -n '__fish_seen_subcommand_from completion' -a '\(shellNames)'")
         lines.append("complete -c userctl -n '__fish_seen_subcommand_from import' -F")
         for option in Arguments.globals {
-            lines.append("complete -c userctl -l \(option.name)\(option.value == nil ? "" : " -r") -d '\(fishEscaped(option.help))'")
+            let takesValue = option.value == nil ? "" : " -r"
+            lines.append("complete -c userctl -l \(option.name)\(takesValue) -d '\(fishEscaped(option.help))'")
         }
         return lines.joined(separator: "\n") + "\n"
     }

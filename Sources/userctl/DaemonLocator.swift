@@ -45,7 +45,8 @@ struct DaemonLocator {
     var perUserPaths: (socket: String, stateDirectory: String) {
         // Never a guessable shared directory: without HOME, the home directory from passwd.
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.homeDirectory(uid) ?? "/nonexistent"
-        let state = (environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(home)/.local/share") + "/userlistd"
+        let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(home)/.local/share"
+        let state = data + "/userlistd"
         return ("\(runtimeDirectory.path)/userlistd.sock", state)
     }
 
@@ -63,7 +64,8 @@ struct DaemonLocator {
         var entry = passwd()
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 4096)
-        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, let result, let dir = result.pointee.pw_dir else { return nil }
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, let result,
+              let dir = result.pointee.pw_dir else { return nil }
         return String(cString: dir)
     }
 
@@ -89,15 +91,26 @@ struct DaemonLocator {
         return socket
     }
 
-    /// Which daemon answers at `socket`, for `status`: the system's, this user's private one
-    /// (the one userctl starts), or one named by --socket or $USERLISTD_SOCKET.
+    /// Which daemon a socket belongs to: the system's, this user's private one (the one userctl
+    /// starts), or one named by --socket or $USERLISTD_SOCKET.
+    enum Kind: Equatable {
+        case system, perUser, named
+    }
+
+    func kind(of socket: String) -> Kind {
+        if socket == Self.systemSocket { return .system }
+        return socket == perUserPaths.socket ? .perUser : .named
+    }
+
+    /// Which daemon answers at `socket`, for `status` (the TUI's title line says it shorter,
+    /// `DaemonLabel`).
     func describe(socket: String, pid: Int?) -> String {
         let process = pid.map { "pid \($0), " } ?? ""
-        if socket == Self.systemSocket { return "the system's (\(process)\(socket))" }
-        if socket == perUserPaths.socket {
-            return "your private one (\(process)\(socket), store in \(perUserPaths.stateDirectory))"
+        switch kind(of: socket) {
+        case .system: return "the system's (\(process)\(socket))"
+        case .perUser: return "your private one (\(process)\(socket), store in \(perUserPaths.stateDirectory))"
+        case .named: return "the one at \(socket) (\(process)named by --socket or $USERLISTD_SOCKET)"
         }
-        return "the one at \(socket) (\(process)named by --socket or $USERLISTD_SOCKET)"
     }
 
     func answers(_ path: String) -> Bool { UnixProbe.answers(path: path) }
@@ -110,7 +123,8 @@ struct DaemonLocator {
             throw CommandFailure(.unavailable, "\(looked), and no userlistd executable was found next to userctl "
                                  + "or on PATH to start one")
         }
-        try? FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try? FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true,
+                                                 attributes: [.posixPermissions: 0o700])
         let log = "\(stateDirectory)/userlistd.log"
         let database = "\(stateDirectory)/users.sqlite3"
         var arguments = [executable, "--socket", socket, "--database", database, "--state-directory", stateDirectory]
@@ -131,7 +145,8 @@ struct DaemonLocator {
             }
             usleep(50_000)
         }
-        throw CommandFailure(.unavailable, "started userlistd (pid \(pid)) but \(socket) did not answer within 5 s; see \(log)")
+        throw CommandFailure(.unavailable,
+                             "started userlistd (pid \(pid)) but \(socket) did not answer within 5 s; see \(log)")
     }
 
     /// `userlistd` in the directory of this executable (/proc/self/exe), else on PATH.
@@ -184,7 +199,8 @@ enum Spawner {
     }
 
     /// posix_spawn with POSIX_SPAWN_SETSID so the daemon outlives this terminal session.
-    static func spawnDetached(_ arguments: [String], stdinPath: String, stdoutPath: String, stderrPath: String) throws(CommandFailure) -> pid_t {
+    static func spawnDetached(_ arguments: [String], stdinPath: String, stdoutPath: String,
+                              stderrPath: String) throws(CommandFailure) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -196,7 +212,8 @@ enum Spawner {
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
         let setsidFlag: Int32 = 0x80  // POSIX_SPAWN_SETSID (glibc >= 2.26)
-        posix_spawnattr_setflags(&attributes, Int16(setsidFlag | Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF)))
+        let flags = setsidFlag | Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF)
+        posix_spawnattr_setflags(&attributes, Int16(flags))
         var empty = sigset_t()
         sigemptyset(&empty)
         posix_spawnattr_setsigmask(&attributes, &empty)

@@ -6,8 +6,10 @@ enum Help {
         CommandSpec(name: "list", aliases: ["ls"], positionals: [], options: [
             OptionSpec(name: "page-size", value: "N", help: "print at most N users (loading pages as needed)",
                        short: "n"),
-            OptionSpec(name: "all", value: nil, help: "print every user, streamed page by page from the daemon's store"),
-            OptionSpec(name: "search", value: "TEXT", help: "only users whose name or email contains TEXT (ignoring case and accents)"),
+            OptionSpec(name: "all", value: nil,
+                       help: "print every user, streamed page by page from the daemon's store"),
+            OptionSpec(name: "search", value: "TEXT",
+                       help: "only users whose name or email contains TEXT (ignoring case and accents)"),
             OptionSpec(name: "quiet", value: nil, help: "no progress on stderr (with --all)"),
         ], summary: "list users", details: """
                     Prints the first 50 users (or N, or all), read from the daemon's store 1,000 at a time and paced
@@ -26,7 +28,8 @@ enum Help {
             OptionSpec(name: "name", value: "NAME", help: "full name (required)", required: true),
             OptionSpec(name: "email", value: "EMAIL", help: "email address (required)", required: true),
             OptionSpec(name: "avatar-url", value: "URL", help: "avatar image URL"),
-        ], summary: "add a user", details: "Prints the new user (with --json, as a JSON object).\nExits 65 when a field is invalid or the email is already another user's (retrying cannot help)."),
+        ], summary: "add a user", details: "Prints the new user (with --json, as a JSON object).\n"
+            + "Exits 65 when a field is invalid or the email is already another user's (retrying cannot help)."),
         CommandSpec(name: "remove", aliases: ["rm", "delete"], positionals: ["ID"], options: [],
                     summary: "remove a user",
                     details: "Removes the user with this id or email.\n" + idDetails
@@ -61,7 +64,9 @@ enum Help {
         CommandSpec(name: "export", positionals: [], options: [
             OptionSpec(name: "quiet", value: nil, help: "no progress on stderr"),
         ], summary: "print all users as a JSON array",
-                    details: "Streams every user page by page from the daemon's store and prints one JSON array,\none user per line. Progress goes to stderr (see import). Ctrl-C stops it (exit 130; the\noutput then has no closing ']')."),
+                    details: "Streams every user page by page from the daemon's store and prints one JSON array,\n"
+                        + "one user per line. Progress goes to stderr (see import). Ctrl-C stops it (exit 130; the\n"
+                        + "output then has no closing ']')."),
         CommandSpec(name: "watch", positionals: [], options: [], summary: "print changes as they happen",
                     details: """
                     Prints each change until interrupted: a user saved, added or removed elsewhere, one line
@@ -74,7 +79,8 @@ enum Help {
                     """),
         CommandSpec(name: "history", positionals: [], optionalPositionals: ["ID"], options: [
             OptionSpec(name: "by", value: "USER", help: "only changes made by USER (a login name or a uid)"),
-            OptionSpec(name: "since", value: "TIME", help: "only changes since TIME (2026-12-01T09:00:00Z, 2026-12-01, or 30m, 2h, 7d ago)"),
+            OptionSpec(name: "since", value: "TIME",
+                       help: "only changes since TIME (2026-12-01T09:00:00Z, 2026-12-01, or 30m, 2h, 7d ago)"),
             OptionSpec(name: "kind", value: "KIND", help: "only changes of KIND: added, saved, removed, imported"),
             OptionSpec(name: "via", value: "SOURCE",
                        help: "only changes from SOURCE: tui, userctl, import, another-daemon"),
@@ -130,7 +136,8 @@ enum Help {
                     details: """
                     List keys: j/k or arrows move, PgDn/Space and PgUp a screen, g/Home the first user, G/End the
                     last user of the whole list (read at once; the rows above load as you go up), Enter opens,
-                    h opens the history of the user under the cursor, / searches (Esc clears the search), r refreshes, x or Esc dismisses a message, ? or F1 help, q quits.
+                    h opens the history of the user under the cursor, / searches (Esc clears the search), \
+                    r refreshes, x or Esc dismisses a message, ? or F1 help, q quits.
                     a adds a user; d removes the user under the cursor after asking (y removes).
                     User screen: Tab and Shift-Tab move between name, email and avatar URL; every key that
                     types goes into that field (pastes too, whole); Ctrl-K keeps mine, Ctrl-T takes theirs in
@@ -145,6 +152,9 @@ enum Help {
                     open"), live; never their unsaved text. A ● after a name in the list marks a user someone
                     else has open.
                     The mouse wheel scrolls and a click selects, unless --no-mouse.
+                    Every screen's title line names the daemon it is on: "system daemon", "private daemon pid
+                    N, SOCKET" (the one userctl starts) or "daemon pid N, SOCKET" (--socket, $USERLISTD_SOCKET);
+                    on a narrow screen the socket's end, or the pid alone.
                     [stale] in the list's title: users changed elsewhere since the list was read; rows not
                     loaded yet may have moved. r, g, or coming back from a user's screen reads it again.
                     q (on the list) ends the session. Ctrl-C leaves as closing the terminal does: the daemon
@@ -152,11 +162,13 @@ enum Help {
                     terminal, or with the same --session, comes back to them.
                     """),
         CommandSpec(name: "help", positionals: [], optionalPositionals: ["COMMAND"], options: [],
-                    summary: "describe userctl or one command", details: "The same text as 'userctl --help' and 'userctl COMMAND --help'."),
+                    summary: "describe userctl or one command",
+                    details: "The same text as 'userctl --help' and 'userctl COMMAND --help'."),
         CommandSpec(name: "completion", positionals: ["SHELL"], options: [], summary: "print a shell completion script",
                     details: """
                     SHELL is bash, zsh or fish. To use it:
-                      bash:  source <(userctl completion bash)      (or save it in ~/.local/share/bash-completion/completions/userctl)
+                      bash:  source <(userctl completion bash)      \
+                    (or save it in ~/.local/share/bash-completion/completions/userctl)
                       zsh:   userctl completion zsh > "${fpath[1]}/_userctl"
                       fish:  userctl completion fish > ~/.config/fish/completions/userctl.fish
                     'make install' installs the bash and zsh scripts where Debian's shells look.

@@ -21,7 +21,9 @@ enum HistoryCommands {
         let dates = try HistoryFilters.dates(values["date"])
         var wanted = defaultLimit
         if let text = values["limit"] {
-            guard let limit = Int(text), limit > 0 else { throw UsageError(message: "--limit needs a positive number, not '\(text)'", command: "history") }
+            guard let limit = Int(text), limit > 0 else {
+                throw UsageError(message: "--limit needs a positive number, not '\(text)'", command: "history")
+            }
             wanted = limit
         }
         var entries: [JSONValue] = []
@@ -92,7 +94,8 @@ enum HistoryCommands {
     static func revert(_ context: CommandContext) async throws {
         let text = context.invocation.positionals[0]
         guard let entry = Int64(text), entry > 0 else {
-            throw CommandFailure(.dataError, "'\(text)' is not a history entry: entries are the numbers 'userctl history' prints")
+            throw CommandFailure(.dataError,
+                                 "'\(text)' is not a history entry: entries are the numbers 'userctl history' prints")
         }
         var args: [String: JSONValue] = ["entry": .int(entry)]
         if context.invocation.flags.contains("force-skip-changed") { args["skip_changed"] = .bool(true) }
@@ -111,7 +114,8 @@ enum HistoryCommands {
         } else if let removed = result?["removed"]?.int64Value, let restored = result?["restored"]?.int64Value {
             print(undone(entry, result, removed: removed, restored: restored))
         } else if let user = UserRow(result?["user"]) {
-            print("reverted entry \(entry): \(user.id) is \"\(DisplayWidth.sanitized(user.name))\" again (version \(user.version))")
+            let name = DisplayWidth.sanitized(user.name)
+            print("reverted entry \(entry): \(user.id) is \"\(name)\" again (version \(user.version))")
         } else {
             print("reverted entry \(entry): the user it added is removed")
         }
@@ -132,7 +136,9 @@ enum HistoryCommands {
     /// "alice" → alice's uid; a number is taken as a uid.
     static func uid(of user: String) throws -> UInt32 {
         if let uid = UInt32(user) { return uid }
-        guard let entry = getpwnam(user) else { throw CommandFailure(.dataError, "no user '\(user)' on this system (give a uid instead)") }
+        guard let entry = getpwnam(user) else {
+            throw CommandFailure(.dataError, "no user '\(user)' on this system (give a uid instead)")
+        }
         return entry.pointee.pw_uid
     }
 
@@ -145,8 +151,8 @@ enum HistoryCommands {
         if let unit = text.last.flatMap({ units[$0] }), let count = Double(text.dropLast()), count >= 0 {
             return Date().addingTimeInterval(-count * unit).formatted(format)
         }
-        throw UsageError(message: "--since needs a time: 2026-12-01T09:00:00Z, 2026-12-01, or a span back from now (30m, 2h, 7d), not '\(text)'",
-                         command: "history")
+        throw UsageError(message: "--since needs a time: 2026-12-01T09:00:00Z, 2026-12-01, or a span back from now "
+                         + "(30m, 2h, 7d), not '\(text)'", command: "history")
     }
 
     /// "3 min ago", from the entry's RFC 3339 time.

@@ -26,7 +26,9 @@ struct RuntimeDirectory {
     /// what is wrong and how to fix it.
     func prepare(uid: uid_t, create: Bool) throws(CommandFailure) {
         if create, fromEnvironment, !exists {
-            throw CommandFailure(.unavailable, "XDG_RUNTIME_DIR is \(path), which does not exist; userctl does not create it. Fix: unset XDG_RUNTIME_DIR, or create it (mkdir -m 700 \(path)), or pass --socket PATH")
+            throw CommandFailure(.unavailable, "XDG_RUNTIME_DIR is \(path), which does not exist; userctl does not "
+                                 + "create it. Fix: unset XDG_RUNTIME_DIR, or create it (mkdir -m 700 \(path)), "
+                                 + "or pass --socket PATH")
         }
         if create, !fromEnvironment {
             let previous = umask(0o077)
@@ -50,17 +52,21 @@ struct RuntimeDirectory {
         }
         let kind = info.st_mode & S_IFMT
         if kind == S_IFLNK {
-            throw CommandFailure(.unavailable, "\(path) is a symbolic link, so someone else may control where it leads; userctl will not use it. \(removeAdvice)")
+            throw CommandFailure(.unavailable, "\(path) is a symbolic link, so someone else may control where it "
+                                 + "leads; userctl will not use it. \(removeAdvice)")
         }
         guard kind == S_IFDIR else {
             throw CommandFailure(.unavailable, "\(path) is not a directory; userctl will not use it. \(removeAdvice)")
         }
         guard info.st_uid == uid else {
-            throw CommandFailure(.unavailable, "\(path) belongs to \(Self.userName(info.st_uid)), not to you (uid \(uid)): another user could read what you send or pose as your daemon, so userctl will not use it. \(removeAdvice)")
+            throw CommandFailure(.unavailable, "\(path) belongs to \(Self.userName(info.st_uid)), not to you "
+                                 + "(uid \(uid)): another user could read what you send or pose as your daemon, "
+                                 + "so userctl will not use it. \(removeAdvice)")
         }
         let mode = info.st_mode & 0o777
         guard mode & 0o077 == 0 else {
-            throw CommandFailure(.unavailable, "\(path) has mode \(String(mode, radix: 8)), so other users can reach it; it must be 700. Fix: chmod 700 \(path)")
+            throw CommandFailure(.unavailable, "\(path) has mode \(String(mode, radix: 8)), so other users can reach "
+                                 + "it; it must be 700. Fix: chmod 700 \(path)")
         }
     }
 
@@ -70,13 +76,15 @@ struct RuntimeDirectory {
     }
 
     private var fix: String {
-        fromEnvironment ? "check XDG_RUNTIME_DIR (\(path))" : "set XDG_RUNTIME_DIR to a private directory, or pass --socket PATH"
+        fromEnvironment ? "check XDG_RUNTIME_DIR (\(path))"
+            : "set XDG_RUNTIME_DIR to a private directory, or pass --socket PATH"
     }
 
     private var removeAdvice: String {
         fromEnvironment
             ? "Fix: point XDG_RUNTIME_DIR at a directory of your own with mode 700."
-            : "Fix: have it removed (by its owner or root: rm -r \(path)) and run userctl again, or set XDG_RUNTIME_DIR to a private directory."
+            : "Fix: have it removed (by its owner or root: rm -r \(path)) and run userctl again, or set "
+                + "XDG_RUNTIME_DIR to a private directory."
     }
 
     static func userName(_ uid: uid_t) -> String {

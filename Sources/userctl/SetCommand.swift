@@ -20,7 +20,8 @@ enum SetCommand {
         'userctl show' printed), so a change made since is never overwritten. Prints the user
         (with --json, as a JSON object).
         """ + "\n" + Help.idDetails
-            + "\nExits 65 when a field is invalid or the id unknown or ambiguous, 75 on a conflict (the user is no\nlonger at version V, or someone saved at the same moment), 77 on a read-only session.")
+            + "\nExits 65 when a field is invalid or the id unknown or ambiguous, 75 on a conflict (the user is no\n"
+            + "longer at version V, or someone saved at the same moment), 77 on a read-only session.")
 
     /// The intent's arguments from the command line, or a usage error saying what is missing.
     static func arguments(_ invocation: Invocation) throws(UsageError) -> [String: JSONValue] {
@@ -37,7 +38,8 @@ enum SetCommand {
             args["avatar_url"] = .string(avatar)
         }
         guard !args.isEmpty else {
-            throw UsageError(message: "'userctl set' needs at least one of --name, --email, --avatar-url, --no-avatar", command: "set")
+            throw UsageError(message: "'userctl set' needs at least one of --name, --email, --avatar-url, --no-avatar",
+                             command: "set")
         }
         if let version = try Arguments.positiveInt(invocation, "expected-version") {
             args["expected_version"] = .int(Int64(version))
@@ -55,12 +57,15 @@ enum SetCommand {
         } catch let error as ClientError {
             throw CommandFailure(ExitCode.for(error), "cannot change \(id): \(error.message)")
         }
-        guard let user = UserRow(saved) else { throw CommandFailure(.dataError, "the daemon did not return the changed user") }
+        guard let user = UserRow(saved) else {
+            throw CommandFailure(.dataError, "the daemon did not return the changed user")
+        }
         if context.json {
             print(user.json.description)
         } else {
             let avatar = user.avatarURL.map { DisplayWidth.sanitized($0) } ?? "no avatar"
-            print("changed \(user.id): \"\(DisplayWidth.sanitized(user.name))\" <\(DisplayWidth.sanitized(user.email))> \(avatar) (version \(user.version))")
+            let (name, email) = (DisplayWidth.sanitized(user.name), DisplayWidth.sanitized(user.email))
+            print("changed \(user.id): \"\(name)\" <\(email)> \(avatar) (version \(user.version))")
         }
     }
 }

@@ -4,7 +4,8 @@
 enum Suggestions {
     static func closest(to typed: String, among candidates: [String]) -> String? {
         guard !typed.isEmpty else { return nil }
-        if let prefixed = candidates.filter({ $0.hasPrefix(typed) }).min(by: { $0.count < $1.count }), typed.count >= 2 {
+        if let prefixed = candidates.filter({ $0.hasPrefix(typed) }).min(by: { $0.count < $1.count }),
+           typed.count >= 2 {
             return prefixed
         }
         let scored = candidates.map { ($0, distance(typed, $0)) }.filter { $0.1 <= min(2, max(1, typed.count / 2)) }

@@ -30,10 +30,11 @@ enum UserIDArgument {
         }
         let result: JSONValue?
         do {
-            result = try await client.send(screen: "session", action: "find_users",
-                                           args: ["id_prefix": .string(text), "limit": .int(Int64(shownCandidates + 1))])
+            let args: [String: JSONValue] = ["id_prefix": .string(text), "limit": .int(Int64(shownCandidates + 1))]
+            result = try await client.send(screen: "session", action: "find_users", args: args)
         } catch let error as ClientError where error.serverCode == .unknownAction {
-            throw CommandFailure(.dataError, "this userlistd cannot look users up by the start of their id; give the whole id")
+            throw CommandFailure(.dataError,
+                                 "this userlistd cannot look users up by the start of their id; give the whole id")
         }
         let users = (result?["users"]?.arrayValue ?? []).compactMap(UserRow.init)
         switch users.count {

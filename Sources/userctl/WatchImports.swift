@@ -5,8 +5,8 @@ import UserListWire
 /// whole (an import, or changes the daemon could not follow one by one) rather than user by user.
 /// The event does not say who or how many, so userctl asks the history for the entries since the
 /// newest it knew of, and reports those made `via` an import (one entry each, with its counts),
-/// one line per person who imported: "alice imported 20,000 users (#31)". Entries of other kinds were already reported by
-/// their own `changed` events.
+/// one line per person who imported: "alice imported 20,000 users (#31)". Entries of other kinds
+/// were already reported by their own `changed` events.
 final class WatchImports {
     /// One person's part of an import.
     struct Import: Equatable {

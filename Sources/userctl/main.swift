@@ -68,7 +68,8 @@ if invocation.command == "completion" {
 let command = invocation.command ?? "tui"
 let socketPath: String
 do {
-    socketPath = try DaemonLocator().locate(explicit: invocation.values["socket"], spawn: !invocation.flags.contains("no-spawn"))
+    socketPath = try DaemonLocator().locate(explicit: invocation.values["socket"],
+                                            spawn: !invocation.flags.contains("no-spawn"))
 } catch {
     fail(error)
 }
@@ -96,7 +97,8 @@ if command == "tui" {
 }
 
 do {
-    try await Commands.run(CommandContext(invocation: invocation, client: client, style: Style.detect(json: invocation.json)))
+    let style = Style.detect(json: invocation.json)
+    try await Commands.run(CommandContext(invocation: invocation, client: client, style: style))
     client.close()
     exit(ExitCode.ok.rawValue)
 } catch {

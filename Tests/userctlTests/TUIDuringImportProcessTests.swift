@@ -50,7 +50,9 @@ struct TUIDuringImportProcessTests {
             try await client.send(screen: "session", action: "import_users", args: ["users": .array(Array(users[start..<start + 250]))])
         }
         try h.keys("j")
-        let lines = try await h.waitFor { H.cursorRow($0) == 3 && H.header($0).contains("of 10200") }
+        // The title counts as the TUI does ("2 of 10,200"): the burst is in, and the key answered.
+        let lines = try await h.waitFor { H.cursorRow($0) == 3 && H.shows($0, place: 2, of: 10_200) }
         #expect(H.cursorRow(lines) == 3, "the key was answered after the burst: \(lines)")
+        #expect(H.shows(lines, place: 2, of: 10_200), "the whole burst reached the list: \(lines[0])")
     }
 }

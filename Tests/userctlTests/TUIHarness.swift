@@ -173,6 +173,23 @@ final class TUIHarness: @unchecked Sendable {
         try Self.run(userctl, ["--socket", daemon.socketPath] + arguments)
     }
 
+    /// Waits until the daemon has this TUI's unsaved edit (`userctl sessions`: its session's
+    /// `draft`), which the screen shows as "modified" before the draft is sent (at most every
+    /// 50 ms); returns whether it does. A save by someone else merges into the daemon's draft
+    /// only once it has one.
+    func waitForDaemonDraft(_ timeout: Duration = .seconds(Int(generousDeadline))) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let run = try userctl(["sessions", "--json"])
+            let sessions = (try? JSONValue(parsing: run.output))?.arrayValue ?? []
+            if sessions.contains(where: { $0["key"]?.stringValue == server && $0["draft"]?.boolValue == true }) {
+                return true
+            }
+            try await Task.sleep(for: .milliseconds(40))
+        }
+        return false
+    }
+
     /// Every user in list order, from `userctl list --all --json`.
     func allUsers() throws -> [(id: String, name: String, email: String)] {
         let run = try userctl(["list", "--all", "--json"])

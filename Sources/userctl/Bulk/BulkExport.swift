@@ -81,14 +81,16 @@ enum BulkExport {
 
     /// `export`: one JSON array, one user per line (the same bytes as before, now streamed).
     static func export(_ context: CommandContext) async throws {
-        let progress = Progress(verb: "export", json: context.json, quiet: context.invocation.flags.contains("quiet"), streamsToStdout: true)
+        let progress = Progress(verb: "export", json: context.json, quiet: context.invocation.flags.contains("quiet"),
+                                streamsToStdout: true)
         var lines = JSONLines()
         let (count, complete) = try await walk(context.client, search: nil, progress: progress) { users, _ in
             lines.append(users)
         }
         if !complete {
             lines.abandon()
-            throw CommandFailure(.interrupted, "interrupted: \(Plural.users(count)) \(count == 1 ? "was" : "were") written, the rest of the export was not (the output is incomplete: no closing ']')")
+            throw CommandFailure(.interrupted, "interrupted: \(Plural.users(count)) \(count == 1 ? "was" : "were") "
+                                 + "written, the rest of the export was not (the output is incomplete: no closing ']')")
         }
         lines.close()
     }
@@ -97,16 +99,21 @@ enum BulkExport {
     /// `--json`, as `export` writes them.
     static func listAll(_ context: CommandContext, search: String?) async throws {
         if context.json {
-            let progress = Progress(verb: "list", json: true, quiet: context.invocation.flags.contains("quiet"), streamsToStdout: true)
+            let progress = Progress(verb: "list", json: true, quiet: context.invocation.flags.contains("quiet"),
+                                    streamsToStdout: true)
             var lines = JSONLines()
             let (count, complete) = try await walk(context.client, search: search, progress: progress) { users, _ in
                 lines.append(users)
             }
-            if !complete { throw CommandFailure(.interrupted, "interrupted after \(Plural.users(count)) (the output is incomplete)") }
+            if !complete {
+                throw CommandFailure(.interrupted,
+                                     "interrupted after \(Plural.users(count)) (the output is incomplete)")
+            }
             lines.close()
             return
         }
-        let progress = Progress(verb: "list", json: false, quiet: context.invocation.flags.contains("quiet"), streamsToStdout: true)
+        let progress = Progress(verb: "list", json: false, quiet: context.invocation.flags.contains("quiet"),
+                                streamsToStdout: true)
         var table: UserTable?
         let (count, complete) = try await walk(context.client, search: search, progress: progress) { users, _ in
             let rows = users.compactMap { try? $0.parsed() }.compactMap(UserRow.init)

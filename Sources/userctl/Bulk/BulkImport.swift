@@ -25,7 +25,9 @@ enum BulkImport {
 
     static func run(_ context: CommandContext) async throws {
         let path = context.invocation.positionals[0]
-        if path != "-", !FileManager.default.fileExists(atPath: path) { throw CommandFailure(.noInput, "no such file: \(path)") }
+        if path != "-", !FileManager.default.fileExists(atPath: path) {
+            throw CommandFailure(.noInput, "no such file: \(path)")
+        }
         let reader: JSONArrayReader
         do { reader = try JSONArrayReader(path: path) } catch { throw CommandFailure(.noInput, describe(error)) }
         let first: UInt8?
@@ -44,10 +46,12 @@ enum BulkImport {
         }
 
         Interruption.install()
-        Interruption.againMessage = "userctl: interrupted again; stopping now (nothing was imported: the daemon drops what it was sent)"
+        Interruption.againMessage = "userctl: interrupted again; stopping now (nothing was imported: the daemon "
+            + "drops what it was sent)"
         let token: String
         do {
-            guard let value = try await context.client.send(screen: "session", action: "import_begin")?["import"]?.stringValue else {
+            let begun = try await context.client.send(screen: "session", action: "import_begin")
+            guard let value = begun?["import"]?.stringValue else {
                 throw CommandFailure(.software, "the daemon did not name the import it began")
             }
             token = value
@@ -67,16 +71,19 @@ enum BulkImport {
         progress.finish()
         if Interruption.requested {
             await staging.abort()
-            throw CommandFailure(.interrupted, "interrupted: nothing was imported (the daemon had taken \(Plural.users(staging.taken)) of \(path), and dropped them)")
+            throw CommandFailure(.interrupted, "interrupted: nothing was imported (the daemon had taken "
+                                 + "\(Plural.users(staging.taken)) of \(path), and dropped them)")
         }
-        Interruption.againMessage = "userctl: interrupted again; stopping now (the daemon has the whole file and finishes the import)"
+        Interruption.againMessage = "userctl: interrupted again; stopping now (the daemon has the whole file and "
+            + "finishes the import)"
         let summary = try await commit(context, token: token, entries: staging.entries, path)
         report(ImportReport(read: summary.read, users: staging.users.count, written: summary.written), path, context)
     }
 
     /// Sends `import_commit` and waits for the merge. Ctrl-C now only stops the waiting: the
     /// daemon has the whole file and applies it whole.
-    private static func commit(_ context: CommandContext, token: String, entries: Int, _ path: String) async throws -> (read: Int, written: Int) {
+    private static func commit(_ context: CommandContext, token: String, entries: Int,
+                               _ path: String) async throws -> (read: Int, written: Int) {
         // The history names the import by the file's name ("stdin" for `-`), as the person gave it.
         let source = path == "-" ? "stdin" : (path as NSString).lastPathComponent
         let args: [String: JSONValue] = ["import": .string(token), "source": .string(source)]
@@ -84,7 +91,8 @@ enum BulkImport {
         let handedOver = "the daemon has all \(Plural.users(entries)) of \(path) and applies them all or none"
         while true {
             if Interruption.requested {
-                throw CommandFailure(.interrupted, "interrupted while waiting: \(handedOver), whether or not userctl waits (see `userctl list`)")
+                throw CommandFailure(.interrupted, "interrupted while waiting: \(handedOver), whether or not userctl "
+                                     + "waits (see `userctl list`)")
             }
             // 10 ms: the reply is seen that soon after it comes (100 ms added 50 on average).
             if let result = await reply.wait(for: .milliseconds(10)) {
@@ -139,11 +147,13 @@ enum BulkImport {
     private static func restPage(_ reader: JSONArrayReader, _ path: String) throws(CommandFailure) -> [JSONValue]? {
         let firstObject: ArraySlice<UInt8>?
         do { firstObject = try reader.peekNext() } catch { return nil }
-        guard let firstObject, let page = try? JSONValue(parsing: firstObject), let users = page["users"]?.arrayValue else { return nil }
+        guard let firstObject, let page = try? JSONValue(parsing: firstObject),
+              let users = page["users"]?.arrayValue else { return nil }
         let next: ArraySlice<UInt8>??
         do { _ = try reader.next(); next = try reader.next() } catch { next = nil }
         guard next == .some(nil) else {
-            throw CommandFailure(.dataError, "\(path): a page of users ({\"users\": [...]}) must be the file's only value; nothing was imported")
+            throw CommandFailure(.dataError, "\(path): a page of users ({\"users\": [...]}) must be the file's only "
+                                 + "value; nothing was imported")
         }
         return users  // each normalized as it is staged, as a streamed file's are
     }

@@ -76,7 +76,9 @@ final class Staging {
             let size = user.description.utf8.count + 1
             guard size <= BulkImport.chunkBytes else {
                 // Sent, it would pass the daemon's frame limit and close the connection.
-                throw CommandFailure(.dataError, "\(path): entry \(entries + 1) is \(size / 1024) KiB of JSON; an entry may be at most \(BulkImport.chunkBytes / 1024) KiB (a name holds at most 200 characters)")
+                throw CommandFailure(.dataError, "\(path): entry \(entries + 1) is \(size / 1024) KiB of JSON; an "
+                                     + "entry may be at most \(BulkImport.chunkBytes / 1024) KiB (a name holds at "
+                                     + "most 200 characters)")
             }
             if !batch.isEmpty && (batch.count == BulkImport.chunkUsers || batchBytes + size > BulkImport.chunkBytes) {
                 try await send(&batch, end: batchEnd, path)
@@ -97,7 +99,8 @@ final class Staging {
     func abort() async {
         for chunk in inFlight { _ = await chunk.reply.result }
         inFlight.removeAll()
-        let reply = await BulkImport.enqueue(context.client, action: "import_abort", ["import": .string(token)], timeout: .seconds(10))
+        let reply = await BulkImport.enqueue(context.client, action: "import_abort", ["import": .string(token)],
+                                             timeout: .seconds(10))
         _ = await reply.result
     }
 

@@ -14,8 +14,10 @@ struct ImportReport: Equatable {
         if named > written { notes.append("\(named - written) already up to date") }
         if read > named {
             let repeats = read - named
-            notes.append("\(repeats) \(repeats == 1 ? "entry repeats a user" : "entries repeat users") named earlier in the file: each user's last entry counts")
+            let repeated = repeats == 1 ? "entry repeats a user" : "entries repeat users"
+            notes.append("\(repeats) \(repeated) named earlier in the file: each user's last entry counts")
         }
-        return "imported \(Plural.users(written)) from \(path)" + (notes.isEmpty ? "" : " (" + notes.joined(separator: "; ") + ")")
+        let noted = notes.isEmpty ? "" : " (" + notes.joined(separator: "; ") + ")"
+        return "imported \(Plural.users(written)) from \(path)" + noted
     }
 }

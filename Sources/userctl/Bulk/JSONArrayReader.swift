@@ -119,7 +119,8 @@ final class JSONArrayReader {
         guard !objectPerLine else { return }
         try skipSpace()
         if try byte() != nil {
-            throw .notAnArray("after the array's closing ']' only spaces may follow (a second array, or text after it?)")
+            throw .notAnArray("after the array's closing ']' only spaces may follow "
+                              + "(a second array, or text after it?)")
         }
     }
 
@@ -152,14 +153,24 @@ final class JSONArrayReader {
             let c = buffer[position]
             position += 1
             if inString {
-                if escaped { escaped = false } else if c == UInt8(ascii: "\\") { escaped = true } else if c == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if c == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if c == UInt8(ascii: "\"") {
+                    inString = false
+                }
                 continue
             }
             switch c {
             case UInt8(ascii: "\""): inString = true
             case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: ","):
                 if ends(c, depth) { return c }
-                if c == UInt8(ascii: "{") || c == UInt8(ascii: "[") { depth += 1 } else if c != UInt8(ascii: ","), depth > 0 { depth -= 1 }
+                if c == UInt8(ascii: "{") || c == UInt8(ascii: "[") {
+                    depth += 1
+                } else if c != UInt8(ascii: ","), depth > 0 {
+                    depth -= 1
+                }
             default: break
             }
         }

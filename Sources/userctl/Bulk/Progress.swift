@@ -63,15 +63,20 @@ final class Progress {
             let width = 24
             let filled = fraction.map { Int(($0 * Double(width)).rounded(.down)) } ?? 0
             let bar = fraction == nil ? "" : "[" + String(repeating: "#", count: min(width, filled))
-                + String(repeating: ".", count: max(0, width - filled)) + "] " + String(format: "%3.0f%% ", min(1, fraction!) * 100)
-            let line = "\(verb) \(bar)\(done == 1 ? "1 user" : Self.grouped(done) + " users")  \(Self.grouped(Int(rate)))/s" + (eta.map { "  ETA \(Self.clock($0))" } ?? "")
+                + String(repeating: ".", count: max(0, width - filled)) + "] "
+                + String(format: "%3.0f%% ", min(1, fraction!) * 100)
+            let users = done == 1 ? "1 user" : Self.grouped(done) + " users"
+            let line = "\(verb) \(bar)\(users)  \(Self.grouped(Int(rate)))/s"
+                + (eta.map { "  ETA \(Self.clock($0))" } ?? "")
             write("\r\u{1B}[2K" + line)
             drewBar = true
         case .plain:
-            write("userctl: \(verb): \(Plural.users(done)), \(Int(rate))/s" + (fraction.map { String(format: ", %.0f%%", min(1, $0) * 100) } ?? "")
+            let percent = fraction.map { String(format: ", %.0f%%", min(1, $0) * 100) } ?? ""
+            write("userctl: \(verb): \(Plural.users(done)), \(Int(rate))/s" + percent
                   + (eta.map { ", about \(Int($0.rounded(.up))) s left" } ?? "") + "\n")
         case .json:
-            var fields = "\"progress\":\"\(verb)\",\"done\":\(done),\"rate\":\(Int(rate)),\"elapsed_seconds\":\(String(format: "%.1f", seconds))"
+            var fields = "\"progress\":\"\(verb)\",\"done\":\(done),\"rate\":\(Int(rate)),"
+                + "\"elapsed_seconds\":\(String(format: "%.1f", seconds))"
             if let fraction { fields += ",\"fraction\":\(String(format: "%.4f", min(1, fraction)))" }
             if let eta { fields += ",\"eta_seconds\":\(String(format: "%.1f", eta))" }
             write("{\(fields)}\n")
@@ -125,7 +130,8 @@ enum Interruption {
         get { message.withLock { $0 } }
         set { message.withLock { $0 = newValue } }
     }
-    private static let message = Lock("userctl: interrupted again; stopping now (what the daemon already acknowledged stays)")
+    private static let message = Lock(
+        "userctl: interrupted again; stopping now (what the daemon already acknowledged stays)")
 
     /// Installs the handlers once (later calls do nothing). The sources are made inside the
     /// lock that keeps them alive for the process.

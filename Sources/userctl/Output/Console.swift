@@ -83,7 +83,8 @@ enum Console {
     /// (a full disk, an I/O error) is said, with EX_IOERR.
     private static func outputFailed(_ code: Int32) -> Never {
         if code == EPIPE { exit(128 + SIGPIPE) }
-        write(2, render("userctl: cannot write the output: \(String(cString: strerror(code))); what was written is incomplete") + "\n")
+        let why = String(cString: strerror(code))
+        write(2, render("userctl: cannot write the output: \(why); what was written is incomplete") + "\n")
         exit(ExitCode.ioError.rawValue)
     }
 }

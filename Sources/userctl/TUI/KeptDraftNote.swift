@@ -13,7 +13,8 @@ enum KeptDraftNote {
         var expires: Date
 
         static func == (a: Note, b: Note) -> Bool {
-            a.user == b.user && a.expires == b.expires && a.fields.map(\.field) == b.fields.map(\.field) && a.fields.map(\.text) == b.fields.map(\.text)
+            a.user == b.user && a.expires == b.expires && a.fields.map(\.field) == b.fields.map(\.field)
+                && a.fields.map(\.text) == b.fields.map(\.text)
         }
 
         /// "Your unsaved changes to Ada Lovelace expired at 17:42: name “Ada L”, email “a@x”"
@@ -29,7 +30,8 @@ enum KeptDraftNote {
     /// `$XDG_RUNTIME_DIR/userctl`, else `/tmp/userctl-UID`; created 0700, and used only when it
     /// is a real directory of this user's that no one else can write to.
     static func directory() -> String? {
-        let base = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"].flatMap { $0.hasPrefix("/") ? $0 + "/userctl" : nil }
+        let base = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"]
+            .flatMap { $0.hasPrefix("/") ? $0 + "/userctl" : nil }
             ?? "/tmp/userctl-\(getuid())"
         mkdir(base, 0o700)
         var info = stat()
@@ -39,7 +41,10 @@ enum KeptDraftNote {
     }
 
     static func path(_ sessionKey: String) -> String? {
-        let safe = String(sessionKey.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || "-_.".unicodeScalars.contains($0) ? Character($0) : "_" })
+        let safe = String(sessionKey.unicodeScalars.map { scalar -> Character in
+            let kept = CharacterSet.alphanumerics.contains(scalar) || "-_.".unicodeScalars.contains(scalar)
+            return kept ? Character(scalar) : "_"
+        })
         guard let directory = directory(), !safe.isEmpty else { return nil }
         return directory + "/draft-" + String(safe.prefix(200)) + ".json"
     }

@@ -38,74 +38,98 @@ struct KeyDecoder {
         var index = 0
         while index < bytes.count {
             if paste != nil {
-                // Inside a paste: everything up to the end marker is text.
-                paste!.append(bytes[index])
+                continuePaste(bytes[index], into: &keys)
                 index += 1
-                if paste!.count >= Self.pasteEnd.count, Array(paste!.suffix(Self.pasteEnd.count)) == Self.pasteEnd {
-                    keys.append(.paste(String(decoding: paste!.dropLast(Self.pasteEnd.count), as: UTF8.self)))
-                    paste = nil
-                }
-                continue
+            } else if bytes[index] == 0x1B {
+                index = decodeEscape(bytes, at: index, into: &keys)
+            } else {
+                index = Self.decodePlain(bytes, at: index, into: &keys)
             }
-            let byte = bytes[index]
-            if byte == 0x1B {
-                if bytes.count - index >= Self.pasteStart.count, Array(bytes[index..<(index + Self.pasteStart.count)]) == Self.pasteStart {
-                    paste = []
-                    index += Self.pasteStart.count
-                    continue
-                }
-                guard index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "[") || bytes[index + 1] == UInt8(ascii: "O") else {
-                    keys.append(.escape)
-                    index += 1
-                    continue
-                }
-                var end = index + 2
-                while end < bytes.count, !(0x40...0x7E).contains(bytes[end]) || (end == index + 2 && bytes[end] == UInt8(ascii: "<")) { end += 1 }
-                guard end < bytes.count else { keys.append(.escape); index += 1; continue }
-                let body = String(decoding: bytes[(index + 2)..<end], as: UTF8.self)
-                let final = Character(UnicodeScalar(bytes[end]))
-                if body.hasPrefix("<"), final == "M" || final == "m" {
-                    if let event = Self.mouse(body.dropFirst(), pressed: final == "M") { keys.append(.mouse(event)) }
-                    index = end + 1
-                    continue
-                }
-                switch (final, body) {
-                case ("A", _): keys.append(.up)
-                case ("B", _): keys.append(.down)
-                case ("C", _): keys.append(.right)
-                case ("D", _): keys.append(.left)
-                case ("H", _): keys.append(.home)
-                case ("F", _): keys.append(.end)
-                case ("P", _): keys.append(.f1)
-                case ("Z", _): keys.append(.backTab)
-                case ("~", "5"): keys.append(.pageUp)
-                case ("~", "6"): keys.append(.pageDown)
-                case ("~", "3"): keys.append(.delete)
-                case ("~", "11"): keys.append(.f1)
-                case ("~", "1"), ("~", "7"): keys.append(.home)
-                case ("~", "4"), ("~", "8"): keys.append(.end)
-                default: break
-                }
-                index = end + 1
-                continue
-            }
-            switch byte {
-            case 13, 10: keys.append(.enter); index += 1; continue
-            case 127, 8: keys.append(.backspace); index += 1; continue
-            case 9: keys.append(.tab); index += 1; continue
-            case 1...26: keys.append(.control(Character(UnicodeScalar(byte + 96)))); index += 1; continue
-            case 0..<32: index += 1; continue
-            default: break
-            }
-            // UTF-8 text: take the whole scalar.
-            let length = byte < 0x80 ? 1 : byte < 0xE0 ? 2 : byte < 0xF0 ? 3 : 4
-            let end = min(bytes.count, index + length)
-            for character in String(decoding: bytes[index..<end], as: UTF8.self) {
-                keys.append(.character(character))
-            }
-            index = end
         }
         return keys
+    }
+
+    /// Inside a paste: everything up to the end marker is text.
+    private mutating func continuePaste(_ byte: UInt8, into keys: inout [Key]) {
+        paste!.append(byte)
+        if paste!.count >= Self.pasteEnd.count, Array(paste!.suffix(Self.pasteEnd.count)) == Self.pasteEnd {
+            keys.append(.paste(String(decoding: paste!.dropLast(Self.pasteEnd.count), as: UTF8.self)))
+            paste = nil
+        }
+    }
+
+    /// The escape sequence at `index` (a paste's start, a mouse report, a key), or Escape alone
+    /// when no whole sequence follows; returns the index after it.
+    private mutating func decodeEscape(_ bytes: [UInt8], at index: Int, into keys: inout [Key]) -> Int {
+        let startLength = Self.pasteStart.count
+        if bytes.count - index >= startLength, Array(bytes[index..<(index + startLength)]) == Self.pasteStart {
+            paste = []
+            return index + startLength
+        }
+        guard index + 1 < bytes.count,
+              bytes[index + 1] == UInt8(ascii: "[") || bytes[index + 1] == UInt8(ascii: "O") else {
+            keys.append(.escape)
+            return index + 1
+        }
+        var end = index + 2
+        while end < bytes.count,
+              !(0x40...0x7E).contains(bytes[end]) || (end == index + 2 && bytes[end] == UInt8(ascii: "<")) {
+            end += 1
+        }
+        guard end < bytes.count else {
+            keys.append(.escape)
+            return index + 1
+        }
+        let body = String(decoding: bytes[(index + 2)..<end], as: UTF8.self)
+        let final = Character(UnicodeScalar(bytes[end]))
+        if body.hasPrefix("<"), final == "M" || final == "m" {
+            if let event = Self.mouse(body.dropFirst(), pressed: final == "M") { keys.append(.mouse(event)) }
+        } else if let key = Self.key(final: final, body: body) {
+            keys.append(key)
+        }
+        return end + 1
+    }
+
+    /// The key a CSI or SS3 sequence stands for (`ESC [ A`: up, `ESC [ 5 ~`: PgUp); nil for
+    /// those the TUI has no use for.
+    private static func key(final: Character, body: String) -> Key? {
+        switch (final, body) {
+        case ("A", _): .up
+        case ("B", _): .down
+        case ("C", _): .right
+        case ("D", _): .left
+        case ("H", _): .home
+        case ("F", _): .end
+        case ("P", _): .f1
+        case ("Z", _): .backTab
+        case ("~", "5"): .pageUp
+        case ("~", "6"): .pageDown
+        case ("~", "3"): .delete
+        case ("~", "11"): .f1
+        case ("~", "1"), ("~", "7"): .home
+        case ("~", "4"), ("~", "8"): .end
+        default: nil
+        }
+    }
+
+    /// A control byte or the UTF-8 text at `index`; returns the index after it.
+    private static func decodePlain(_ bytes: [UInt8], at index: Int, into keys: inout [Key]) -> Int {
+        let byte = bytes[index]
+        switch byte {
+        case 13, 10: keys.append(.enter); return index + 1
+        case 127, 8: keys.append(.backspace); return index + 1
+        case 9: keys.append(.tab); return index + 1
+        case 1...26: keys.append(.control(Character(UnicodeScalar(byte + 96)))); return index + 1
+        case 0..<32: return index + 1
+        default: break
+        }
+        // UTF-8 text: take the whole scalar.
+        let length = byte < 0x80 ? 1 : byte < 0xE0 ? 2 : byte < 0xF0 ? 3 : 4
+        let end = min(bytes.count, index + length)
+        for character in String(decoding: bytes[index..<end], as: UTF8.self) {
+            keys.append(.character(character))
+        }
+        return end
     }
 
     /// `b;x;y` of an SGR report (1-based x and y); wheel and left-button presses only.

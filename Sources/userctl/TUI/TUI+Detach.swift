@@ -24,7 +24,8 @@ extension TUI {
     /// Ctrl-C: sends the draft now; a second Ctrl-C leaves at once. Returns false to quit now.
     func startDetaching() -> Bool {
         if detaching != nil { return false }
-        detaching = Detaching(keptDraft: hasUnsavedChanges, note: hasUnsavedChanges ? unsavedNote() : nil, deadline: .now + .seconds(3))
+        detaching = Detaching(keptDraft: hasUnsavedChanges, note: hasUnsavedChanges ? unsavedNote() : nil,
+                              deadline: .now + .seconds(3))
         flushDraft()
         return !detaching!.isDone(self)
     }
@@ -34,7 +35,8 @@ extension TUI {
         client.detach()
         if detaching.keptDraft {
             if let note = detaching.note { KeptDraftNote.save(note, sessionKey: client.configuration.sessionKey) }
-            Console.err("userctl: your unsaved changes are kept\(Self.keptFor(client.welcome?.sessionRetentionSeconds));"
+            let keptFor = Self.keptFor(client.welcome?.sessionRetentionSeconds)
+            Console.err("userctl: your unsaved changes are kept\(keptFor);"
                         + " run userctl again in this terminal (or with --session \(client.configuration.sessionKey))"
                         + " to come back to them")
         }
@@ -44,7 +46,8 @@ extension TUI {
     /// the daemon will drop them.
     func unsavedNote() -> KeptDraftNote.Note? {
         guard let detail = document.detail else { return nil }
-        let fields = DetailField.allCases.filter { fieldText($0) != detail.stored($0) || (detail.isNew && !fieldText($0).isEmpty) }
+        let fields = DetailField.allCases
+            .filter { fieldText($0) != detail.stored($0) || (detail.isNew && !fieldText($0).isEmpty) }
             .map { (field: $0.label, text: fieldText($0)) }
         let user = detail.user?.name ?? "a new user"
         let seconds = client.welcome?.sessionRetentionSeconds ?? 300

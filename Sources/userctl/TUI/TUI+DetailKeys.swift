@@ -8,39 +8,14 @@ import UserListWire
 extension TUI {
     func handleDetail(_ key: Key) -> Bool {
         if prompt == .unsaved {
-            switch key {
-            case .character("s"), .character("S"), .control("s"), .enter:
-                prompt = nil
-                save(then: .savedThenBack)
-            case .character("d"), .character("D"):
-                prompt = nil
-                leaveDetail()
-            case .character("k"), .character("K"), .escape:
-                prompt = nil
-            default: break
-            }
+            answerUnsaved(key)
             return true
         }
         guard let detail = document.detail else {
             if key == .escape { leaveDetail() }
             return true
         }
-        if detail.removal != nil, !detail.isNew {
-            // Removed by someone else: create it again, or discard the screen.
-            switch key {
-            case .control("r"):
-                if detail.readOnly { return refuseReadOnly("create users") }
-                send("detail", "recreate")
-                save(then: nil)
-            case .escape:
-                banner = nil
-                leaveDetail()  // "Esc discard": the removal is the question, asked on screen
-            default: break
-            }
-            return true
-        }
-        let field = focusedField
-        var text = fieldText(field)
+        if detail.removal != nil, !detail.isNew { return handleRemoved(key, detail) }
         switch key {
         case .escape:
             if banner != nil || detail.errorMessage != nil {
@@ -55,12 +30,7 @@ extension TUI {
         case .enter, .control("s"):
             if detail.readOnly { return refuseReadOnly("save changes") }
             save(then: nil)
-        case .control("k"), .control("t"):
-            // The conflict on the focused field, else the first one (the focus goes there).
-            guard let conflict = detail.conflict(on: field) ?? detail.conflicts.first else { return true }
-            focusedField = conflict.field
-            flushDraft()  // the choice applies to the draft as typed
-            send("detail", key == .control("k") ? "keep_mine" : "take_theirs", ["field": .string(conflict.field.rawValue)])
+        case .control("k"), .control("t"): settleConflict(keepingMine: key == .control("k"), detail)
         case .character("h") where commandLettersWork(detail), .control("o"):
             // `h` opens the history while nothing is changed and the name has the cursor; once
             // something is, or in the email or avatar field (a URL starts with h), `h` types.
@@ -73,20 +43,68 @@ extension TUI {
             // `d` asks to remove this user as `h` opens the history (otherwise it types); Ctrl-D always.
             guard !detail.isNew, let user = detail.user else { return true }
             askToRemove(user)
-        case .backspace where !detail.readOnly:
-            guard !text.isEmpty else { return true }
-            text.removeLast()
-            setDraft(text)
-        case .control("u") where !detail.readOnly: setDraft("")
-        case .control("w") where !detail.readOnly: setDraft(NameRules.deletingLastWord(text))
-        case .character(let c) where !detail.readOnly:
-            text.append(c)
-            setDraft(text)
-        case .paste(let pasted) where !detail.readOnly:
-            setDraft(text + NameRules.pasted(pasted))
+        default:
+            if !detail.readOnly { edit(key) }
+        }
+        return true
+    }
+
+    /// The "unsaved changes" question: s saves and goes back, d discards, k or Esc keeps editing.
+    private func answerUnsaved(_ key: Key) {
+        switch key {
+        case .character("s"), .character("S"), .control("s"), .enter:
+            prompt = nil
+            save(then: .savedThenBack)
+        case .character("d"), .character("D"):
+            prompt = nil
+            leaveDetail()
+        case .character("k"), .character("K"), .escape:
+            prompt = nil
+        default: break
+        }
+    }
+
+    /// A user removed by someone else: create it again, or discard the screen.
+    private func handleRemoved(_ key: Key, _ detail: DetailScreen) -> Bool {
+        switch key {
+        case .control("r"):
+            if detail.readOnly { return refuseReadOnly("create users") }
+            send("detail", "recreate")
+            save(then: nil)
+        case .escape:
+            banner = nil
+            leaveDetail()  // "Esc discard": the removal is the question, asked on screen
         default: break
         }
         return true
+    }
+
+    /// Ctrl-K / Ctrl-T: the conflict on the focused field, else the first one (the focus goes
+    /// there).
+    private func settleConflict(keepingMine: Bool, _ detail: DetailScreen) {
+        guard let conflict = detail.conflict(on: focusedField) ?? detail.conflicts.first else { return }
+        focusedField = conflict.field
+        flushDraft()  // the choice applies to the draft as typed
+        send("detail", keepingMine ? "keep_mine" : "take_theirs", ["field": .string(conflict.field.rawValue)])
+    }
+
+    /// Typing into the focused field: every key that types, pastes whole, and the deletions.
+    private func edit(_ key: Key) {
+        var text = fieldText(focusedField)
+        switch key {
+        case .backspace:
+            guard !text.isEmpty else { return }
+            text.removeLast()
+            setDraft(text)
+        case .control("u"): setDraft("")
+        case .control("w"): setDraft(NameRules.deletingLastWord(text))
+        case .character(let c):
+            text.append(c)
+            setDraft(text)
+        case .paste(let pasted):
+            setDraft(text + NameRules.pasted(pasted))
+        default: break
+        }
     }
 
     /// The text of `field` as shown: typed here and not yet echoed, else the daemon's draft.

@@ -6,7 +6,9 @@ import UserListWire
 /// of the selected entry. And the user screen's "changed by alice 3 min ago".
 extension TUI {
     static let historyKeys: [(keys: String, does: String)] = [
-        ("j k ↑ ↓", "move"), ("u", "undo the selected change (a conflict if the user changed since); asks y/N first when the undo removes the user or creates it again"),
+        ("j k ↑ ↓", "move"),
+        ("u", "undo the selected change (a conflict if the user changed since); asks y/N first when the undo "
+            + "removes the user or creates it again"),
         ("r", "read the history again"), ("Esc q ←", "back to the user"), ("F1", "this help"),
     ]
 
@@ -31,7 +33,11 @@ extension TUI {
             }
         case .character("x"): dismissBanner(screen: "history")
         case .escape:
-            if banner != nil || document.history?.errorMessage != nil { dismissBanner(screen: "history") } else { send("history", "back") }
+            if banner != nil || document.history?.errorMessage != nil {
+                dismissBanner(screen: "history")
+            } else {
+                send("history", "back")
+            }
         case .character("q"), .left: send("history", "back")
         default: break
         }
@@ -45,7 +51,8 @@ extension TUI {
         var lines = [header("History" + (name.isEmpty ? "" : ": \(name)"))] + message
         let entries = history?.entries ?? []
         if entries.isEmpty {
-            lines.append(Line(history?.loading == "none" ? "  no changes recorded" : "  \(Self.spinnerFrames[spinner % 10]) reading…"))
+            let reading = "  \(Self.spinnerFrames[spinner % 10]) reading…"
+            lines.append(Line(history?.loading == "none" ? "  no changes recorded" : reading))
         }
         let now = Date()
         let rows = max(1, size.rows - 3 - message.count - (entries.isEmpty ? 1 : 0))
@@ -96,9 +103,11 @@ extension TUI {
             if lastChange?.userID != user.id || lastChange?.version != user.version {
                 lastChange = (user.id, user.version, nil)
                 let feed = self.feed
-                client.enqueue(screen: "session", action: "history", args: ["user_id": .string(user.id), "limit": 1]) { result in
+                let args: [String: JSONValue] = ["user_id": .string(user.id), "limit": 1]
+                client.enqueue(screen: "session", action: "history", args: args) { result in
                     guard case .success(let value) = result else { return }
-                    feed.yield(.lastChange(userID: user.id, version: user.version, entry: value?["entries"]?.arrayValue?.first))
+                    let newest = value?["entries"]?.arrayValue?.first
+                    feed.yield(.lastChange(userID: user.id, version: user.version, entry: newest))
                 }
             }
             return nil
