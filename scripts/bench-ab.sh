@@ -3,6 +3,8 @@
 # both sides alike (BENCHMARKS.md, "How to run it").
 #   scripts/bench-ab.sh BASE NEW [SECTIONS] [ROUNDS]
 #   e.g. scripts/bench-ab.sh 125308e HEAD fanout,roundtrip,sustained 2
+#   BASE_ARGS / NEW_ARGS: extra flags for one side's bench only (one that the other lacks, such
+#   as NEW_ARGS="--readers 1" to measure exactly what an older bench did).
 # Each revision is built in release mode in its own worktree under $TMPDIR, and its own
 # userlistd-bench runs the userlistd beside it. Output: one file per run in the printed folder.
 set -euo pipefail
@@ -18,7 +20,9 @@ done
 trap 'git -C "$repo" worktree remove --force "$out/base-tree"; git -C "$repo" worktree remove --force "$out/new-tree"' EXIT
 for round in $(seq 1 "$rounds"); do
   for side in base new; do
-    (cd "$out/$side-tree" && ./.build/release/userlistd-bench --only "$sections" >"$out/$side-$round.txt" 2>&1)
+    args=BASE_ARGS; [ "$side" = new ] && args=NEW_ARGS
+    # shellcheck disable=SC2086  # the extra flags are words
+    (cd "$out/$side-tree" && ./.build/release/userlistd-bench --only "$sections" ${!args:-} >"$out/$side-$round.txt" 2>&1)
     echo "$side round $round: $out/$side-$round.txt"
   done
 done
