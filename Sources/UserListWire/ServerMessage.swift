@@ -38,9 +38,13 @@ public enum ServerMessage: Sendable, Equatable {
         /// How long the daemon keeps a session, drafts included, once no client is attached
         /// (`limits.session_retention_seconds`), so a client can say until when; `nil` when unsaid.
         public var sessionRetentionSeconds: Int?
+        /// The group whose members (and root) may write (`write_group`), told to a read-only
+        /// session so its client can say whom to ask and what; `nil` for a read-write one.
+        public var writeGroup: String?
 
         public init(protocolVersion: Int, server: PeerInfo, sessionID: String, resumed: Bool, access: Access,
-                    epoch: Int, intentsPerSecond: Int? = nil, sessionRetentionSeconds: Int? = nil) {
+                    epoch: Int, intentsPerSecond: Int? = nil, sessionRetentionSeconds: Int? = nil,
+                    writeGroup: String? = nil) {
             self.protocolVersion = protocolVersion
             self.server = server
             self.sessionID = sessionID
@@ -49,6 +53,7 @@ public enum ServerMessage: Sendable, Equatable {
             self.epoch = epoch
             self.intentsPerSecond = intentsPerSecond
             self.sessionRetentionSeconds = sessionRetentionSeconds
+            self.writeGroup = writeGroup
         }
     }
 
@@ -185,7 +190,8 @@ public enum ServerMessage: Sendable, Equatable {
                 sessionID: try fields.string("session_id"), resumed: try fields.bool("resumed"),
                 access: access, epoch: try fields.int("epoch"),
                 intentsPerSecond: try limits?.optionalInt("intents_per_second"),
-                sessionRetentionSeconds: try limits?.optionalInt("session_retention_seconds")))
+                sessionRetentionSeconds: try limits?.optionalInt("session_retention_seconds"),
+                writeGroup: try fields.optionalString("write_group")))
         case "snapshot":
             self = .snapshot(Snapshot(
                 epoch: try fields.int("epoch"), seq: try fields.int("seq"), state: try fields.value("state")))
@@ -234,6 +240,7 @@ public enum ServerMessage: Sendable, Equatable {
             if let rate = welcome.intentsPerSecond { limits["intents_per_second"] = .int(Int64(rate)) }
             if let kept = welcome.sessionRetentionSeconds { limits["session_retention_seconds"] = .int(Int64(kept)) }
             if !limits.isEmpty { object["limits"] = .object(limits) }
+            if let group = welcome.writeGroup { object["write_group"] = .string(group) }
         case .snapshot(let snapshot):
             object["epoch"] = .int(Int64(snapshot.epoch))
             object["seq"] = .int(Int64(snapshot.seq))

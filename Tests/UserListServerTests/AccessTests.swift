@@ -30,6 +30,7 @@ import UserListTestSupport
         let welcome = result["welcome"]?.objectValue ?? [:]
         #expect(welcome["resumed"] == .bool(false), "the same key under another uid is another session")
         #expect(welcome["access"] == .string("read-only"))
+        #expect(welcome["write_group"] == .string(daemon.config.adminGroup), "it names the group that may write")
         #expect(result["screens"] == .int(1), "nobody does not see root's detail screen or draft")
         let reply = result["reply"]?.objectValue ?? [:]
         #expect(reply["ok"] == .bool(false))

@@ -17,6 +17,21 @@ import UserListWire
         #expect(error { _ = try client(#"{"type":"welcome"}"#) }?.code == .unknownMessageType)
     }
 
+    /// A read-only session is told which group may write; a daemon that does not say (or a
+    /// read-write session) leaves it out, and the client reads nil.
+    @Test func aWelcomeCarriesTheGroupThatMayWrite() throws {
+        let welcome = ServerMessage.Welcome(protocolVersion: 1, server: PeerInfo(name: "userlistd", build: "1"),
+                                            sessionID: "s", resumed: false, access: .readOnly, epoch: 1,
+                                            writeGroup: "ulxadmin")
+        let encoded = ServerMessage.welcome(welcome).json
+        #expect(encoded["write_group"] == .string("ulxadmin"))
+        #expect(try ServerMessage(json: encoded) == .welcome(welcome))
+        let older = try server(#"{"type":"welcome","protocol":1,"server":{"name":"u","build":"1"},"session_id":"s","#
+                               + #""resumed":false,"access":"read-only","epoch":1}"#)
+        guard case .welcome(let plain) = older else { Issue.record("not a welcome: \(older)"); return }
+        #expect(plain.writeGroup == nil)
+    }
+
     @Test func missingFieldNamesTheField() {
         let e = error { _ = try client(#"{"type":"intent","id":3,"action":"refresh"}"#) }
         #expect(e?.code == .invalidMessage)

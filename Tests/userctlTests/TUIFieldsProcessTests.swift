@@ -246,6 +246,9 @@ struct TUIFieldsProcessTests {
         try h.keys("d")
         lines = try await h.waitFor { $0[1].contains("read-only") }
         #expect(lines[1].contains("cannot remove users"), "d says why not: \(lines)")
+        let refusal = lines.joined(separator: " ")
+        #expect(refusal.contains("usermod -aG") && refusal.contains("nobody"),
+                "and which group to join, and how: \(lines)")
         #expect(!lines.contains { $0.contains("y/N") }, "and never asks: \(lines)")
         try h.keys("x")
         _ = try await h.waitFor { !$0[1].contains("read-only") }

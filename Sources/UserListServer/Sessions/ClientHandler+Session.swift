@@ -112,7 +112,8 @@ extension ClientHandler {
             protocolVersion: version, server: context.serverInfo, sessionID: session.id,
             resumed: found.resumed, access: session.readOnly ? .readOnly : .readWrite,
             epoch: epoch, intentsPerSecond: context.config.intentsPerSecond,
-            sessionRetentionSeconds: Int(context.config.retentionSeconds.rounded()))), droppable: false)
+            sessionRetentionSeconds: Int(context.config.retentionSeconds.rounded()),
+            writeGroup: session.readOnly ? context.config.adminGroup : nil)), droppable: false)
         phase.withLock { $0 = .attached(session) }
         await enter(session) { $0.attach(self, epoch: epoch) }
         context.registry.attachFinished(key)

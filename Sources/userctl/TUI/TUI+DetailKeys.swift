@@ -132,10 +132,16 @@ extension TUI {
         !hasUnsavedChanges && !detail.isNew && focusedField == .name
     }
 
-    /// The session cannot write: say so instead of asking or editing. Returns true (keep going).
+    /// The session cannot write: say so instead of asking or editing, with the group that may
+    /// (the welcome's `write_group`) and how to join it. Returns true (keep going).
     @discardableResult
     func refuseReadOnly(_ what: String) -> Bool {
-        banner = "This session is read-only: it cannot \(what) (that needs root or the admin group)."
+        guard case .connected(let welcome) = connection, let group = welcome.writeGroup else {
+            banner = "This session is read-only: it cannot \(what) (that needs root or the admin group)."
+            return true
+        }
+        banner = "This session is read-only: it cannot \(what); that needs root or the group '\(group)'. "
+            + "Ask an admin: usermod -aG \(group) \(DaemonLocator.loginName)"
         return true
     }
 
