@@ -14,16 +14,7 @@ import UserListWire
 @Suite(.serialized, .timeLimit(.minutes(3))) struct SessionsTouchedMidFanOutTests {
     @Test func sessionsFollowingOneListStayWhereTheirClientsAreWhateverTouchesThem() async throws {
         let daemon = try await DaemonHarness(sampleUsers: 120, sharingPages: true)
-        let editor = try daemon.client()
-        _ = try await editor.hello(key: "editor")
-        try await editor.waitForState("the editor's first page") { _ in editor.rows.count == 50 }
-        var watchers: [WireTestClient] = []
-        for index in 0..<8 {
-            let watcher = try daemon.client()
-            _ = try await watcher.hello(key: "watcher-\(index)")
-            try await watcher.waitForState("a watcher's first page") { _ in watcher.rows.count == 50 }
-            watchers.append(watcher)
-        }
+        var (editor, watchers) = try await daemon.editorAndListWatchers(8)
         let first = try #require(editor.rows[5]["id"]?.stringValue)
         var renames = 0
         func rename() async throws {

@@ -11,22 +11,10 @@ import UserListWire
 @Suite(.serialized, .timeLimit(.minutes(3))) struct SharedFollowingTests {
     @Test func sessionsSharingAWindowEachHoldTheStateASnapshotGives() async throws {
         let daemon = try await DaemonHarness(sampleUsers: 120, sharingPages: true)
-        let editor = try daemon.client()
-        _ = try await editor.hello(key: "editor")
-        try await editor.waitForState("the editor's first page") { _ in editor.rows.count == 50 }
-
         // Six list-only sessions (spread over the loops, so each loop has several in the same
-        // state), one more with two terminals, and one showing a user (the general path).
-        var watchers: [WireTestClient] = []
-        for index in 0..<6 {
-            let watcher = try daemon.client()
-            _ = try await watcher.hello(key: "watcher-\(index)")
-            watchers.append(watcher)
-        }
+        // state), one more with two terminals, and one showing a user.
+        var (editor, watchers) = try await daemon.editorAndListWatchers(6)
         let secondTerminal = try daemon.client()
-        for watcher in watchers {
-            try await watcher.waitForState("a watcher's first page") { _ in watcher.rows.count == 50 }
-        }
         _ = try await secondTerminal.hello(key: "watcher-0")
         watchers.append(secondTerminal)
         let reader = try daemon.client()
