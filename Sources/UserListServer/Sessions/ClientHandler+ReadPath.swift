@@ -89,12 +89,28 @@ extension ClientHandler {
         case .hello: enqueue(.duplicateHello)
         case .intent(let intent):
             unanswered.add(1, ordering: .relaxed)
-            enqueue(.intent(intent))
+            if let session = sessionTakingIntentsInPlace() {
+                guard let decoded = decodeForSession(intent, session: session) else { return }
+                Self.enterInPlace(session) { $0.handle(intent, decoded: decoded, from: self) }
+            } else {
+                enqueue(.intent(intent))
+            }
         case .ping(let nonce): enqueue(.ping(nonce: nonce))
         case .resync: enqueue(.resync)
         case .bye: enqueue(.bye)
         case .pong: break
         }
+    }
+
+    /// The session, when an intent may enter it straight from this read, with no queue: it
+    /// lives on this loop (this is its thread) and nothing the client sent before is queued or
+    /// still being handled, so the order the client sent things in is kept. Otherwise (a
+    /// session on another loop, an attach under way, a backlog) the intent takes the inbox.
+    private func sessionTakingIntentsInPlace() -> Session? {
+        guard pending.load(ordering: .relaxed) == 0, !itemInFlight.load(ordering: .relaxed),
+              case .attached(let session) = phase.withLock({ $0 }), session.loop === connection.loop
+        else { return nil }
+        return session
     }
 
     private func routeBeforeHello(_ message: ClientMessage) {

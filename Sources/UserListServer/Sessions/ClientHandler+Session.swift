@@ -9,6 +9,8 @@ extension ClientHandler {
     func run() async {
         var session: Session?
         while let item = await inbox.next() {
+            itemInFlight.store(true, ordering: .relaxed)
+            defer { itemInFlight.store(false, ordering: .relaxed) }
             dequeued()
             // Work a client sent before it vanished still runs (a save it asked for lands), though
             // nobody reads the answers; the connection stopped counting against its uid at close.
@@ -37,14 +39,7 @@ extension ClientHandler {
                     sendError(.notReady, "The handshake did not complete.", id: intent.id)
                     continue
                 }
-                let decoded = Result { () throws(IntentError) in try Intent(intent) }
-                if case .success(.daemon(let query)) = decoded {
-                    introspect(query, id: intent.id)
-                    continue
-                }
-                context.logger.debug("Intent", [
-                    "USERLISTD_SESSION": session.id, "USERLISTD_SCREEN": intent.screen,
-                    "USERLISTD_ACTION": intent.action, "USERLISTD_INTENT_ID": String(intent.id)])
+                guard let decoded = decodeForSession(intent, session: session) else { continue }
                 await enter(session) { $0.handle(intent, decoded: decoded, from: self) }
             case .resync:
                 if let session { await enter(session) { $0.resendSnapshot(to: self) } }
@@ -79,6 +74,20 @@ extension ClientHandler {
     /// On the session's own loop thread, which is its actor's executor.
     static func enterInPlace(_ session: Session, _ body: @Sendable (isolated Session) -> Void) {
         session.assumeIsolated { body($0) }
+    }
+
+    /// What the session gets for `intent`: its decoding, or nil when it was answered here (a
+    /// daemon query: `status`, `sessions`).
+    func decodeForSession(_ intent: ClientMessage.Intent, session: Session) -> Result<Intent, IntentError>? {
+        let decoded = Result { () throws(IntentError) in try Intent(intent) }
+        if case .success(.daemon(let query)) = decoded {
+            introspect(query, id: intent.id)
+            return nil
+        }
+        context.logger.debug("Intent", [
+            "USERLISTD_SESSION": session.id, "USERLISTD_SCREEN": intent.screen,
+            "USERLISTD_ACTION": intent.action, "USERLISTD_INTENT_ID": String(intent.id)])
+        return decoded
     }
 
     func introspect(_ query: DaemonQuery, id: Int) {

@@ -55,6 +55,9 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     let readPath: LoopBound<ReadPath>
     let inbox = OrderedInbox<Inbound>()
     let pending = Atomic<Int>(0)
+    /// The ordered task is handling an item (it may be waiting on a session of another loop):
+    /// an intent read meanwhile queues behind it.
+    let itemInFlight = Atomic<Bool>(false)
     /// Intents queued or running whose reply has not been sent (a handover waits for them).
     let unanswered = Atomic<Int>(0)
     /// Whether the client is still there (the sweep asks from its own thread).
