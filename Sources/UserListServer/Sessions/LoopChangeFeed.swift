@@ -24,10 +24,6 @@ final class LoopChangeFeed: Sendable {
     /// The loop's sessions that follow changes. Weak: a session ends when nothing else holds it.
     private let sessions: LoopBound<[ObjectIdentifier: WeakSession]>
 
-    struct WeakSession {
-        weak var session: Session?
-    }
-
     /// How far this loop's sessions have been given the log, and who waits for a position.
     private struct Progress {
         var through = 0
@@ -54,7 +50,7 @@ final class LoopChangeFeed: Sendable {
     /// Starts applying every change published from now on to `session` (on the loop: the
     /// session's own executor).
     func follow(_ session: Session) {
-        sessions.value[ObjectIdentifier(session)] = WeakSession(session: session)
+        sessions.value[ObjectIdentifier(session)] = WeakSession(session)
     }
 
     func unfollow(_ session: Session) {

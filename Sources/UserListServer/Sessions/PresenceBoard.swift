@@ -30,7 +30,7 @@ package final class PresenceBoard: Sendable {
 
     private struct Watcher {
         let loop: EventLoop
-        weak var session: Session?
+        let session: WeakSession
     }
 
     private struct State {
@@ -80,7 +80,7 @@ package final class PresenceBoard: Sendable {
 
     /// Starts telling `session` of presence changes (on its own loop).
     func watch(_ session: Session) {
-        let watcher = Watcher(loop: session.loop, session: session)
+        let watcher = Watcher(loop: session.loop, session: WeakSession(session))
         state.withLock { $0.watchers[session.id] = watcher }
     }
 
@@ -112,10 +112,10 @@ package final class PresenceBoard: Sendable {
     /// One job per loop, which tells each of its sessions in turn: a user opened where nobody
     /// had it costs a job per loop (at most four), not one per session.
     private static func tell(_ told: [(Watcher, UUID)]) {
-        var byLoop: [ObjectIdentifier: (loop: EventLoop, told: [(session: LoopChangeFeed.WeakSession,
+        var byLoop: [ObjectIdentifier: (loop: EventLoop, told: [(session: WeakSession,
                                                                  user: UUID)])] = [:]
         for (watcher, user) in told {
-            let weak = LoopChangeFeed.WeakSession(session: watcher.session)
+            let weak = watcher.session
             byLoop[ObjectIdentifier(watcher.loop), default: (watcher.loop, [])].told.append((weak, user))
         }
         for (loop, told) in byLoop.values {

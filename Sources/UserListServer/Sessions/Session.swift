@@ -45,6 +45,9 @@ package actor Session {
     /// Whether the session may not write, as things stand now.
     package nonisolated var readOnly: Bool { !canWrite() }
     package nonisolated let activity = Lock(Activity())
+    /// What the loop's feed and the presence board hold instead of the session (`SessionLink`).
+    /// Set once, at the end of `init`.
+    package nonisolated(unsafe) private(set) var link: SessionLink!
 
     let useCases: UserUseCases
     let changes: ChangeBroadcaster
@@ -93,6 +96,7 @@ package actor Session {
         self.logger = logger
         self.navigator = Navigator(useCases: useCases)
         self.mode = SessionMode(restoring: saved.map { ($0, listWindow) })
+        self.link = SessionLink(self)
     }
 
     deinit { presenceBoard?.leave(id) }
