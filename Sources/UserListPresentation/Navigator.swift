@@ -38,8 +38,16 @@ public enum NavigatorEvent: Equatable, Sendable {
 /// Belongs to one actor, like the ViewModels it owns.
 public final class Navigator {
     public private(set) var screens: [Screen]
-    public var onStateChange: (() -> Void)?
-    public var onEvent: ((NavigatorEvent) -> Void)?
+    public var onStateChange: (() -> Void)? {
+        get { callbacks.onStateChange }
+        set { callbacks.onStateChange = newValue }
+    }
+    public var onEvent: ((NavigatorEvent) -> Void)? {
+        get { callbacks.onEvent }
+        set { callbacks.onEvent = newValue }
+    }
+    /// What the screens call (see `NavigatorCallbacks`).
+    private let callbacks = NavigatorCallbacks()
 
     private let useCases: UserUseCases
     /// Set by the list's `userSelected` event during `selectRow`, which opens it.
@@ -49,6 +57,16 @@ public final class Navigator {
         self.useCases = useCases
         self.screens = []
         screens = [.list(makeList())]
+        reactToScreens()
+    }
+
+    deinit { callbacks.clear() }
+
+    /// The navigator's own part in its screens' events. Unowned: the box is emptied when the
+    /// navigator ends (`deinit`), before any screen could call it.
+    private func reactToScreens() {
+        callbacks.selected = { [unowned self] id in pendingSelection = id }
+        callbacks.saved = { [unowned self] user in list.apply(.saved(user)) }
     }
 
     /// Rebuilds the stack saved by `state` (a daemon restart): drafts are kept, data reloaded,
@@ -65,6 +83,7 @@ public final class Navigator {
             restored.append(.detail(makeDetail(restoring: detail)))
         }
         screens = restored
+        reactToScreens()
         let search: String? = if case .list(let savedList) = saved.screens.first { savedList.search } else { nil }
         if let listWindow {
             list.restore(listWindow, search: search)
@@ -169,8 +188,8 @@ public final class Navigator {
     public func openHistory(isolation: isolated (any Actor) = #isolation) -> UserHistoryViewModel.Load? {
         guard let detail = topDetail else { return nil }
         let history = UserHistoryViewModel(userID: detail.userID, useCases: useCases)
-        history.onStateChange = { [weak self] in self?.onStateChange?() }
-        history.onEvent = { [weak self] event in self?.onEvent?(.history(event)) }
+        history.onStateChange = { [callbacks] in callbacks.onStateChange?() }
+        history.onEvent = { [callbacks] event in callbacks.onEvent?(.history(event)) }
         screens.append(.history(history))
         onStateChange?()
         return history.onAppear(isolation: isolation)
@@ -235,11 +254,10 @@ public final class Navigator {
 
     private func makeList() -> UserListViewModel {
         let list = UserListViewModel(useCases: useCases)
-        list.onStateChange = { [weak self] in self?.onStateChange?() }
-        list.onEvent = { [weak self] event in
-            guard let self else { return }
-            self.onEvent?(.list(event))
-            if case .userSelected(let id) = event { self.pendingSelection = id }
+        list.onStateChange = { [callbacks] in callbacks.onStateChange?() }
+        list.onEvent = { [callbacks] event in
+            callbacks.onEvent?(.list(event))
+            if case .userSelected(let id) = event { callbacks.selected?(id) }
         }
         return list
     }
@@ -250,11 +268,10 @@ public final class Navigator {
 
     private func wire(_ detail: UserDetailViewModel) -> UserDetailViewModel {
         detail.setReadOnly(isReadOnly)
-        detail.onStateChange = { [weak self] in self?.onStateChange?() }
-        detail.onEvent = { [weak self] event in
-            guard let self else { return }
-            self.onEvent?(.detail(event))
-            if case .didSave(let user) = event { self.list.apply(.saved(user)) }
+        detail.onStateChange = { [callbacks] in callbacks.onStateChange?() }
+        detail.onEvent = { [callbacks] event in
+            callbacks.onEvent?(.detail(event))
+            if case .didSave(let user) = event { callbacks.saved?(user) }
         }
         return detail
     }
