@@ -4,7 +4,7 @@
 /// Why not hold the session weakly: an object that is weakly referenced moves its reference
 /// counts to a side table, and every retain and release of it takes the slow path from then on.
 /// A session is retained and released several times per change it follows; in a fan-out to
-/// thousands of sessions that was a quarter of the loop's CPU (`perf`, `--only sustained`). The
+/// thousands of sessions the slow path alone was 5 % of the loop's CPU (`perf`, `--only sustained`). The
 /// session owns its link, so the link ends with it and the weak references go nil then.
 package final class SessionLink: Sendable {
     unowned let session: Session
