@@ -11,6 +11,26 @@ struct TUIKeepsWorkProcessTests {
     typealias H = TUIHarness
     static let prompt = "ULCT$"
 
+    /// From the pane's shell: the TUI on the first user's screen, `text` typed into the name
+    /// (`waitingForTheScreen`: until the screen shows it; else Ctrl-C at once, before the draft's
+    /// flush), then Ctrl-C back to the prompt. The user, and the screen at the prompt.
+    func typeIntoFirstUserAndQuit(_ h: H, _ text: String, waitingForTheScreen: Bool) async throws
+        -> (user: (id: String, name: String, email: String), lines: [String]) {
+        _ = try await h.waitFor { $0.first?.hasPrefix(Self.prompt) == true }
+        let user = try h.allUsers()[0]
+        try await startTUI(h)
+        _ = try await h.waitFor { $0[0].contains("· Users ") && H.cursorRow($0) == 2 }
+        try h.keys("Enter")
+        _ = try await h.waitFor { $0.contains { $0.contains("ID:       \(user.id)") } }
+        try h.type(text)
+        if waitingForTheScreen {
+            _ = try await h.waitFor { $0.contains { $0.contains("Name:     \(user.name)\(text)▏") } }
+        }
+        try h.keys("C-c")
+        let lines = try await h.waitFor { $0.contains("EXIT-0") && $0.last { !$0.isEmpty } == Self.prompt }
+        return (user, lines)
+    }
+
     /// Starts the TUI from the pane's shell and waits until it is connected.
     func startTUI(_ h: H) async throws {
         try h.type("clear; " + h.tuiCommand + "; echo EXIT-$?")
@@ -25,15 +45,7 @@ struct TUIKeepsWorkProcessTests {
     @Test func ctrlCKeepsTheDraftForTheNextRunInTheSamePane() async throws {
         let h = try H(columns: 100, rows: 30, command: "env PS1='\(Self.prompt) ' /bin/sh")
         defer { h.tearDown() }
-        _ = try await h.waitFor { $0.first?.hasPrefix(Self.prompt) == true }
-        let user = try h.allUsers()[0]
-        try await startTUI(h)
-        _ = try await h.waitFor { $0[0].contains("· Users ") && H.cursorRow($0) == 2 }
-        try h.keys("Enter")
-        _ = try await h.waitFor { $0.contains { $0.contains("ID:       \(user.id)") } }
-        try h.type(" Kept")
-        try h.keys("C-c")
-        var lines = try await h.waitFor { $0.contains("EXIT-0") && $0.last { !$0.isEmpty } == Self.prompt }
+        var (user, lines) = try await typeIntoFirstUserAndQuit(h, " Kept", waitingForTheScreen: false)
         #expect(lines.contains("EXIT-0"), "Ctrl-C quit: \(lines)")
         #expect(lines.contains { $0.contains("your unsaved changes are kept") }, "it says where the draft is: \(lines)")
 
@@ -59,16 +71,7 @@ struct TUIKeepsWorkProcessTests {
     @Test func comingBackAfterTheKeptDraftExpiredSaysWhatWasLost() async throws {
         let h = try H(columns: 160, rows: 30, command: "env PS1='\(Self.prompt) ' /bin/sh", daemonArguments: ["--retention", "1"])
         defer { h.tearDown() }
-        _ = try await h.waitFor { $0.first?.hasPrefix(Self.prompt) == true }
-        let user = try h.allUsers()[0]
-        try await startTUI(h)
-        _ = try await h.waitFor { $0[0].contains("· Users ") && H.cursorRow($0) == 2 }
-        try h.keys("Enter")
-        _ = try await h.waitFor { $0.contains { $0.contains("ID:       \(user.id)") } }
-        try h.type(" Gone")
-        _ = try await h.waitFor { $0.contains { $0.contains("Name:     \(user.name) Gone▏") } }
-        try h.keys("C-c")
-        var lines = try await h.waitFor { $0.contains("EXIT-0") && $0.last { !$0.isEmpty } == Self.prompt }
+        var (user, lines) = try await typeIntoFirstUserAndQuit(h, " Gone", waitingForTheScreen: true)
         try #require(lines.contains { $0.contains("your unsaved changes are kept") }, "Ctrl-C kept the draft: \(lines)")
         // The daemon drops the detached session once its second of retention is over.
         let key = h.server
