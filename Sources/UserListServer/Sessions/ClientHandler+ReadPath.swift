@@ -62,7 +62,8 @@ extension ClientHandler {
     /// Before hello nothing is queued, so answers go straight out; after it, everything goes
     /// through the ordered inbox so replies, errors and pongs leave in the order asked.
     private func route(_ message: ClientMessage) {
-        guard phase.withLock({ $0.acceptsQueuedWork }) else {
+        let phase = self.phase.withLock { $0 }
+        guard phase.acceptsQueuedWork else {
             routeBeforeHello(message)
             return
         }
@@ -89,7 +90,7 @@ extension ClientHandler {
         case .hello: enqueue(.duplicateHello)
         case .intent(let intent):
             unanswered.add(1, ordering: .relaxed)
-            if let session = sessionTakingIntentsInPlace() {
+            if let session = sessionTakingIntentsInPlace(phase) {
                 guard let decoded = decodeForSession(intent, session: session) else { return }
                 Self.enterInPlace(session) { $0.handle(intent, decoded: decoded, from: self) }
             } else {
@@ -106,9 +107,9 @@ extension ClientHandler {
     /// lives on this loop (this is its thread) and nothing the client sent before is queued or
     /// still being handled, so the order the client sent things in is kept. Otherwise (a
     /// session on another loop, an attach under way, a backlog) the intent takes the inbox.
-    private func sessionTakingIntentsInPlace() -> Session? {
+    private func sessionTakingIntentsInPlace(_ phase: Phase) -> Session? {
         guard pending.load(ordering: .relaxed) == 0, !itemInFlight.load(ordering: .relaxed),
-              case .attached(let session) = phase.withLock({ $0 }), session.loop === connection.loop
+              case .attached(let session) = phase, session.loop === connection.loop
         else { return nil }
         return session
     }
