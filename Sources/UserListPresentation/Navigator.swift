@@ -55,8 +55,8 @@ public final class Navigator {
 
     public init(useCases: UserUseCases) {
         self.useCases = useCases
-        self.screens = []
-        screens = [.list(makeList())]
+        list = Self.makeList(useCases: useCases, callbacks: callbacks)
+        screens = [.list(list)]
         reactToScreens()
     }
 
@@ -74,8 +74,9 @@ public final class Navigator {
     public init(restoring saved: NavigationState, listWindow: UserListWindow? = nil, useCases: UserUseCases,
                 isolation: isolated (any Actor) = #isolation) {
         self.useCases = useCases
+        list = Self.makeList(useCases: useCases, callbacks: callbacks)
         self.screens = []
-        var restored: [Screen] = [.list(makeList())]
+        var restored: [Screen] = [.list(list)]
         // Version 1 holds at most one detail screen: a saved stack with more keeps the top one.
         if let detail = saved.screens.reversed().lazy.compactMap({ screen -> UserDetailState? in
             if case .detail(let detail) = screen { detail } else { nil }
@@ -96,11 +97,9 @@ public final class Navigator {
     }
 
 
-    /// The list at the bottom of the stack.
-    public var list: UserListViewModel {
-        guard case .list(let list) = screens[0] else { preconditionFailure("the stack starts with the list") }
-        return list
-    }
+    /// The list at the bottom of the stack (`screens[0]`, never popped), kept apart too: every
+    /// change a session follows reads it.
+    public let list: UserListViewModel
 
     /// The detail screen on top, if the top is one.
     public var topDetail: UserDetailViewModel? {
@@ -214,8 +213,11 @@ public final class Navigator {
     /// `replaying`: what this change did to another list, which the list takes if it was in
     /// the same state (`UserListViewModel.replay`). Returns the step the list computed itself
     /// (nil when it replayed, or for a resync), for the host to offer the next list.
+    /// `announcing` false: the host announces the change and sends the new state itself, right
+    /// after (a daemon has its event encoded once, and flushes every session after a change).
     @discardableResult
     public func apply(_ change: UserChange, madeHere: Bool = false, replaying known: UserListStep? = nil,
+                      announcing: Bool = true,
                       isolation: isolated (any Actor) = #isolation) -> UserListStep? {
         if case .resync = change {
             resync(isolation: isolation)
@@ -225,7 +227,7 @@ public final class Navigator {
         for screen in screens {
             switch screen {
             case .list(let list):
-                if let known, list.replay(known) { continue }
+                if let known, list.replay(known, notifying: announcing) { continue }
                 computed = list.apply(change, markingStale: !madeHere)
             // A change this session made is its own person's: named at once, not read back.
             case .detail(let detail): detail.apply(change, author: madeHere ? useCases.author?.personName : nil,
@@ -233,7 +235,7 @@ public final class Navigator {
             case .history(let history): history.apply(change, isolation: isolation)
             }
         }
-        if !madeHere { onEvent?(.changed(change)) }
+        if !madeHere && announcing { onEvent?(.changed(change)) }
         return computed
     }
 
@@ -252,7 +254,7 @@ public final class Navigator {
 
     // MARK: wiring
 
-    private func makeList() -> UserListViewModel {
+    private static func makeList(useCases: UserUseCases, callbacks: NavigatorCallbacks) -> UserListViewModel {
         let list = UserListViewModel(useCases: useCases)
         list.onStateChange = { [callbacks] in callbacks.onStateChange?() }
         list.onEvent = { [callbacks] event in

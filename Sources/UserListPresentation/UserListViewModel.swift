@@ -213,7 +213,8 @@ public final class UserListViewModel {
     /// that by applying the same change (no load in flight to replay it; a cut at this list's
     /// capacity, or none that this list would make). False, changing nothing, otherwise: then
     /// `apply` the change. The host vouches that `step` was made by the same change.
-    public func replay(_ step: UserListStep) -> Bool {
+    /// `notifying` false: the host sends the new state itself, right after (no `onStateChange`).
+    public func replay(_ step: UserListStep, notifying: Bool = true) -> Bool {
         guard loadTask == nil, step.before.isIdentical(to: current) else { return false }
         if let cut = step.cut {
             guard cut.capacity == rowCapacity else { return false }
@@ -225,8 +226,14 @@ public final class UserListViewModel {
         // once): an outcome in other storage is at worst announced as a change the diff finds empty.
         let changed = !step.after.isIdentical(to: current)
         current = step.after
-        if changed { onStateChange?() }
+        if changed && notifying { onStateChange?() }
         return true
+    }
+
+    /// Whether the list is in `state` (`UserListState.isIdentical`), asked without copying its
+    /// own state out.
+    public func isShowing(_ state: UserListState) -> Bool {
+        current.isIdentical(to: state)
     }
 
     /// Whether `trimToLoadedRows` would cut `updated` in this list (its capacity is its own).

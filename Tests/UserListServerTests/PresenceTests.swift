@@ -123,7 +123,8 @@ import UserListWire
         try await intent(b, bob, id: 1, "list", "did_select_row", ["index": 1])
         try await intent(a!, alice, id: 1, "list", "did_select_row", ["index": 1])
         #expect(await LifecycleTests.eventually { present(bob)?.count == 1 })
-        a = nil  // ended with its client still attached (the registry dropped it)
+        a?.stopFollowingChanges()  // as its registry ends it, with its client still attached
+        a = nil
         #expect(await LifecycleTests.eventually { present(bob) == [] }, "alice's session ended: gone")
     }
 }

@@ -13,9 +13,11 @@ final class ListSteps {
     static let capacity = 8
     private var steps: [UserListStep] = []
 
-    /// The step a list in `state` takes by this change, if another list in that state recorded it.
-    func step(from state: UserListState, markingStale: Bool) -> UserListStep? {
-        steps.first { $0.markingStale == markingStale && $0.before.isIdentical(to: state) }
+    /// The step `list` takes by this change, if another list in its state recorded it. By index:
+    /// copying each step out to compare it would retain all it holds, per session.
+    func step(for list: UserListViewModel, markingStale: Bool) -> UserListStep? {
+        steps.indices.first { steps[$0].markingStale == markingStale && list.isShowing(steps[$0].before) }
+            .map { steps[$0] }
     }
 
     func record(_ step: UserListStep) {

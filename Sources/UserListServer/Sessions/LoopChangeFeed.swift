@@ -7,7 +7,7 @@ import UserListWire
 /// The store's writer only commits and publishes: `ChangeBroadcaster` hands each change to every
 /// loop's feed, which queues it and asks its loop for one job per burst. That job runs on the
 /// loop's thread, which is every one of its sessions' executor, so it enters each session in
-/// place (`assumeIsolated`, no task and no hop), applies everything queued, and the session
+/// place (`enterOnLoop`, no task and no hop), applies everything queued, and the session
 /// writes its own clients' patches. A list window that several sessions show is computed once
 /// per change on the loop (`ChangeMemo`), and so are its patch's bytes: the one path every
 /// session takes, whatever it shows.
@@ -21,8 +21,10 @@ final class LoopChangeFeed: Sendable {
 
     /// The hand-off between the publishing thread and the loop (the one lock on this path).
     private let queue = Lock(Queue())
-    /// The loop's sessions that follow changes. Weak: a session ends when nothing else holds it.
-    private let sessions: LoopBound<[ObjectIdentifier: WeakSession]>
+    /// The loop's sessions that follow changes. Held strongly, and dropped when this table is
+    /// all that holds one (a session ends when nothing else holds it) or its registry ends it
+    /// (`forget`): a weak reference would cost every session a side-table load per change.
+    private let sessions: LoopBound<[Session]>
 
     /// How far this loop's sessions have been given the log, and who waits for a position.
     private struct Progress {
@@ -33,7 +35,7 @@ final class LoopChangeFeed: Sendable {
 
     init(loop: EventLoop) {
         self.loop = loop
-        self.sessions = LoopBound([:], on: loop)
+        self.sessions = LoopBound([], on: loop)
         self.progress = LoopBound(Progress(), on: loop)
     }
 
@@ -50,11 +52,15 @@ final class LoopChangeFeed: Sendable {
     /// Starts applying every change published from now on to `session` (on the loop: the
     /// session's own executor).
     func follow(_ session: Session) {
-        sessions.value[ObjectIdentifier(session)] = WeakSession(session)
+        sessions.value.append(session)
     }
 
-    func unfollow(_ session: Session) {
-        sessions.value[ObjectIdentifier(session)] = nil
+    /// Stops applying changes to `session` (from any thread: the registry ended it), so that it
+    /// ends now rather than at the loop's next change.
+    func forget(_ session: Session) {
+        loop.execute { [self] in
+            sessions.withValue { table in table.removeAll { $0 === session } }
+        }
     }
 
     /// Called on the publishing thread (the store's writer): queues the change for the loop.
@@ -79,29 +85,25 @@ final class LoopChangeFeed: Sendable {
         guard !batch.isEmpty else { return }
         let memos = batch.map { _ in ChangeMemo(loop: loop) }
         for session in liveSessions() {
-            session.assumeIsolated { $0.apply(batch, memos: memos) }
+            session.enterOnLoop { $0.apply(batch, memos: memos) }
         }
         advance(through: batch[batch.count - 1].seq)
     }
 
-    /// The sessions still alive, forgetting the ones that ended. Read in place: copying each
-    /// weak reference out of the table costs a fan-out more than the load itself.
+    /// The sessions still alive, forgetting the ones this table alone holds (ended: nothing
+    /// else holds them). Checked in place: a copy of each reference would hold it too.
     private func liveSessions() -> [Session] {
         sessions.withValue { table in
-            var live: [Session] = []
-            live.reserveCapacity(table.count)
-            var gone: [ObjectIdentifier] = []
             var index = table.startIndex
-            while index != table.endIndex {
-                if let session = table.values[index].session {
-                    live.append(session)
+            while index < table.endIndex {
+                if isKnownUniquelyReferenced(&table[index]) {
+                    table.swapAt(index, table.endIndex - 1)
+                    table.removeLast()
                 } else {
-                    gone.append(table.keys[index])
+                    index += 1
                 }
-                table.formIndex(after: &index)
             }
-            for key in gone { table[key] = nil }
-            return live
+            return table
         }
     }
 

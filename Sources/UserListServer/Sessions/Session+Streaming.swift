@@ -24,6 +24,12 @@ extension Session {
         sent = navigator.state
     }
 
+    /// Its owner ended it (the registry dropped it): its loop stops applying changes to it, so
+    /// it ends as soon as nothing else holds it.
+    package nonisolated func stopFollowingChanges() {
+        changes.feed(for: loop).forget(self)
+    }
+
     /// Changes committed anywhere, as many as its loop queued since the last batch (called by
     /// `LoopChangeFeed` on this session's loop): every screen follows them, then each client
     /// gets one patch and the `changed` events together, in one write (an import's thousands of
@@ -32,14 +38,15 @@ extension Session {
     func apply(_ batch: [ChangeBroadcaster.Delivery], memos: [ChangeMemo]) {
         let before = mode.begin(.applyingChanges)
         for (delivery, memo) in zip(batch, memos) {
-            changedEventFrame = delivery.eventFrame
             let own = isOwnChange(delivery)
-            let known = memo.lists.step(from: navigator.list.state, markingStale: !own)
-            if let computed = navigator.apply(delivery.change, madeHere: own,
-                                              replaying: known) { memo.lists.record(computed) }
-            if case .resync = delivery.change, !own { announceReload() }  // an import, say: see Session+ReloadEvent
+            let known = memo.lists.step(for: navigator.list, markingStale: !own)
+            if let computed = navigator.apply(delivery.change, madeHere: own, replaying: known,
+                                              announcing: false) { memo.lists.record(computed) }
+            guard !own else { continue }
+            // Announced with the frame the broadcaster encoded once for every session.
+            if let frame = delivery.eventFrame { pendingEvents.append(frame) }
+            if case .resync = delivery.change { announceReload() }  // an import, say: see Session+ReloadEvent
         }
-        changedEventFrame = nil
         mode.end(returningTo: before)
         flush(sharing: batch.count == 1 ? memos[0].patches : nil)
     }
@@ -74,12 +81,16 @@ extension Session {
     func sendChanges(_ current: NavigationState, sharing patches: SharedPatches? = nil) {
         let previous = sent
         var serializedOps: [UInt8] = []
+        var restoreChanged = true
         if let previous {
-            if let shared = patches?.operations(from: previous, to: current) {
-                serializedOps = shared
+            if let shared = patches?.outcome(from: previous, to: current) {
+                serializedOps = shared.serializedOperations
+                restoreChanged = shared.restoreChanged
             } else {
                 serializedOps = StateDiff.serializedOps(from: previous, to: current)
-                patches?.record(from: previous, to: current, serializedOps)
+                restoreChanged = SessionJournal.restoreChanged(from: previous, to: current)
+                patches?.record(from: previous, to: current, .init(serializedOperations: serializedOps,
+                                                                    restoreChanged: restoreChanged))
             }
             serializedOps = appendingPresenceOps(to: serializedOps, from: previous, to: current)
         }
@@ -94,7 +105,7 @@ extension Session {
             }
             // Handed over, written off this path; a list merely following others' saves is not
             // worth a hand-over (a restore reloads the rows anyway).
-            if let journal, SessionJournal.restoreChanged(from: previous, to: current) {
+            if let journal, restoreChanged {
                 journal.record(key: key, id: id, state: current)
             }
         }
@@ -138,12 +149,6 @@ extension Session {
         case .history(let event):
             message = StateDocument.event(event)
         case .changed(let change):
-            // Encoded once for all sessions by the broadcaster, when the change came from it.
-            if let frame = changedEventFrame {
-                pendingEvents.append(frame)
-                stateChanged()
-                return
-            }
             guard let changed = ChangeBroadcaster.event(for: change) else { return }  // a resync: the patch says it all
             message = changed
         }

@@ -60,8 +60,6 @@ package actor Session {
     var sent: NavigationState?
     var clients: [ObjectIdentifier: Attached] = [:]
     var navigator: Navigator
-    /// The broadcaster's encoded `changed` event for the change being applied.
-    var changedEventFrame: [UInt8]?
     /// Encoded event frames waiting for the next flush.
     var pendingEvents: [[UInt8]] = []
     /// Writes this session is making: the feed's deliveries of their changes are applied
@@ -215,6 +213,17 @@ package actor Session {
     }
 
     /// Runs `body` on this session's actor (a caller on another loop).
+    /// Runs `body` on this session from its loop's thread, which is its actor's executor: what
+    /// `assumeIsolated` does, without asking the runtime which executor is current (a fan-out
+    /// enters every session of the loop per change). Stops the daemon anywhere else.
+    package nonisolated func enterOnLoop(_ body: (isolated Session) -> Void) {
+        precondition(loop.isLoopThread, "a session entered off its event loop")
+        withoutActuallyEscaping(body) { body in
+            // The same function: `isolated` only says the caller is on the actor's executor.
+            unsafeBitCast(body, to: ((Session) -> Void).self)(self)
+        }
+    }
+
     package func perform(_ body: @Sendable (isolated Session) -> Void) {
         body(self)
     }

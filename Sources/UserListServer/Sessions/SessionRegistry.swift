@@ -23,10 +23,11 @@ package final class SessionRegistry: Sendable {
             if sessions.updateValue(session, forKey: key) == nil { sessionsPerUID[key.uid, default: 0] += 1 }
         }
 
-        mutating func remove(_ key: SessionKey) {
-            guard sessions.removeValue(forKey: key) != nil else { return }
+        mutating func remove(_ key: SessionKey) -> Session? {
+            guard let session = sessions.removeValue(forKey: key) else { return nil }
             let left = sessionsPerUID[key.uid, default: 1] - 1
             sessionsPerUID[key.uid] = left > 0 ? left : nil
+            return session
         }
     }
 
@@ -177,8 +178,7 @@ package final class SessionRegistry: Sendable {
                 guard let victim = Self.leastRecentlyUsedDetached(owned, attaching: entries.attaching) else {
                     return .failure(.tooManySessions(limit: limit))
                 }
-                entries.remove(victim.key)
-                evicted = victim.value
+                evicted = entries.remove(victim.key)
             }
             let session = Session(key: key, loop: loop, canWrite: { [isWriter] in isWriter(key.uid) },
                                   useCases: authored,
@@ -188,6 +188,7 @@ package final class SessionRegistry: Sendable {
             return .success((session, false))
         }
         if let evicted {
+            ended(evicted)
             logger.info("Ended the least recently used detached session to make room for a new one",
                         ["USERLISTD_SESSION": evicted.id, "USERLISTD_CLIENT_UID": String(key.uid)])
         }
@@ -256,31 +257,40 @@ package final class SessionRegistry: Sendable {
 
     /// Ends `session` if no client is attached to it (after a `bye`).
     package func endIfUnattended(_ session: Session) {
-        entries.withLock { entries in
-            guard entries.sessions[session.key] === session,
-                  session.activity.withLock({ $0.clients == 0 }) else { return }
-            entries.remove(session.key)
+        let removed = entries.withLock { entries -> Session? in
+            guard entries.sessions[session.key] === session, entries.attaching[session.key] == nil,
+                  session.activity.withLock({ $0.clients == 0 }) else { return nil }
+            return entries.remove(session.key)
         }
+        if let removed { ended(removed) }
+    }
+
+    /// A session the registry no longer holds stops following changes, and so ends once its
+    /// last client handler lets go of it.
+    private func ended(_ session: Session) {
+        session.stopFollowingChanges()
     }
 
     /// Drops sessions detached for longer than the retention period; returns how many.
     @discardableResult
     package func sweep(now: ContinuousClock.Instant = .now) -> Int {
         let retention = limits.withLock { $0.retention }
-        return entries.withLock { entries in
-            let expired = entries.sessions.filter { _, session in
-                session.activity.withLock { activity in
+        let expired = entries.withLock { entries in
+            let expired = entries.sessions.filter { key, session in
+                entries.attaching[key] == nil && session.activity.withLock { activity in
                     guard activity.clients == 0, let since = activity.detachedAt else { return false }
                     return now - since >= retention
                 }
             }
-            for key in expired.keys { entries.remove(key) }
+            for key in expired.keys { _ = entries.remove(key) }
             // Message windows of uids that have been quiet are forgotten.
             let stale = MonotonicClock.nanoseconds() - 10_000_000_000
             messageWindows.forgetQuiet(before: stale)
             connectWindows.forgetQuiet(before: stale)
-            return expired.count
+            return expired.values
         }
+        for session in expired { ended(session) }
+        return expired.count
     }
 }
 

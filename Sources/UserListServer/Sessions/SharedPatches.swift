@@ -13,41 +13,51 @@ package final class SharedPatches {
         let before: UserListState
         let after: UserListState
         let serializedOperations: [UInt8]
+        /// Whether the step moves what a restart restores (`SessionJournal.restoreChanged`).
+        let restoreChanged: Bool
+    }
+
+    /// What a list-only session sends for a step, and whether its journal records it.
+    struct Outcome {
+        let serializedOperations: [UInt8]
+        let restoreChanged: Bool
     }
 
     static let capacity = 8
     private var entries: [Entry] = []
 
-    /// The bytes recorded for a list-only session going from `before` to `after`.
-    func operations(from before: NavigationState, to after: NavigationState) -> [UInt8]? {
-        guard let (a, b) = Self.listOnly(before, after) else { return nil }
-        return recorded(a, b)
+    /// What was recorded for a list-only session going from `before` to `after`.
+    func outcome(from before: NavigationState, to after: NavigationState) -> Outcome? {
+        guard let (a, b) = Self.listOnly(before, after), let index = recordedIndex(a, b) else { return nil }
+        return Outcome(serializedOperations: entries[index].serializedOperations,
+                       restoreChanged: entries[index].restoreChanged)
     }
 
-    func record(from before: NavigationState, to after: NavigationState, _ serializedOperations: [UInt8]) {
+    func record(from before: NavigationState, to after: NavigationState, _ outcome: Outcome) {
         guard let (a, b) = Self.listOnly(before, after) else { return }
-        record(a, b, serializedOperations)
+        record(a, b, outcome)
     }
 
     /// The operations taking a list-only session from `before` to `after`, serialized here if
     /// no session recorded them yet (empty when nothing changed).
     func operations(fromList before: UserListState, toList after: UserListState) -> [UInt8] {
-        if let bytes = recorded(before, after) { return bytes }
+        if let index = recordedIndex(before, after) { return entries[index].serializedOperations }
         let serialized = StateDiff.serializedOps(from: NavigationState(screens: [.list(before)]),
                                                  to: NavigationState(screens: [.list(after)]))
-        record(before, after, serialized)
+        record(before, after, Outcome(serializedOperations: serialized,
+                                      restoreChanged: SessionJournal.restoreChanged(fromList: before, toList: after)))
         return serialized
     }
 
-    private func recorded(_ before: UserListState, _ after: UserListState) -> [UInt8]? {
-        entries.first {
-            $0.before.isIdentical(to: before) && $0.after.isIdentical(to: after)
-        }?.serializedOperations
+    /// By index: copying an entry out to compare it would retain all it holds, per session.
+    private func recordedIndex(_ before: UserListState, _ after: UserListState) -> Int? {
+        entries.indices.first { entries[$0].before.isIdentical(to: before) && entries[$0].after.isIdentical(to: after) }
     }
 
-    private func record(_ before: UserListState, _ after: UserListState, _ serializedOperations: [UInt8]) {
+    private func record(_ before: UserListState, _ after: UserListState, _ outcome: Outcome) {
         guard entries.count < Self.capacity else { return }
-        entries.append(Entry(before: before, after: after, serializedOperations: serializedOperations))
+        entries.append(Entry(before: before, after: after, serializedOperations: outcome.serializedOperations,
+                             restoreChanged: outcome.restoreChanged))
     }
 
     private static func listOnly(_ before: NavigationState, _ after: NavigationState) -> (UserListState,
