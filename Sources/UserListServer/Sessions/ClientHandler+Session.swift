@@ -41,9 +41,7 @@ extension ClientHandler {
                 }
                 guard let decoded = forSession(intent, session: session) else { continue }
                 await enter(session) { $0.handle(intent, decoded: decoded, from: self) }
-            case .resync:
-                if let session { await enter(session) { $0.resendSnapshot(to: self) } }
-            case .drained:
+            case .resync, .drained:
                 if let session { await enter(session) { $0.resendSnapshot(to: self) } }
             case .bye:
                 // A client that says bye is done with the session: end it now unless others

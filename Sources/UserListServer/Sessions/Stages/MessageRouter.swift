@@ -44,19 +44,10 @@ enum MessageRouter {
         switch message {
         case .bye: return .queue(.bye)
         case .pong: return .ignore
-        default: break
-        }
-        guard admit() else {
-            if case .intent(let intent) = message { return .rateLimited(intentID: intent.id) }
-            return .rateLimited(intentID: nil)
-        }
-        switch message {
-        case .hello: return .queue(.duplicateHello)
-        case .intent(let intent): return .intent(intent)
-        case .ping(let nonce): return .queue(.ping(nonce: nonce))
-        case .resync: return .queue(.resync)
-        case .bye: return .queue(.bye)
-        case .pong: return .ignore
+        case .hello: return admit() ? .queue(.duplicateHello) : .rateLimited(intentID: nil)
+        case .ping(let nonce): return admit() ? .queue(.ping(nonce: nonce)) : .rateLimited(intentID: nil)
+        case .resync: return admit() ? .queue(.resync) : .rateLimited(intentID: nil)
+        case .intent(let intent): return admit() ? .intent(intent) : .rateLimited(intentID: intent.id)
         }
     }
 
