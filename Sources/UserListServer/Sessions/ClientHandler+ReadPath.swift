@@ -3,10 +3,8 @@ import Synchronization
 import ThreadLocks
 import UserListWire
 
-/// The read path, on the connection's loop, as stages: decoding (`InboundDecoder`), admission
-/// (the client's and its uid's message windows, the uid's unfinished-frame budget, the frame
-/// deadline), liveness (`Liveness`, which the sweep reads) and routing (answer here before
-/// hello, else queue in order for the session's task).
+/// The read path, on the connection's loop: each message decoded (`InboundDecoder`), admitted
+/// (`Admission`, `UIDHoldBack`) and routed (`MessageRouter`), and what the router decided done.
 extension ClientHandler {
     // MARK: ConnectionDelegate (event loop thread)
 
@@ -21,7 +19,7 @@ extension ClientHandler {
     func processBufferedFrames(now: Int64) {
         var completedFrame = false
         defer { trackPartialFrame(now: now, completedFrame: completedFrame) }
-        while !readPath.value.admission.heldBack, let decoded = readPath.value.decoder.next() {
+        while !readPath.value.holdBack.isHolding, let decoded = readPath.value.decoder.next() {
             switch decoded {
             case .badFrame(let error):
                 sendError(error.errorCode, error.description)
@@ -31,14 +29,12 @@ extension ClientHandler {
                 }
             case .badMessage(let error):
                 completedFrame = true
-                if phase.withLock({ $0.acceptsQueuedWork }) {
-                    enqueue(.error(error.code, error.message, id: error.intentID))
-                } else {
-                    sendError(error.code, error.message, id: error.intentID)
-                }
+                let phase = self.phase.withLock { $0 }
+                follow(MessageRouter.route(error, phase: phase), phase: phase)
             case .message(let message):
                 completedFrame = true
-                route(message)
+                let phase = self.phase.withLock { $0 }
+                follow(MessageRouter.route(message, phase: phase, admit: { admit() }), phase: phase)
             }
         }
     }
@@ -50,7 +46,7 @@ extension ClientHandler {
         // Held back by the uid's share, the buffered frames wait for the daemon, not for the
         // client: no deadline runs (reading is paused; it starts again on resuming).
         liveness.partialFrame(buffered: buffered > 0, completedFrame: completedFrame,
-                              heldBack: readPath.value.admission.heldBack, at: now)
+                              heldBack: readPath.value.holdBack.isHolding, at: now)
         guard let delta = readPath.value.admission.partialBytesDelta(buffered: buffered) else { return }
         if !context.registry.adjustPartialBytes(uid: connection.peer.uid, by: delta) {
             sendError(.inputLimit,
@@ -59,100 +55,49 @@ extension ClientHandler {
         }
     }
 
-    /// Before hello nothing is queued, so answers go straight out; after it, everything goes
-    /// through the ordered inbox so replies, errors and pongs leave in the order asked.
-    private func route(_ message: ClientMessage) {
-        let phase = self.phase.withLock { $0 }
-        guard phase.acceptsQueuedWork else {
-            routeBeforeHello(message)
-            return
-        }
-        switch message {
-        case .bye:
-            enqueue(.bye)
-            return
-        case .pong:
-            return  // the answer to our ping: hearing it was the point
-        default:
+    /// Does what the router decided; `phase` is the one it routed by.
+    private func follow(_ route: MessageRouter.Route, phase: ConnectionPhase) {
+        switch route {
+        case .ignore:
             break
-        }
-        guard admit() else {
-            let text = "Too many messages: at most \(context.config.intentsPerSecond) per second per client."
-            if case .intent(let intent) = message {
-                unanswered.add(1, ordering: .relaxed)
-                enqueue(.refused(id: intent.id, .rateLimited, text))  // every intent gets its one reply
-            } else {
-                enqueue(.error(.rateLimited, text, id: nil))
-            }
-            return
-        }
-        switch message {
-        case .hello: enqueue(.duplicateHello)
+        case .answer(let code, let message, let id):
+            sendError(code, message, id: id)
+        case .attach(let hello):
+            self.phase.withLock { $0 = .attaching }
+            enqueue(.hello(hello))
+        case .queue(let item):
+            enqueue(item)
+        case .rateLimited(let intentID):
+            if intentID != nil { unanswered.add(1, ordering: .relaxed) }
+            enqueue(MessageRouter.refusal(intentID: intentID, limit: context.config.intentsPerSecond))
         case .intent(let intent):
             unanswered.add(1, ordering: .relaxed)
-            if let session = sessionTakingIntentsInPlace(phase) {
-                guard let decoded = decodeForSession(intent, session: session) else { return }
+            let inboxIdle = pending.load(ordering: .relaxed) == 0 && !itemInFlight.load(ordering: .relaxed)
+            if let session = MessageRouter.sessionTakingIntentsInPlace(phase, inboxIdle: inboxIdle,
+                                                                       loop: connection.loop) {
+                guard let decoded = forSession(intent, session: session) else { return }
                 Self.enterInPlace(session) { $0.handle(intent, decoded: decoded, from: self) }
             } else {
                 enqueue(.intent(intent))
             }
-        case .ping(let nonce): enqueue(.ping(nonce: nonce))
-        case .resync: enqueue(.resync)
-        case .bye: enqueue(.bye)
-        case .pong: break
-        }
-    }
-
-    /// The session, when an intent may enter it straight from this read, with no queue: it
-    /// lives on this loop (this is its thread) and nothing the client sent before is queued or
-    /// still being handled, so the order the client sent things in is kept. Otherwise (a
-    /// session on another loop, an attach under way, a backlog) the intent takes the inbox.
-    private func sessionTakingIntentsInPlace(_ phase: Phase) -> Session? {
-        guard pending.load(ordering: .relaxed) == 0, !itemInFlight.load(ordering: .relaxed),
-              case .attached(let session) = phase, session.loop === connection.loop
-        else { return nil }
-        return session
-    }
-
-    private func routeBeforeHello(_ message: ClientMessage) {
-        switch message {
-        case .ping, .resync, .bye:
-            sendError(.notReady, "Say hello first: nothing but hello is answered before the handshake.")
-        case .hello(let hello):
-            guard ProtocolVersion.negotiate(client: hello.protocolVersions) != nil else {
-                sendError(.unsupportedVersion, ProtocolVersion.mismatchMessage(client: hello.protocolVersions))
-                return
-            }
-            phase.withLock { $0 = .attaching }
-            enqueue(.hello(hello))
-        case .intent(let intent):
-            sendError(.notReady, "Say hello first: intents are only accepted after the handshake.", id: intent.id)
-        case .pong:
-            break
         }
     }
 
     /// Admission of one message after hello: the uid's shared window (which holds the whole
     /// connection back, nothing dropped) and the client's own (past which it is refused).
     private func admit() -> Bool {
-        if let windowEnd = context.registry.chargeMessage(uid: connection.peer.uid, now: MonotonicClock.nanoseconds()) {
-            holdBack(until: windowEnd)
+        let now = MonotonicClock.nanoseconds()
+        if let windowEnd = context.registry.chargeMessage(uid: connection.peer.uid, now: now),
+           let wait = readPath.value.holdBack.hold(until: windowEnd, now: now) {
+            connection.setReadingPaused(true, because: .uidBudget)
+            connection.onLoop(after: wait) { [weak self] in self?.resumeAfterHoldBack() }
         }
         return readPath.value.admission.admitMessage()
     }
 
-    /// The uid used its share for this second: stop reading this connection until the window
-    /// ends, then carry on with the frames already read (nothing is dropped).
-    private func holdBack(until windowEnd: Int64) {
-        guard !readPath.value.admission.heldBack else { return }
-        readPath.value.admission.heldBack = true
-        connection.setReadingPaused(true, because: .uidBudget)
-        let wait = max(0, windowEnd - MonotonicClock.nanoseconds())
-        connection.onLoop(after: .nanoseconds(wait)) { [weak self] in self?.resumeAfterHoldBack() }
-    }
-
+    /// The uid's window ended: read again, carrying on with the frames already read.
     private func resumeAfterHoldBack() {
-        readPath.value.admission.heldBack = false
+        readPath.value.holdBack.release()
         connection.setReadingPaused(false, because: .uidBudget)
         processBufferedFrames(now: MonotonicClock.nanoseconds())
     }

@@ -39,11 +39,9 @@ extension ClientHandler {
                     sendError(.notReady, "The handshake did not complete.", id: intent.id)
                     continue
                 }
-                guard let decoded = decodeForSession(intent, session: session) else { continue }
+                guard let decoded = forSession(intent, session: session) else { continue }
                 await enter(session) { $0.handle(intent, decoded: decoded, from: self) }
-            case .resync:
-                if let session { await enter(session) { $0.resendSnapshot(to: self) } }
-            case .drained:
+            case .resync, .drained:
                 if let session { await enter(session) { $0.resendSnapshot(to: self) } }
             case .bye:
                 // A client that says bye is done with the session: end it now unless others
@@ -78,59 +76,45 @@ extension ClientHandler {
 
     /// What the session gets for `intent`: its decoding, or nil when it was answered here (a
     /// daemon query: `status`, `sessions`).
-    func decodeForSession(_ intent: ClientMessage.Intent, session: Session) -> Result<Intent, IntentError>? {
-        let decoded = Result { () throws(IntentError) in try Intent(intent) }
-        if case .success(.daemon(let query)) = decoded {
-            introspect(query, id: intent.id)
+    func forSession(_ intent: ClientMessage.Intent, session: Session) -> Result<Intent, IntentError>? {
+        switch DaemonQueries.take(intent) {
+        case .query(let query):
+            let registry = context.registry, introspection = context.introspection
+            let reply = DaemonQueries.reply(to: query, id: intent.id, fromAdmin: context.isWriter(connection.peer.uid),
+                                            adminGroup: context.config.adminGroup) { query in
+                switch query {
+                case .status: introspection.status(registry: registry)
+                case .sessions: introspection.sessions(registry: registry)
+                }
+            }
+            send(reply, droppable: false)
             return nil
+        case .forSession(let decoded):
+            context.logger.debug("Intent", [
+                "USERLISTD_SESSION": session.id, "USERLISTD_SCREEN": intent.screen,
+                "USERLISTD_ACTION": intent.action, "USERLISTD_INTENT_ID": String(intent.id)])
+            return decoded
         }
-        context.logger.debug("Intent", [
-            "USERLISTD_SESSION": session.id, "USERLISTD_SCREEN": intent.screen,
-            "USERLISTD_ACTION": intent.action, "USERLISTD_INTENT_ID": String(intent.id)])
-        return decoded
-    }
-
-    func introspect(_ query: DaemonQuery, id: Int) {
-        guard context.isWriter(connection.peer.uid) else {
-            let message = "'\(query.rawValue)' is for root and members of the '\(context.config.adminGroup)' group."
-            send(.reply(.failure(id: id, code: .forbidden, message: message)), droppable: false)
-            return
-        }
-        let result = switch query {
-        case .status: context.introspection.status(registry: context.registry)
-        case .sessions: context.introspection.sessions(registry: context.registry)
-        }
-        send(.reply(.success(id: id, result: result)), droppable: false)
     }
 
     func attach(_ hello: ClientMessage.Hello) async -> Session? {
         let key = SessionKey(uid: connection.peer.uid, clientKey: hello.sessionKey)
-        let found: (session: Session, resumed: Bool)
-        do throws(SessionRegistry.AttachError) {
-            found = try context.registry.session(for: key, on: connection.loop, client: hello.client.name)
-        } catch {
-            guard case .tooManySessions(let limit) = error else { return nil }
-            sendError(.tooManySessions,
-                      "uid \(key.uid) already holds \(limit) sessions; reuse a session key or close some.")
+        let stage = SessionAttach(registry: context.registry, config: context.config, server: context.serverInfo)
+        switch stage.open(hello, key: key, on: connection.loop) {
+        case .refused(let code, let message):
+            sendError(code, message)
             return nil
+        case .opened(let session, let welcome):
+            send(.welcome(welcome), droppable: false)
+            phase.withLock { $0 = .attached(session) }
+            await enter(session) { $0.attach(self, epoch: welcome.epoch) }
+            context.registry.attachFinished(key)
+            context.logger.info(
+                welcome.resumed ? "Client reattached to session" : "Client opened a session",
+                ["USERLISTD_SESSION": session.id, "USERLISTD_CLIENT_UID": String(key.uid),
+                 "USERLISTD_CLIENT_PID": String(connection.peer.pid), "USERLISTD_CLIENT": hello.client.name])
+            context.connectionsChanged()
+            return session
         }
-        let session = found.session
-        let version = ProtocolVersion.negotiate(client: hello.protocolVersions) ?? ProtocolVersion.current
-        let epoch = EpochSource.next()
-        send(.welcome(.init(
-            protocolVersion: version, server: context.serverInfo, sessionID: session.id,
-            resumed: found.resumed, access: session.readOnly ? .readOnly : .readWrite,
-            epoch: epoch, intentsPerSecond: context.config.intentsPerSecond,
-            sessionRetentionSeconds: Int(context.config.retentionSeconds.rounded()),
-            writeGroup: session.readOnly ? context.config.adminGroup : nil)), droppable: false)
-        phase.withLock { $0 = .attached(session) }
-        await enter(session) { $0.attach(self, epoch: epoch) }
-        context.registry.attachFinished(key)
-        context.logger.info(
-            found.resumed ? "Client reattached to session" : "Client opened a session",
-            ["USERLISTD_SESSION": session.id, "USERLISTD_CLIENT_UID": String(key.uid),
-             "USERLISTD_CLIENT_PID": String(connection.peer.pid), "USERLISTD_CLIENT": hello.client.name])
-        context.connectionsChanged()
-        return session
     }
 }

@@ -3,25 +3,12 @@ import Synchronization
 import UserListWire
 import ThreadLocks
 
-/// Speaks the protocol on one connection: frames and parses on the event loop thread, answers
-/// what it can there (errors, pong, rate limits), and hands hello and intents, in order, to a
-/// task that talks to the session's actor.
+/// Speaks the protocol on one connection, composing the stages in `Stages/`: on the loop thread
+/// it decodes (`InboundDecoder`), admits (`Admission`, `UIDHoldBack`) and routes
+/// (`MessageRouter`) each message, answering what it can there; hello and intents go, in order,
+/// to a task that attaches (`SessionAttach`) and talks to the session's actor, daemon queries
+/// aside (`DaemonQueries`). The sweep asks `Liveness` from its own thread.
 package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
-    enum Phase {
-        case awaitingHello
-        case attaching
-        case attached(Session)
-        case closed
-
-        /// After hello, everything the client sends is queued and answered in order.
-        var acceptsQueuedWork: Bool {
-            switch self {
-            case .attached, .attaching: true
-            case .awaitingHello, .closed: false
-            }
-        }
-    }
-
     /// Work for the ordered inbox task.
     enum Inbound: Sendable {
         case hello(ClientMessage.Hello)
@@ -46,11 +33,12 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
 
     package let connection: Connection
     let context: ServerContext
-    let phase = Lock(Phase.awaitingHello)
-    /// The read path's stages that only the connection's loop touches: decoding, then admission.
+    let phase = Lock(ConnectionPhase.awaitingHello)
+    /// The read path's stages that only the connection's loop touches.
     struct ReadPath {
         var decoder: InboundDecoder
         var admission: Admission
+        var holdBack = UIDHoldBack()
     }
     let readPath: LoopBound<ReadPath>
     let inbox = OrderedInbox<Inbound>()

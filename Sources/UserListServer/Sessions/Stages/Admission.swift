@@ -1,10 +1,8 @@
 /// What a client may send, on its connection's loop: a fixed one-second window of messages per
-/// client, whether its uid's shared window has held it back, and how many bytes of unfinished
-/// frames it has counted against its uid's budget. Loop-owned (inside `LoopBound`), so plain.
+/// client, and how many bytes of unfinished frames it has counted against its uid's budget (its
+/// uid's shared message window is `UIDHoldBack`'s). Loop-owned (inside `LoopBound`), so plain.
 struct Admission {
     private var window: (start: ContinuousClock.Instant, count: Int) = (.now, 0)
-    /// The uid used its share of messages for this second: frames wait in the decoder.
-    var heldBack = false
     /// Unfinished-frame bytes this connection has counted against its uid's budget.
     var countedPartialBytes = 0
     let messagesPerSecond: Int
