@@ -71,7 +71,7 @@ extension ClientHandler {
 
     /// On the session's own loop thread, which is its actor's executor.
     static func enterInPlace(_ session: Session, _ body: @Sendable (isolated Session) -> Void) {
-        session.assumeIsolated { body($0) }
+        session.enterOnLoop { body($0) }
     }
 
     /// What the session gets for `intent`: its decoding, or nil when it was answered here (a
