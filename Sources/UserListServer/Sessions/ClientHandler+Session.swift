@@ -99,6 +99,22 @@ extension ClientHandler {
 
     func attach(_ hello: ClientMessage.Hello) async -> Session? {
         let key = SessionKey(uid: connection.peer.uid, clientKey: hello.sessionKey)
+        guard let (session, epoch, resumed) = open(hello, key: key) else { return nil }
+        phase.withLock { $0 = .attached(session) }
+        await enter(session) { $0.attach(self, epoch: epoch) }
+        context.registry.attachFinished(key)
+        context.logger.info(
+            resumed ? "Client reattached to session" : "Client opened a session",
+            ["USERLISTD_SESSION": session.id, "USERLISTD_CLIENT_UID": String(key.uid),
+             "USERLISTD_CLIENT_PID": String(connection.peer.pid), "USERLISTD_CLIENT": hello.client.name])
+        context.connectionsChanged()
+        return session
+    }
+
+    /// Opens the session and sends the welcome, or the refusal. Not async, so that nothing it
+    /// builds (the stage holds the configuration) lives in the connection's task frame, which
+    /// lasts as long as the connection.
+    private func open(_ hello: ClientMessage.Hello, key: SessionKey) -> (Session, epoch: Int, resumed: Bool)? {
         let stage = SessionAttach(registry: context.registry, config: context.config, server: context.serverInfo)
         switch stage.open(hello, key: key, on: connection.loop) {
         case .refused(let code, let message):
@@ -106,15 +122,7 @@ extension ClientHandler {
             return nil
         case .opened(let session, let welcome):
             send(.welcome(welcome), droppable: false)
-            phase.withLock { $0 = .attached(session) }
-            await enter(session) { $0.attach(self, epoch: welcome.epoch) }
-            context.registry.attachFinished(key)
-            context.logger.info(
-                welcome.resumed ? "Client reattached to session" : "Client opened a session",
-                ["USERLISTD_SESSION": session.id, "USERLISTD_CLIENT_UID": String(key.uid),
-                 "USERLISTD_CLIENT_PID": String(connection.peer.pid), "USERLISTD_CLIENT": hello.client.name])
-            context.connectionsChanged()
-            return session
+            return (session, welcome.epoch, welcome.resumed)
         }
     }
 }
