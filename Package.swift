@@ -67,7 +67,7 @@ let package = Package(
         .testTarget(name: "UserListDataTests", dependencies: ["UserListData", "UserListDomain", "UserListTestSupport", "ThreadLocks"]),
         .testTarget(
             name: "UserListPresentationTests",
-            dependencies: ["UserListPresentation", "UserListDomain", "ThreadLocks"]),
+            dependencies: ["UserListPresentation", "UserListDomain", "ThreadLocks", "UserListTestSupport"]),
         .testTarget(name: "UserListWireTests", dependencies: ["UserListWire", "UserListTestSupport"]),
         .testTarget(
             name: "UserListServerTests",

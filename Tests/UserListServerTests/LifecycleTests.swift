@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
+import UserListTestSupport
 import UserListServer
 import UserListWire
 
@@ -328,6 +329,14 @@ import UserListWire
 /// A flag that escaping closures can share (an `Atomic` cannot be captured).
 final class Flag: Sendable {
     private let value = Atomic<Bool>(false)
+    private let changed = Pulse()
     var isSet: Bool { value.load(ordering: .acquiring) }
-    func set() { value.store(true, ordering: .releasing) }
+
+    func set() {
+        value.store(true, ordering: .releasing)
+        changed.beat()
+    }
+
+    /// Waits until some thread sets it; false only past the generous deadline (a hang).
+    func wait() async -> Bool { await changed.until { isSet } }
 }
