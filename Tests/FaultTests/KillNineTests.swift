@@ -152,7 +152,7 @@ extension Fault {
                 // for, however slow the machine), then a random 50-400 ms more. The random delay
                 // only picks the moment of the kill; it decides no outcome.
                 let acksBefore = ledger.totalAcks
-                #expect(waitUntil(poll: 0.005) { ledger.totalAcks > acksBefore || !ledger.failureList.isEmpty },
+                #expect(eventually(every: .milliseconds(5)) { ledger.totalAcks > acksBefore || !ledger.failureList.isEmpty },
                         "cycle \(cycle): no save was acknowledged")
                 let delay = Int.random(in: 50...400, using: &generator)
                 usleep(useconds_t(delay * 1000))

@@ -92,7 +92,7 @@ import UserListServer
                                         limits: .init(), liveObjects: live)
             connection.start(delegate: ClosingDelegate())
         }
-        let released = await LifecycleTests.eventually(timeout: 120) {
+        let released = await eventually(timeout: .seconds(120)) {
             live.connections.load(ordering: .relaxed) == 0 && loop.registeredCount == 0
         }
         #expect(released, "connections alive: \(live.connections.load(ordering: .relaxed)), registered: \(loop.registeredCount)")

@@ -10,17 +10,6 @@ import UserListWire
 /// frame meets its deadline, one uid's unfinished frames are bounded, and a uid never locks
 /// itself out of its own sessions.
 @Suite struct LifecycleTests {
-    /// Polls `condition` until it holds or `timeout` passes (only a hang misses it).
-    static func eventually(timeout: Double = 120, _ condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            // Cancelled (a time limit), the sleep returns at once: stop rather than spin.
-            do { try await Task.sleep(for: .milliseconds(20)) } catch { break }
-        }
-        return condition()
-    }
-
     /// A frame header announcing `length` bytes and the first `sent` of them.
     static func partialFrame(announcing length: Int, sending sent: Int) -> [UInt8] {
         withUnsafeBytes(of: UInt32(length).bigEndian) { Array($0) } + [UInt8](repeating: UInt8(ascii: "{"), count: sent)
@@ -28,7 +17,7 @@ import UserListWire
 
     /// The running daemon's registry (it is built just after the socket starts answering).
     static func registry(_ harness: DaemonHarness) async throws -> SessionRegistry {
-        _ = await eventually(timeout: 120) { harness.daemon?.registry != nil }
+        _ = await eventually(timeout: .seconds(120)) { harness.daemon?.registry != nil }
         return try #require(harness.daemon?.registry)
     }
 
@@ -62,7 +51,7 @@ import UserListWire
             try client.send(.bye)
             #expect(await client.waitForClose(timeout: 120))
         }
-        let freed = await Self.eventually {
+        let freed = await eventually(timeout: .seconds(120)) {
             live.connections.load(ordering: .relaxed) == 0 && live.handlers.load(ordering: .relaxed) == 0
         }
         #expect(freed, "connections alive: \(live.connections.load(ordering: .relaxed)), handlers: \(live.handlers.load(ordering: .relaxed))")
@@ -105,13 +94,13 @@ import UserListWire
         let registry = try await Self.registry(daemon)
         let first = try daemon.client()
         first.sendRaw(Self.partialFrame(announcing: 500_000, sending: 40_000))
-        #expect(await Self.eventually { registry.partialBytes(uid: getuid()) >= 40_000 })
+        #expect(await eventually(timeout: .seconds(120)) { registry.partialBytes(uid: getuid()) >= 40_000 })
         let second = try daemon.client()
         second.sendRaw(Self.partialFrame(announcing: 500_000, sending: 40_000))
         let error = try await second.nextError(timeout: 120)
         #expect(error.code == .inputLimit)
         #expect(await second.waitForClose(timeout: 120))
-        #expect(await Self.eventually { registry.partialBytes(uid: getuid()) <= 64 * 1024 })
+        #expect(await eventually(timeout: .seconds(120)) { registry.partialBytes(uid: getuid()) <= 64 * 1024 })
         // The uid can still talk: a client with whole frames gets its session.
         let third = try daemon.client()
         #expect(try await third.hello(key: "after-the-limit").access == .readWrite)
@@ -128,7 +117,7 @@ import UserListWire
             _ = try await client.intent("list", "refresh")  // "one" is the least recently used
         }
         // Those clients are gone (deinit closed them): three detached sessions.
-        #expect(await Self.eventually { registry.connectionCount == 0 })
+        #expect(await eventually(timeout: .seconds(120)) { registry.connectionCount == 0 })
         let fourth = try daemon.client()
         let welcome = try await fourth.hello(key: "four")
         #expect(!welcome.resumed)
@@ -156,7 +145,7 @@ import UserListWire
         _ = try await ended.hello(key: "ended")
         try ended.send(.bye)
         #expect(await ended.waitForClose())
-        #expect(await Self.eventually { registry.sessionCount == 0 })
+        #expect(await eventually(timeout: .seconds(120)) { registry.sessionCount == 0 })
         let kept = try daemon.client()
         _ = try await kept.hello(key: "kept")
         // One session held, one place free: a new key is served, and "kept" is not evicted for it.
@@ -179,13 +168,13 @@ import UserListWire
             let first = try daemon.client()
             _ = try await first.hello(key: "before-the-rounds")
         }
-        #expect(await Self.eventually { registry.connectionCount == 0 })
+        #expect(await eventually(timeout: .seconds(120)) { registry.connectionCount == 0 })
         for round in 0..<5 {
             var fds: [Int32] = []
             for _ in 0..<4 { fds.append(try Self.rawConnect(daemon.socketPath)) }
-            #expect(await Self.eventually { registry.connectionCount == 4 }, "round \(round): \(registry.connectionCount) counted")
+            #expect(await eventually(timeout: .seconds(120)) { registry.connectionCount == 4 }, "round \(round): \(registry.connectionCount) counted")
             for fd in fds { close(fd) }
-            #expect(await Self.eventually { registry.connectionCount == 0 }, "round \(round)")
+            #expect(await eventually(timeout: .seconds(120)) { registry.connectionCount == 0 }, "round \(round)")
         }
         let client = try daemon.client()
         #expect(try await client.hello(key: "after-the-churn").access == .readWrite)

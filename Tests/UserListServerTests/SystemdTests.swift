@@ -123,7 +123,7 @@ struct SystemdTests {
                          "no journald is listening and we cannot start one (\(path), root)")
             try FileManager.default.createDirectory(atPath: "/run/systemd/journal", withIntermediateDirectories: true)
             journald = try SystemdFixture.launch(path, arguments: [], environment: [:])
-            guard waitUntil({ SystemdFixture.datagramSocketAnswers(journalSocket) }) else {
+            guard eventually({ SystemdFixture.datagramSocketAnswers(journalSocket) }) else {
                 Issue.record("the journald we started does not listen on \(journalSocket)")
                 return
             }
@@ -146,7 +146,7 @@ struct SystemdTests {
         defer { SystemdFixture.kill(daemon) }
 
         var entry: [String: Any]?
-        waitUntil(poll: 0.2) {  // polls the journal for the entry; the deadline decides only a hang
+        eventually(every: .milliseconds(200)) {  // polls the journal for the entry; the deadline decides only a hang
             let output = SystemdFixture.run(journalctl, ["-o", "json", "--no-pager",
                                                          "SYSLOG_IDENTIFIER=userlistd", "USERLISTD_SOCKET=\(socketPath)"])
             entry = output.split(separator: "\n")

@@ -122,13 +122,3 @@ package final class RealDaemon: @unchecked Sendable {
         }
     }
 }
-
-/// Polls `condition` until true or the timeout passes.
-package func eventually(_ timeout: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
-}
