@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import UserListTestSupport
 import UserListDomain
 import UserListPresentation
 @testable import UserListServer
@@ -83,18 +84,18 @@ import ThreadLocks
             cleanedUp.store(true, ordering: .sequentiallyConsistent)
         }
         let shutdownSawCleanup = Lock<Bool?>(nil)
+        let shutdownReturned = Pulse()
         let shutdown = Thread {
             journal.waitUntilStarted()
             shutdownSawCleanup.withLock { $0 = cleanedUp.load(ordering: .sequentiallyConsistent) }
+            shutdownReturned.beat()
         }
         shutdown.start()
-        // Not an outcome-deciding sleep: a shutdown that does not wait returns within it and is
+        // Not an outcome-deciding wait: a shutdown that does not wait returns within it and is
         // caught below; one that waits is released after it.
-        let until = ContinuousClock.now + .milliseconds(300)
-        while ContinuousClock.now < until, shutdownSawCleanup.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(5)) }
+        await shutdownReturned.until(timeout: .milliseconds(300)) { shutdownSawCleanup.withLock { $0 } != nil }
         release.signal()
-        let deadline = ContinuousClock.now + .seconds(120)
-        while ContinuousClock.now < deadline, shutdownSawCleanup.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(5)) }
+        await shutdownReturned.until { shutdownSawCleanup.withLock { $0 } != nil }
         #expect(shutdownSawCleanup.withLock { $0 } == true, "the shutdown went on only after the start's cleanup")
         journal.abandon()
         #expect(!FileManager.default.fileExists(atPath: journal.path), "abandon removes the journal")

@@ -26,7 +26,7 @@ package func eventually(
 
 /// `eventually` for blocking test code (a thread of its own, `offPool`): the same poll, sleeping
 /// the calling thread between checks. Never from async code: it would hold a pool thread.
-@available(*, noasync, message: "async code awaits the async eventually")
+@available(*, noasync, message: "async code awaits the async form")
 @discardableResult
 package func eventually(
     timeout: Duration = .seconds(generousDeadline), every interval: Duration = .milliseconds(50),
