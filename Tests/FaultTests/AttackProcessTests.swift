@@ -349,8 +349,7 @@ enum DaemonRun {
     static func run(_ executable: String, _ arguments: [String], environment: [String: String],
                     logPath: String) throws -> (status: Int32?, output: String) {
         let process = try launch(executable, arguments, environment: environment, logPath: logPath)
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
+        _ = process.waitForExit(timeout: 30)
         var status: Int32?
         if process.isRunning {
             process.terminate()

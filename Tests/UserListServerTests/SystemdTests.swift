@@ -259,9 +259,7 @@ enum SystemdFixture {
     }
 
     static func wait(_ process: Process, timeout: Double) {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        if !process.waitForExit(timeout: timeout) { Glibc.kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 

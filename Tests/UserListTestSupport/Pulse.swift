@@ -1,3 +1,4 @@
+import Dispatch
 import ThreadLocks
 
 /// An awaitable "something changed" signal for in-process tests: the code a test watches calls
@@ -17,6 +18,8 @@ package final class Pulse: Sendable {
         var beats = 0
         var nextID = 0
         var waiters: [Waiter] = []
+        /// Threads blocked in `blockingUntil`.
+        var sleepers: [DispatchSemaphore] = []
     }
 
     private let state = Lock(State())
@@ -25,12 +28,33 @@ package final class Pulse: Sendable {
 
     /// Wakes every waiter to re-check its condition. Safe from any thread.
     package func beat() {
-        let woken = state.withLock { s in
+        let (woken, sleepers) = state.withLock { s in
             s.beats += 1
-            defer { s.waiters = [] }
-            return s.waiters
+            defer { (s.waiters, s.sleepers) = ([], []) }
+            return (s.waiters, s.sleepers)
         }
         for waiter in woken { waiter.continuation.resume() }
+        for sleeper in sleepers { sleeper.signal() }
+    }
+
+    /// `until` for blocking code (a thread of its own, `offPool`): blocks the calling thread
+    /// until `condition` holds, checking it now and after each beat; false past `timeout`.
+    @available(*, noasync, message: "async code awaits until")
+    package func blockingUntil(
+        timeout: Duration = .seconds(generousDeadline), _ condition: () throws -> Bool
+    ) rethrows -> Bool {
+        let deadline = DispatchTime.now() + .nanoseconds(Int(timeout / .nanoseconds(1)))
+        while true {
+            let seen = state.withLock { $0.beats }
+            if try condition() { return true }
+            let sleeper = DispatchSemaphore(value: 0)
+            let beatAlready = state.withLock { s -> Bool in
+                if s.beats != seen { return true }
+                s.sleepers.append(sleeper)
+                return false
+            }
+            if !beatAlready, sleeper.wait(timeout: deadline) == .timedOut { return try condition() }
+        }
     }
 
     /// Suspends until `condition` holds, checking it now and after each beat, on the caller's
