@@ -61,7 +61,8 @@ let package = Package(
 
         // MARK: tests mirror the sources
         // Helpers several test targets share (a real daemon child process, a seeded PRNG).
-        .target(name: "UserListTestSupport", dependencies: ["ThreadLocks", "UserListClient"], path: "Tests/UserListTestSupport"),
+        .target(name: "UserListTestSupport", dependencies: ["ThreadLocks", "UserListClient"],
+                path: "Tests/UserListTestSupport"),
         .testTarget(name: "ThreadLocksTests", dependencies: ["ThreadLocks", "UserListTestSupport"]),
         .testTarget(name: "UserListDomainTests", dependencies: ["UserListDomain", "UserListTestSupport"]),
         .testTarget(name: "UserListDataTests", dependencies: ["UserListData", "UserListDomain", "UserListTestSupport", "ThreadLocks"]),

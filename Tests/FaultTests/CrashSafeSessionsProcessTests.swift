@@ -100,11 +100,15 @@ struct CrashSafeSessionsProcessTests {
             let id = try #require(client.userIDs.first)
             #expect(try client.intent("session", "open_user", ["id": .string(id)]).isOK)
             let journal = daemon.stateDirectory + "/sessions.journal"
-            #expect(eventually(timeout: .seconds(30), every: .milliseconds(10)) { (try? String(contentsOfFile: journal, encoding: .utf8))?.lowercased().contains(id) ?? false })
+            #expect(eventually(timeout: .seconds(30), every: .milliseconds(10)) {
+                (try? String(contentsOfFile: journal, encoding: .utf8))?.lowercased().contains(id) ?? false
+            })
             _ = client.send(.bye)
             #expect(client.drainUntilClosed(timeout: 120))
             // The end is journaled (a tombstone) within a few seconds.
-            #expect(eventually(timeout: .seconds(30), every: .milliseconds(10)) { (try? String(contentsOfFile: journal, encoding: .utf8))?.contains("\"ended\"") ?? false },
+            #expect(eventually(timeout: .seconds(30), every: .milliseconds(10)) {
+                        (try? String(contentsOfFile: journal, encoding: .utf8))?.contains("\"ended\"") ?? false
+                    },
                     "the ended session was journaled as ended")
             daemon.killHard()
             try daemon.start()

@@ -172,7 +172,8 @@ import UserListWire
         for round in 0..<5 {
             var fds: [Int32] = []
             for _ in 0..<4 { fds.append(try Self.rawConnect(daemon.socketPath)) }
-            #expect(await eventually(timeout: .seconds(120)) { registry.connectionCount == 4 }, "round \(round): \(registry.connectionCount) counted")
+            #expect(await eventually(timeout: .seconds(120)) { registry.connectionCount == 4 },
+                    "round \(round): \(registry.connectionCount) counted")
             for fd in fds { close(fd) }
             #expect(await eventually(timeout: .seconds(120)) { registry.connectionCount == 0 }, "round \(round)")
         }

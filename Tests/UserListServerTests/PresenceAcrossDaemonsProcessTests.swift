@@ -68,7 +68,8 @@ struct PresenceAcrossDaemonsProcessTests {
         let alice = try connect(one, "alice")
         defer { alice.close() }
         try await openFirstUser(alice)
-        #expect(await bob.sees { present(bob) == ["\(me) editing=false"] }, "bob sees alice arrive: \(present(bob))\n\(two.log())")
+        #expect(await bob.sees { present(bob) == ["\(me) editing=false"] },
+                "bob sees alice arrive: \(present(bob))\n\(two.log())")
         #expect(await alice.sees { present(alice) == ["\(me) editing=false"] }, "and alice sees bob: \(present(alice))")
 
         try await alice.send(screen: "detail", action: "set_draft_name", args: ["name": "Secret Draft Zqxj"])
@@ -111,9 +112,11 @@ struct PresenceAcrossDaemonsProcessTests {
         let bob = try connect(two, "bob")
         defer { bob.close() }
         try await openFirstUser(bob)
-        #expect(await bob.sees { present(bob) == ["\(me) editing=true"] }, "the late daemon heard of alice: \(present(bob))\n\(two.log())")
+        #expect(await bob.sees { present(bob) == ["\(me) editing=true"] },
+                "the late daemon heard of alice: \(present(bob))\n\(two.log())")
 
         one.stop()  // alice still has the user open: only `gone` takes her away within the deadline
-        #expect(await bob.sees { present(bob) == [] }, "daemon 1 stopped: its people went with it: \(present(bob))\n\(two.log())")
+        #expect(await bob.sees { present(bob) == [] },
+                "daemon 1 stopped: its people went with it: \(present(bob))\n\(two.log())")
     }
 }

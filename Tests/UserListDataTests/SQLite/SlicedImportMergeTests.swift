@@ -77,7 +77,9 @@ import UserListTestSupport
             let done = DoneFlag()
             let task = Task { defer { done.set() }; return try await write() }
             let store = store
-            try #require(await eventually(every: .milliseconds(10)) { store.importMerge.withLock { $0.waiting.count } == before + 1 },
+            try #require(await eventually(every: .milliseconds(10)) {
+                             store.importMerge.withLock { $0.waiting.count } == before + 1
+                         },
                          "the write did not wait for the import")
             return (task, done)
         }
