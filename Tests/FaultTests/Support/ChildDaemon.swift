@@ -160,14 +160,14 @@ final class ChildDaemon: @unchecked Sendable {
         kill(pid, number)
     }
 
-    /// Waits up to `timeout` for the child to exit; nil if it is still running.
+    /// Waits up to `timeout` for the child to exit (woken by the exit); nil if it was still
+    /// running then (it is killed, so that nothing is left behind).
     func waitForExit(timeout: Double) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            if let code = reap() { return code }
-            if Date() >= deadline { return nil }
-            usleep(5_000)
-        }
+        if let exitStatus { return exitStatus }
+        guard pid > 0 else { return nil }
+        let (code, killed) = reapChild(pid, timeout: timeout)
+        exitStatus = code
+        return killed ? nil : code
     }
 
     /// SIGKILL and reap (no-op when already gone).

@@ -135,19 +135,11 @@ final class TestServiceManager: @unchecked Sendable {
     func restart() throws {
         let old = pid
         kill(old, SIGTERM)
-        var status: Int32 = 0
-        let deadline = Date().addingTimeInterval(30)
-        while waitpid(old, &status, WNOHANG) != old {
-            if Date() >= deadline {
-                kill(old, SIGKILL)
-                throw FaultFailure("the daemon did not stop within 30 s of SIGTERM: \(log)")
-            }
-            usleep(5_000)
-        }
+        let (_, killed) = reapChild(old, timeout: 30)
         pid = 0
+        if killed { throw FaultFailure("the daemon did not stop within 30 s of SIGTERM: \(log)") }
         // Datagrams sent just before the exit are still queued: let the receiver take them.
-        let drained = Date().addingTimeInterval(1)
-        while Date() < drained, pendingDatagrams() > 0 { usleep(5_000) }
+        _ = heard.blockingUntil(timeout: .seconds(1)) { pendingDatagrams() == 0 }
         try start()
     }
 
