@@ -297,14 +297,10 @@ final class Victim: @unchecked Sendable {
     func start() throws -> Process {
         let process = try DaemonRun.launch("/usr/bin/setpriv", arguments, environment: environment, logPath: home + "/daemon.log")
         let socket = fallback + "/userlistd.sock"
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            if let fd = try? RawSocket.connect(socket) {
-                close(fd)
-                return process
-            }
-            if !process.isRunning { break }
-            usleep(20_000)
+        if let fd = firstConnection(timeout: 30, every: .milliseconds(20), givesUp: { !process.isRunning },
+                                    { try RawSocket.connect(socket) }) {
+            close(fd)
+            return process
         }
         process.terminate()
         process.waitUntilExit()

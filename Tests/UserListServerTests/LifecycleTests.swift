@@ -51,7 +51,10 @@ import UserListWire
             try client.send(.bye)
             #expect(await client.waitForClose(timeout: 120))
         }
-        let freed = await eventually(timeout: .seconds(120)) {
+        // Each release beats: awaited, not polled.
+        let released = Pulse()
+        live.onChange { released.beat() }
+        let freed = await released.until(timeout: .seconds(120)) {
             live.connections.load(ordering: .relaxed) == 0 && live.handlers.load(ordering: .relaxed) == 0
         }
         #expect(freed, "connections alive: \(live.connections.load(ordering: .relaxed)), handlers: \(live.handlers.load(ordering: .relaxed))")

@@ -311,16 +311,16 @@ enum SystemdFixture {
     }
 
     static func connect(to path: String, timeout: Double) throws -> Int32 {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
+        func attempt() throws -> Int32 {
             let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else { throw Failure("socket: errno \(errno)") }
             if connect(fd, path) == 0 { return fd }
             let code = errno
             close(fd)
-            if Date() > deadline { throw Failure("cannot connect to \(path): errno \(code)") }
-            usleep(50_000)
+            throw Failure("cannot connect to \(path): errno \(code)")
         }
+        // Past the deadline, one last attempt throws why it cannot connect.
+        return try firstConnection(timeout: timeout, every: .milliseconds(50), attempt) ?? attempt()
     }
 
     static func writeFrame(_ body: [UInt8], to fd: Int32) throws {

@@ -52,3 +52,20 @@ package func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) as
         thread.start()
     }
 }
+
+/// Calls `connect` until it succeeds (something listens), `givesUp()` says to stop (the daemon
+/// exited) or `timeout` seconds pass; returns what it connected, or nil. For daemons that say
+/// nothing when they listen (`--log-level warning`, no `NOTIFY_SOCKET`): a socket's listening is
+/// seen only by trying it, so this polls, through the shared `eventually`. Blocking.
+@available(*, noasync, message: "blocking: call it from a thread of its own (offPool)")
+package func firstConnection<Connection>(
+    timeout: Double, every interval: Duration = .milliseconds(10), givesUp: () -> Bool = { false },
+    _ connect: () throws -> Connection
+) -> Connection? {
+    var connected: Connection?
+    eventually(timeout: .seconds(timeout), every: interval) {
+        connected = try? connect()
+        return connected != nil || givesUp()
+    }
+    return connected
+}

@@ -130,15 +130,11 @@ final class ChildDaemon: @unchecked Sendable {
         guard rc == 0 else { throw FaultFailure("posix_spawn failed: \(rc)") }
         pid = child
         exitStatus = nil
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let fd = try? RawSocket.connect(socketPath) {
-                close(fd)
-                return
-            }
-            if reap() != nil { throw FaultFailure("the daemon exited during startup (status \(exitStatus!)): \(log)") }
-            usleep(10_000)
+        if let fd = firstConnection(timeout: timeout, givesUp: { reap() != nil }, { try RawSocket.connect(socketPath) }) {
+            close(fd)
+            return
         }
+        if reap() != nil { throw FaultFailure("the daemon exited during startup (status \(exitStatus!)): \(log)") }
         throw FaultFailure("the daemon did not answer on \(socketPath) within \(timeout) s: \(log)")
     }
 
