@@ -130,7 +130,10 @@ final class ChildDaemon: @unchecked Sendable {
         guard rc == 0 else { throw FaultFailure("posix_spawn failed: \(rc)") }
         pid = child
         exitStatus = nil
-        if let fd = firstConnection(timeout: timeout, givesUp: { reap() != nil }, { try RawSocket.connect(socketPath) }) {
+        let listening = firstConnection(timeout: timeout, givesUp: { reap() != nil }) {
+            try RawSocket.connect(socketPath)
+        }
+        if let fd = listening {
             close(fd)
             return
         }
