@@ -61,13 +61,14 @@ let package = Package(
 
         // MARK: tests mirror the sources
         // Helpers several test targets share (a real daemon child process, a seeded PRNG).
-        .target(name: "UserListTestSupport", dependencies: ["ThreadLocks"], path: "Tests/UserListTestSupport"),
-        .testTarget(name: "ThreadLocksTests", dependencies: ["ThreadLocks"]),
+        .target(name: "UserListTestSupport", dependencies: ["ThreadLocks", "UserListClient"],
+                path: "Tests/UserListTestSupport"),
+        .testTarget(name: "ThreadLocksTests", dependencies: ["ThreadLocks", "UserListTestSupport"]),
         .testTarget(name: "UserListDomainTests", dependencies: ["UserListDomain", "UserListTestSupport"]),
         .testTarget(name: "UserListDataTests", dependencies: ["UserListData", "UserListDomain", "UserListTestSupport", "ThreadLocks"]),
         .testTarget(
             name: "UserListPresentationTests",
-            dependencies: ["UserListPresentation", "UserListDomain", "ThreadLocks"]),
+            dependencies: ["UserListPresentation", "UserListDomain", "ThreadLocks", "UserListTestSupport"]),
         .testTarget(name: "UserListWireTests", dependencies: ["UserListWire", "UserListTestSupport"]),
         .testTarget(
             name: "UserListServerTests",

@@ -297,14 +297,10 @@ final class Victim: @unchecked Sendable {
     func start() throws -> Process {
         let process = try DaemonRun.launch("/usr/bin/setpriv", arguments, environment: environment, logPath: home + "/daemon.log")
         let socket = fallback + "/userlistd.sock"
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            if let fd = try? RawSocket.connect(socket) {
-                close(fd)
-                return process
-            }
-            if !process.isRunning { break }
-            usleep(20_000)
+        if let fd = firstConnection(timeout: 30, every: .milliseconds(20), givesUp: { !process.isRunning },
+                                    { try RawSocket.connect(socket) }) {
+            close(fd)
+            return process
         }
         process.terminate()
         process.waitUntilExit()
@@ -349,8 +345,7 @@ enum DaemonRun {
     static func run(_ executable: String, _ arguments: [String], environment: [String: String],
                     logPath: String) throws -> (status: Int32?, output: String) {
         let process = try launch(executable, arguments, environment: environment, logPath: logPath)
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
+        _ = process.waitForExit(timeout: 30)
         var status: Int32?
         if process.isRunning {
             process.terminate()

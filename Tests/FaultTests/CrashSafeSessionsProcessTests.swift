@@ -14,16 +14,6 @@ struct CrashSafeSessionsProcessTests {
         return top["state"]?.objectValue
     }
 
-    /// Polls `condition` every 10 ms for up to 30 s.
-    static func eventually(_ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(30)
-        while !condition() {
-            if Date() >= deadline { return false }
-            usleep(10_000)
-        }
-        return true
-    }
-
     @Test func aDraftSurvivesKillNineThroughTheJournal() async throws {
         try await offPool {
             let directory = try TempDirectory("journal")
@@ -40,7 +30,7 @@ struct CrashSafeSessionsProcessTests {
             #expect(try client.intent("detail", "set_draft_name", ["name": "Typed Before The Crash"]).isOK)
             // Within the journal interval (75 ms) the draft is on disk; then the crash.
             let journal = daemon.stateDirectory + "/sessions.journal"
-            #expect(Self.eventually {
+            #expect(eventually(timeout: .seconds(30), every: .milliseconds(10)) {
                 (try? String(contentsOfFile: journal, encoding: .utf8))?.contains("Typed Before The Crash") ?? false
             }, "the draft reached \(journal)")
             daemon.killHard()
@@ -82,7 +72,7 @@ struct CrashSafeSessionsProcessTests {
             let read = client.userIDs
             #expect(read.count == 150)
             let journal = daemon.stateDirectory + "/sessions.journal"
-            #expect(Self.eventually {
+            #expect(eventually(timeout: .seconds(30), every: .milliseconds(10)) {
                 (try? String(contentsOfFile: journal, encoding: .utf8))?.contains("\"rows\":150") ?? false
             }, "the list's window reached \(journal)")
             daemon.killHard()
@@ -110,11 +100,15 @@ struct CrashSafeSessionsProcessTests {
             let id = try #require(client.userIDs.first)
             #expect(try client.intent("session", "open_user", ["id": .string(id)]).isOK)
             let journal = daemon.stateDirectory + "/sessions.journal"
-            #expect(Self.eventually { (try? String(contentsOfFile: journal, encoding: .utf8))?.lowercased().contains(id) ?? false })
+            #expect(eventually(timeout: .seconds(30), every: .milliseconds(10)) {
+                (try? String(contentsOfFile: journal, encoding: .utf8))?.lowercased().contains(id) ?? false
+            })
             _ = client.send(.bye)
             #expect(client.drainUntilClosed(timeout: 120))
             // The end is journaled (a tombstone) within a few seconds.
-            #expect(Self.eventually { (try? String(contentsOfFile: journal, encoding: .utf8))?.contains("\"ended\"") ?? false },
+            #expect(eventually(timeout: .seconds(30), every: .milliseconds(10)) {
+                        (try? String(contentsOfFile: journal, encoding: .utf8))?.contains("\"ended\"") ?? false
+                    },
                     "the ended session was journaled as ended")
             daemon.killHard()
             try daemon.start()

@@ -119,16 +119,11 @@ struct DescriptorExhaustionTests {
             directory.remove()
         }
         // prlimit execs the daemon: same pid. Wait until it listens (its limit is raised before).
-        let deadline = Date().addingTimeInterval(generousDeadline)
-        var listening = false
-        while !listening && Date() < deadline && process.isRunning {
-            if let fd = try? RawSocket.connect(directory.path + "/d.sock") {
-                close(fd)
-                listening = true
-            } else {
-                usleep(10_000)
-            }
+        let connected = firstConnection(timeout: generousDeadline, givesUp: { !process.isRunning }) {
+            try RawSocket.connect(directory.path + "/d.sock")
         }
+        if let connected { close(connected) }
+        let listening = connected != nil
         try #require(listening, "the daemon did not start")
         let limits = try String(contentsOfFile: "/proc/\(process.processIdentifier)/limits", encoding: .utf8)
         let line = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }.map(String.init) ?? ""

@@ -16,6 +16,8 @@ final class SaveLedger: Sendable {
 
     private let entries = Lock<[String: Entry]>([:])
     private let failures = Lock<[String]>([])
+    /// Beats after every acknowledged or failed save.
+    private let recorded = Pulse()
 
     func attempt(_ id: String, _ name: String) { entries.withLock { $0[id, default: Entry()].inFlight = name } }
 
@@ -25,9 +27,17 @@ final class SaveLedger: Sendable {
             $0[id, default: Entry()].inFlight = nil
             $0[id, default: Entry()].ackCount += 1
         }
+        recorded.beat()
     }
 
-    func fail(_ text: String) { failures.withLock { $0.append(text) } }
+    func fail(_ text: String) {
+        failures.withLock { $0.append(text) }
+        recorded.beat()
+    }
+
+    /// Blocks until `condition` holds, re-checked after each ack or failure; false past the
+    /// generous deadline.
+    func waitFor(_ condition: () -> Bool) -> Bool { recorded.blockingUntil(condition) }
 
     var snapshot: [String: Entry] { entries.withLock { $0 } }
     var failureList: [String] { failures.withLock { $0 } }
@@ -152,7 +162,7 @@ extension Fault {
                 // for, however slow the machine), then a random 50-400 ms more. The random delay
                 // only picks the moment of the kill; it decides no outcome.
                 let acksBefore = ledger.totalAcks
-                #expect(waitUntil(poll: 0.005) { ledger.totalAcks > acksBefore || !ledger.failureList.isEmpty },
+                #expect(ledger.waitFor { ledger.totalAcks > acksBefore || !ledger.failureList.isEmpty },
                         "cycle \(cycle): no save was acknowledged")
                 let delay = Int.random(in: 50...400, using: &generator)
                 usleep(useconds_t(delay * 1000))

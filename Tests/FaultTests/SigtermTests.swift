@@ -60,7 +60,7 @@ extension Fault {
             }
             // Let the saves get going, then stop the daemon the way systemd does.
             // Waits for the outcome (100 acknowledged saves), not for a guessed time.
-            waitUntil(poll: 0.01) { ledger.totalAcks >= 100 }
+            _ = ledger.waitFor { ledger.totalAcks >= 100 }
             let signalled = Date()
             daemon.signal(SIGTERM)
             var outcome = Outcome()

@@ -82,7 +82,7 @@ extension Fault {
             // The slow client says hello and never reads again (it does not even read the welcome).
             let slow = try FaultClient(path: path)
             slow.send(slow.helloMessage(key: "slow"))
-            let attached = try waitUntil {
+            let attached = try eventually {
                 let rows = try monitor.intent("session", "sessions").result?.arrayValue ?? []
                 return rows.contains { $0["key"]?.stringValue == "slow" && $0["clients"]?.int64Value == 1 }
             }
@@ -153,7 +153,7 @@ extension Fault {
             let fresh = try FaultClient(path: path)
             try fresh.hello(key: "slow")
             // Both read until their documents agree (or the deadline passes: then they differ).
-            _ = waitUntil(poll: 0) {
+            _ = eventually(every: .zero) {
                 _ = try? fresh.readMessage(timeout: 0.05)
                 _ = try? slow.readMessage(timeout: 0.05)
                 return fresh.document != .null && slow.document == fresh.document

@@ -40,7 +40,7 @@ struct StateDirectoryLockProcessTests {
             #expect(try bob.intent("session", "open_user", ["id": .string(id)]).isOK)
             #expect(try bob.intent("detail", "set_draft_name", ["name": "Kept Through It All"]).isOK)
             let journal = holder.stateDirectory + "/sessions.journal"
-            #expect(waitUntil {
+            #expect(eventually {
                 (try? String(contentsOfFile: journal, encoding: .utf8))?.contains("Kept Through It All") ?? false
             }, "the draft reached \(journal)")
 

@@ -65,7 +65,7 @@ extension Fault {
             let vanished = Date()
             // The hellos made sessions (so the sweep below has something to sweep): wait for them.
             var made = 0
-            waitUntil(poll: 0.1) {
+            eventually(every: .milliseconds(100)) {
                 made = max(made, (try? monitor.intent("session", "sessions").result?.arrayValue?.count) ?? 0)
                 return made > 100
             }
@@ -73,7 +73,7 @@ extension Fault {
 
             // Descriptors: back to the baseline, allowing a few.
             var descriptors = daemon.openDescriptorCount
-            waitUntil(poll: 0.1) {
+            eventually(every: .milliseconds(100)) {
                 descriptors = daemon.openDescriptorCount
                 return descriptors <= baseline + 3
             }
@@ -82,7 +82,7 @@ extension Fault {
             // Sessions: past retention (10 s) and a sweep (every 5 s), only the monitor's is left.
             var sessions: [JSONValue] = []
             var connections: Int64 = -1
-            try waitUntil(timeout: 2 * generousDeadline, poll: 0.5) {
+            try eventually(timeout: .seconds(2 * generousDeadline), every: .milliseconds(500)) {
                 sessions = try monitor.intent("session", "sessions").result?.arrayValue ?? []
                 connections = try monitor.intent("session", "status").result?["connections"]?.int64Value ?? -1
                 return sessions.count <= 1 && connections == 1

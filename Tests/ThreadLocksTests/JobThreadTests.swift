@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Testing
 import ThreadLocks
+import UserListTestSupport
 
 /// The store's writer thread: jobs in order on one thread, `sync` after what was queued before
 /// it, and a named thread that ends once it is let go.
@@ -38,7 +39,9 @@ import ThreadLocks
         let thread = JobThread(name: name)
         #expect(thread.sync { Self.threadNames().contains(name) })
         thread.finish()
-        #expect(await Self.eventually { !Self.threadNames().contains(name) }, "the thread is still there")
+        // The kernel's list of threads: only polled.
+        #expect(await eventually(timeout: .seconds(30), every: .milliseconds(5)) { !Self.threadNames().contains(name) },
+                "the thread is still there")
     }
 
     /// Delayed jobs run on the thread in the order they come due, after the jobs queued without
@@ -94,14 +97,5 @@ import ThreadLocks
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
         return tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
             .map { $0.trimmingCharacters(in: .newlines) }
-    }
-
-    static func eventually(_ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return condition()
     }
 }

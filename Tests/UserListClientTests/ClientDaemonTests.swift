@@ -31,7 +31,7 @@ struct ClientDaemonTests {
         #expect((SessionDocument(client.document).list?.users.count ?? 0) > count, "the next page arrived as a patch")
 
         try await client.send(screen: "list", action: "did_select_row", args: ["index": 0])
-        #expect(await eventually { SessionDocument(client.document).detail?.user != nil })
+        #expect(await client.sees { SessionDocument(client.document).detail?.user != nil })
         try await client.send(screen: "detail", action: "set_draft_name", args: ["name": "Patched Name"])
         #expect(SessionDocument(client.document).detail?.draftName == "Patched Name")
         #expect(client.resyncCount == 0)
@@ -45,7 +45,7 @@ struct ClientDaemonTests {
         for _ in 0..<5 {
             let client = try connect(daemon)
             defer { client.close() }
-            let loaded = await eventually { SessionDocument(client.document).list?.users.isEmpty == false }
+            let loaded = await client.sees { SessionDocument(client.document).list?.users.isEmpty == false }
             #expect(loaded, "document still \(String(describing: client.document))")
         }
     }
@@ -86,7 +86,7 @@ struct ClientDaemonTests {
             #expect(error.serverCode == .invalidArgs)
         }
         #expect(try await client.sendForSlice(screen: "list", action: "on_appear") == nil, "a reply without a result")
-        #expect(await eventually { SessionDocument(client.document).list?.users.isEmpty == false })
+        #expect(await client.sees { SessionDocument(client.document).list?.users.isEmpty == false })
     }
 
     @Test func gapLeadsToResyncAndTheDocumentCatchesUp() async throws {
@@ -96,12 +96,12 @@ struct ClientDaemonTests {
         defer { client.close() }
         try await client.send(screen: "list", action: "on_appear")
         try await client.send(screen: "list", action: "did_select_row", args: ["index": 0])
-        _ = await eventually { SessionDocument(client.document).detail?.user != nil }
+        _ = await client.sees { SessionDocument(client.document).detail?.user != nil }
         client.dropNextPatches(1)
         try await client.send(screen: "detail", action: "set_draft_name", args: ["name": "Lost"])
         // The lost patch is noticed at the next one; the snapshot that answers the resync has both.
         try await client.send(screen: "detail", action: "set_draft_name", args: ["name": "Lost and found"])
-        #expect(await eventually { SessionDocument(client.document).detail?.draftName == "Lost and found" })
+        #expect(await client.sees { SessionDocument(client.document).detail?.draftName == "Lost and found" })
         #expect(client.resyncCount == 1)
         try await client.send(screen: "detail", action: "set_draft_name", args: ["name": "In step again"])
         #expect(SessionDocument(client.document).detail?.draftName == "In step again")
@@ -119,7 +119,7 @@ struct ClientDaemonTests {
         try await a.send(screen: "list", action: "on_appear")
         try await a.send(screen: "list", action: "did_select_row", args: ["index": 1])
         try await a.send(screen: "detail", action: "set_draft_name", args: ["name": "Typed in A"])
-        #expect(await eventually { SessionDocument(b.document).detail?.draftName == "Typed in A" })
+        #expect(await b.sees { SessionDocument(b.document).detail?.draftName == "Typed in A" })
     }
 
     @Test func reattachesToTheSameSessionAfterADaemonRestart() async throws {
@@ -129,20 +129,20 @@ struct ClientDaemonTests {
         defer { client.close() }
         try await client.send(screen: "list", action: "on_appear")
         try await client.send(screen: "list", action: "did_select_row", args: ["index": 2])
-        _ = await eventually { SessionDocument(client.document).detail?.user != nil }
+        _ = await client.sees { SessionDocument(client.document).detail?.user != nil }
         let userID = SessionDocument(client.document).detail?.userID
         try await client.send(screen: "detail", action: "set_draft_name", args: ["name": "Draft kept"])
 
         daemon.stop()
-        #expect(await eventually { !client.connectionState.isConnected })
+        #expect(await client.sees { !client.connectionState.isConnected })
         try daemon.start()
-        #expect(await eventually { client.connectionState.isConnected })
+        #expect(await client.sees { client.connectionState.isConnected })
         #expect(client.welcome?.resumed == true)
         let document = SessionDocument(client.document)
         #expect(document.detail?.userID == userID)
         #expect(document.detail?.draftName == "Draft kept")
         try await client.send(screen: "detail", action: "back")
-        #expect(await eventually { !SessionDocument(client.document).showsDetail })
+        #expect(await client.sees { !SessionDocument(client.document).showsDetail })
     }
 
     @Test func unreachableSocketFailsFast() throws {

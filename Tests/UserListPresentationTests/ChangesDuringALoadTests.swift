@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import UserListDomain
 import UserListPresentation
+import UserListTestSupport
 
 /// A change that commits while a page is on its way: the page was read before it, so the rows it
 /// brings must not undo the change on screen. And a change the page already holds must not be
@@ -11,9 +12,12 @@ import UserListPresentation
     let repository = FakeUserRepository()
     let feed = FakeChangeFeed()
     let navigator: Navigator
+    /// Beats after every state the navigator publishes.
+    let changes: Pulse
 
     init() {
         navigator = Navigator(useCases: UserUseCases(repository: repository))
+        changes = stateChanges(of: navigator)
         navigator.follow(feed)
     }
 
@@ -24,21 +28,21 @@ import UserListPresentation
     private func reloadHeld(showing users: [User]) async {
         for user in users { repository.put(user) }
         navigator.list.onAppear()
-        await waitUntil { list.loading == .none && list.users == users }
+        await changes.expect { list.loading == .none && list.users == users }
         repository.hold(.fetchPage)
         navigator.list.refresh()
-        await waitUntil { repository.heldCalls.count == 1 }
+        await repository.awaitHeldCalls(1)
     }
 
     private func deliver(_ change: UserChange) async {
         let applied = navigator.list.state
         feed.send(change)
-        await waitUntil { navigator.list.state != applied }
+        await changes.expect { navigator.list.state != applied }
     }
 
     private func finish() async {
         repository.release()
-        await waitUntil { list.loading == .none }
+        await changes.expect { list.loading == .none }
     }
 
     @Test func aSaveCommittedAfterThePageWasReadSurvivesThePage() async {
@@ -74,13 +78,13 @@ import UserListPresentation
     @Test func changesThePageAlreadyHoldsAreNotCountedTwice() async {
         for user in [ada, bob, cleo] { repository.put(user) }
         navigator.list.onAppear()
-        await waitUntil { list.loading == .none && list.users == [ada, bob, cleo] }
+        await changes.expect { list.loading == .none && list.users == [ada, bob, cleo] }
         // Committed before the page is read, delivered while it is on its way.
         repository.put(dora)
         repository.delete(ada.id)
         repository.hold(.fetchPage)
         navigator.list.refresh()
-        await waitUntil { repository.heldCalls.count == 1 }
+        await repository.awaitHeldCalls(1)
         await deliver(.added(dora))
         await deliver(.removed(id: ada.id))
         await finish()

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import UserListDomain
 import UserListPresentation
+import UserListTestSupport
 
 /// Three people edit one user on three screens, in random interleavings of field edits, saves,
 /// choices, removals, re-creations and late deliveries of each other's changes (each screen
@@ -44,6 +45,9 @@ import UserListPresentation
         var model: User? = User(id: id, name: "Ada Lovelace", email: "ada@x.example")
         let store = FakeHistoryStore([model!])
         let people = (0..<3).map { Person($0, user: model!, store: store) }
+        // Beats whenever any screen publishes a state (an author read from the history included).
+        let screensChanged = Pulse()
+        for person in people { person.screen.onStateChange = { screensChanged.beat() } }
         var random = Random(state: 0x9E37_79B9_7F4A_7C15 &* seed)
         var saves = 0, conflictsSeen = 0
 
@@ -105,7 +109,7 @@ import UserListPresentation
             }
             #expect(store.stored(id) == model, "step \(step): the store holds the model")
             // Every conflict shown names its author (read from the history, asynchronously).
-            await waitUntil {
+            await screensChanged.expect {
                 people.allSatisfy { $0.screen.state.conflicts.allSatisfy { $0.author != nil } }
             }
         }

@@ -141,7 +141,7 @@ import UserListPresentation
 
         let renamed = User(id: ada.id, name: "Ada King", email: ada.email, version: 2)
         feed.send(.saved(renamed))
-        await waitUntil { events.all.last == .changed(.saved(renamed)) }
+        await events.changes.expect { events.all.last == .changed(.saved(renamed)) }
         states.expect {
             var list = self.loadedList
             list.users = [renamed, bob, cleo]
@@ -151,7 +151,7 @@ import UserListPresentation
         states.expect { $0.screens[1] = self.detail(renamed) }
 
         feed.send(.removed(id: ada.id))
-        await waitUntil { events.all.last == .changed(.removed(id: ada.id)) }
+        await events.changes.expect { events.all.last == .changed(.removed(id: ada.id)) }
         states.expect {
             var list = self.loadedList
             list.users = [bob, cleo]
@@ -204,16 +204,16 @@ import UserListPresentation
         #expect(navigator.list.state.users.contains(bobby))
 
         navigator.list.refresh()
-        await waitUntil { navigator.list.state.loading == .none }
+        await states.until { navigator.list.state.loading == .none }
         #expect(!navigator.list.state.isStale, "refresh clears it")
     }
 
     @Test func restoringKeepsTheDetailDraftAfterTheUserReloads() async throws {
         await loadList()
         navigator.list.search("b")
-        await waitUntil { navigator.list.state.loading == .none }
+        await states.until { navigator.list.state.loading == .none }
         await navigator.selectRow(at: 0)
-        await waitUntil { navigator.topDetail?.state.user == bob }
+        await states.until { navigator.topDetail?.state.user == bob }
         navigator.topDetail?.setDraftName("Robert")
 
         // The daemon writes the state out and starts again.
@@ -230,9 +230,8 @@ import UserListPresentation
         #expect(restored.list.state.search == "b")
         #expect(restored.list.state.loading == .fullScreen)
 
-        await waitUntil {
-            restored.list.state.loading == .none && repository.count(of: .fetchUser) == fetchesBefore + 1
-        }
+        await restoredStates.until { restored.list.state.loading == .none }
+        await repository.awaitCalls(of: .fetchUser, count: fetchesBefore + 1)
         await settle()
         #expect(repository.count(of: .fetchPage) == pagesBefore + 1)
         #expect(repository.pageRequests.last?.search == "b")
@@ -253,13 +252,17 @@ import UserListPresentation
         let saved = NavigationState(screens: [.list(UserListState())])
         let restored = Navigator(restoring: saved, listWindow: UserListWindow(rows: 120, fromEnd: false),
                                  useCases: UserUseCases(repository: repository))
-        await waitUntil { restored.list.state.loading == .none && !restored.list.state.users.isEmpty }
+        await stateChanges(of: restored).expect {
+            restored.list.state.loading == .none && !restored.list.state.users.isEmpty
+        }
         #expect(restored.list.state.users == Array(ordered.prefix(150)))
         #expect(restored.list.state.hasMore)
 
         let fromEnd = Navigator(restoring: saved, listWindow: UserListWindow(rows: 60, fromEnd: true),
                                 useCases: UserUseCases(repository: repository))
-        await waitUntil { fromEnd.list.state.loading == .none && !fromEnd.list.state.users.isEmpty }
+        await stateChanges(of: fromEnd).expect {
+            fromEnd.list.state.loading == .none && !fromEnd.list.state.users.isEmpty
+        }
         #expect(fromEnd.list.state.users == Array(ordered.suffix(100)))
         #expect(fromEnd.list.state.hasPrevious)
     }
@@ -267,7 +270,7 @@ import UserListPresentation
     @Test func restoringWithoutASearchLoadsTheListOnce() async {
         let saved = NavigationState(screens: [.list(UserListState())])
         let restored = Navigator(restoring: saved, useCases: UserUseCases(repository: repository))
-        await waitUntil { restored.list.state.loading == .none }
+        await stateChanges(of: restored).expect { restored.list.state.loading == .none }
         restored.list.onAppear()
         await settle()
         #expect(repository.count(of: .fetchPage) == 1)

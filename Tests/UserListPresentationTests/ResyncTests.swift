@@ -68,7 +68,7 @@ import UserListPresentation
     @Test func aResyncBeforeTheListLoadedReadsNothing() async {
         feed.send(.resync)
         feed.send(.removed(id: userID(1)))  // delivered after it: the resync was handled first
-        await waitUntil { events.all.count == 1 }
+        await events.awaitCount(1)
         #expect(repository.pageRequests.isEmpty)
     }
 
@@ -82,7 +82,9 @@ import UserListPresentation
         let stored = User(id: first.id, name: "User 00 renamed", email: first.email, version: 2)
         repository.put(stored)
         feed.send(.resync)
-        await waitUntil { navigator.topDetail?.state.user == stored && navigator.list.state.users.contains(stored) }
+        await states.until {
+            navigator.topDetail?.state.user == stored && navigator.list.state.users.contains(stored)
+        }
         #expect(navigator.topDetail?.state == detail(stored))
 
         // With a draft: the draft is kept and merged with what is stored now: both changed the
@@ -93,7 +95,8 @@ import UserListPresentation
         repository.put(newer)
         let reads = repository.count(of: .fetchUser)
         feed.send(.resync)
-        await waitUntil { repository.count(of: .fetchUser) == reads + 1 && navigator.list.state.users.contains(newer) }
+        await repository.awaitCalls(of: .fetchUser, count: reads + 1)
+        await states.until { navigator.list.state.users.contains(newer) }
         await settle()
         var merged = detail(newer, draft: "My draft")
         merged.conflicts = [FieldConflict(field: .name, theirs: "User 01 elsewhere", version: 2)]
@@ -113,7 +116,7 @@ import UserListPresentation
         _ = await navigator.openUser(first.id)
         repository.delete(first.id)
         feed.send(.resync)
-        await waitUntil { navigator.topDetail?.state.user == nil }
+        await states.until { navigator.topDetail?.state.user == nil }
         #expect(navigator.topDetail?.state.errorMessage == "This user was removed.")
     }
 

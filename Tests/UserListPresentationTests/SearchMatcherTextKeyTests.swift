@@ -24,7 +24,7 @@ import UserListPresentation
     private func send(_ change: UserChange) async {
         let before = events.all.count
         feed.send(change)
-        await waitUntil { events.all.count == before + 1 }
+        await events.awaitCount(before + 1)
     }
 
     private func search(_ text: String) async {

@@ -28,7 +28,7 @@ import UserListPresentation
 
         detail.onAppear()
         detail.onAppear()   // already loading
-        await waitUntil { repository.heldCalls.count == 1 }
+        await repository.awaitHeldCalls(1)
         states.expectNoMoreChanges()
         repository.release()
         await states.receive { $0.user = ada; $0.draft = UserFields(ada) }
@@ -132,7 +132,7 @@ import UserListPresentation
         states.expect { $0.isSaving = true }
         #expect(!detail.state.canSave)   // while saving, no second save
         detail.save()
-        await waitUntil { repository.heldCalls.count == 1 }
+        await repository.awaitHeldCalls(1)
         await settle()
         #expect(repository.count(of: .update) == 1)
         #expect(events.all.isEmpty)
@@ -153,7 +153,7 @@ import UserListPresentation
         states.expect { $0.draftName = "Ada King" }
         detail.save()
         states.expect { $0.isSaving = true }
-        await waitUntil { repository.heldCalls.count == 1 }
+        await repository.awaitHeldCalls(1)
         detail.setDraftName("Ada, Countess of Lovelace")
         states.expect { $0.draftName = "Ada, Countess of Lovelace" }
 
@@ -326,7 +326,7 @@ import UserListPresentation
         states.expect { $0.draftName = "Ada King" }
         detail.save()
         states.expect { $0.isSaving = true }
-        await waitUntil { repository.heldCalls.count == 1 }
+        await repository.awaitHeldCalls(1)
         let saved = User(id: ada.id, name: "Ada King", email: ada.email, version: 2)
         detail.apply(.saved(saved))   // the feed announces our own save before the reply
         states.expectNoMoreChanges()
@@ -424,7 +424,7 @@ import UserListPresentation
         let saved = try? await store.update(theirs, by: alice)
         detail.apply(.saved(saved!))
         #expect(detail.state.conflicts.first?.field == .name)
-        await waitUntil { detail.state.conflicts.first?.author != nil }
+        await stateChanges(of: detail).expect { detail.state.conflicts.first?.author != nil }
         #expect(detail.state.conflicts.first?.author == "alice")
     }
 
@@ -439,7 +439,8 @@ import UserListPresentation
         let states = StateRecorder(restored.state)
         restored.onStateChange = { [unowned restored] in states.record(restored.state) }
         restored.onAppear()
-        await waitUntil { repository.count(of: .fetchUser) == 2 && restored.state.user != nil }
+        await repository.awaitCalls(of: .fetchUser, count: 2)
+        await states.until { restored.state.user != nil }
         await settle()
         #expect(restored.state.draftName == "Ada King")
         #expect(restored.state.isDirty)
@@ -457,7 +458,7 @@ import UserListPresentation
         let restored = UserDetailViewModel(restoring: saved, useCases: UserUseCases(repository: repository))
         #expect(!restored.state.isSaving)
         restored.onAppear()
-        await waitUntil { restored.state.user == theirs }
+        await stateChanges(of: restored).expect { restored.state.user == theirs }
         #expect(restored.state.draftName == "Ada King")
         #expect(restored.state.conflicts == [FieldConflict(field: .name, theirs: "Theirs", version: 2)])
         #expect(restored.state.draftEmail == "theirs@example.com", "their email, which the draft left, follows")

@@ -36,7 +36,7 @@ import UserListPresentation
     private func send(_ change: UserChange) async {
         let before = events.all.count
         feed.send(change)
-        await waitUntil { events.all.count == before + 1 }
+        await events.awaitCount(before + 1)
         #expect(events.all.last == .changed(change))
     }
 
@@ -193,7 +193,7 @@ import UserListPresentation
     private func send(_ change: UserChange) async {
         let before = events.all.count
         feed.send(change)
-        await waitUntil { events.all.count == before + 1 }
+        await events.awaitCount(before + 1)
     }
 
     @Test func anAddPastTheLoadedRowsIsLeftForItsPageButCounted() async {

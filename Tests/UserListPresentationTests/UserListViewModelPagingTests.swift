@@ -31,7 +31,7 @@ import UserListPresentation
         repository.hold(.fetchPage)
         list.didDisplayRow(at: 2)
         states.expect { $0.loading = .nextPage }
-        await waitUntil { repository.heldCalls.count == 1 }
+        await repository.awaitHeldCalls(1)
         let second = repository.pageRequests[1]
         #expect(second.after != nil)
         #expect(second.limit == 5 && second.search == nil)
@@ -66,7 +66,7 @@ import UserListPresentation
         list.didDisplayRow(at: 4)
         list.didDisplayRow(at: 4)
         list.didDisplayRow(at: 3)
-        await waitUntil { repository.heldCalls.count == 1 }
+        await repository.awaitHeldCalls(1)
         await settle()
         #expect(repository.count(of: .fetchPage) == 2)
         states.expect { $0.loading = .nextPage }
@@ -88,7 +88,7 @@ import UserListPresentation
         list.refresh()
         states.expect { $0.loading = .fullScreen }
         list.didDisplayRow(at: 4)
-        await waitUntil { repository.heldCalls.count == 1 }
+        await repository.awaitHeldCalls(1)
         await settle()
         #expect(repository.count(of: .fetchPage) == 2)
         #expect(repository.pageRequests.map(\.after) == [nil, nil])
@@ -126,10 +126,10 @@ import UserListPresentation
 
         list.onAppear()                       // load A answers [ada]
         states.expect { $0.loading = .fullScreen }
-        await waitUntil { repository.heldCalls.count == 1 }
+        await repository.awaitHeldCalls(1)
         repository.put(bob)
         list.refresh()                        // load B answers [ada, bob]
-        await waitUntil { repository.heldCalls.count == 2 }
+        await repository.awaitHeldCalls(2)
         states.expectNoMoreChanges()          // already loading full screen
 
         repository.release(at: 1)             // B arrives first
@@ -152,10 +152,10 @@ import UserListPresentation
         repository.hold(.fetchPage)
         list.didDisplayRow(at: 4)             // page 2, held
         states.expect { $0.loading = .nextPage }
-        await waitUntil { repository.heldCalls.count == 1 }
+        await repository.awaitHeldCalls(1)
         list.refresh()                        // page 1 again, held
         states.expect { $0.loading = .fullScreen }
-        await waitUntil { repository.heldCalls.count == 2 }
+        await repository.awaitHeldCalls(2)
 
         repository.release(at: 1)
         await states.receive { $0.loading = .none }

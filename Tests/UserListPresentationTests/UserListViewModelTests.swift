@@ -16,7 +16,7 @@ import UserListPresentation
 
         list.onAppear()
         states.expect { $0.loading = .fullScreen }
-        await waitUntil { repository.heldCalls.count == 1 }
+        await repository.awaitHeldCalls(1)
         #expect(repository.pageRequests == [PageRequest(after: nil, limit: 50, search: nil)])
         states.expectNoMoreChanges()
 
@@ -52,7 +52,7 @@ import UserListPresentation
 
         list.onAppear()
         list.onAppear()
-        await waitUntil { repository.heldCalls.count == 1 }
+        await repository.awaitHeldCalls(1)
         await settle()
         #expect(repository.count(of: .fetchPage) == 1)
         states.expect { $0.loading = .fullScreen }
@@ -155,7 +155,7 @@ import UserListPresentation
         // The in-flight state already shows no error: never "loading" next to the old failure,
         // and never a blank "not loading, no error" frame in between.
         states.expect { $0.errorMessage = nil; $0.loading = .fullScreen }
-        await waitUntil { repository.heldCalls.count == 1 }
+        await repository.awaitHeldCalls(1)
         #expect(list.state.errorMessage == nil)
         #expect(list.state.loading == .fullScreen)
 
@@ -227,7 +227,7 @@ import UserListPresentation
         repository.hold(.fetchPage)
         list.refresh()
         states.expect { $0.loading = .fullScreen }  // the rows stay on screen while reloading
-        await waitUntil { repository.heldCalls.count == 1 }
+        await repository.awaitHeldCalls(1)
         #expect(repository.pageRequests.last == PageRequest(after: nil, limit: 5, search: nil))
         repository.release()
         await states.receive {

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
+import UserListTestSupport
 import UserListServer
 
 /// Descriptor numbers are reused as soon as they are closed: the loop tells registrations apart
@@ -9,11 +10,14 @@ import UserListServer
 @Suite struct EventLoopTests {
     final class Recorder: EventLoopHandler {
         let reads = Atomic<Int>(0)
+        /// Beats after every read.
+        let read = Pulse()
         let fd: Int32
         init(fd: Int32) { self.fd = fd }
         func readable(scratch: UnsafeMutableRawBufferPointer) {
             let count = recv(fd, scratch.baseAddress, scratch.count, Int32(MSG_DONTWAIT))
             if count > 0 { reads.add(count, ordering: .relaxed) }
+            read.beat()
         }
         func writable() {}
         func hangup() {}
@@ -45,7 +49,7 @@ import UserListServer
         let old = try await Self.register(oldServer, handler: Recorder(fd: oldServer), on: loop)
         let closed = Flag()
         loop.closeOnLoop(old) { closed.set() }
-        #expect(await LifecycleTests.eventually(timeout: 120) { closed.isSet })
+        #expect(await closed.wait())
         close(oldPeer)
 
         let (newServer, newPeer) = Self.socketPair()
@@ -58,10 +62,10 @@ import UserListServer
         // The old connection's late deregistration must leave the new one watched.
         loop.deregister(old)
         _ = "ping".withCString { Glibc.send(newPeer, $0, 4, Int32(MSG_NOSIGNAL)) }
-        #expect(await LifecycleTests.eventually(timeout: 120) { recorder.reads.load(ordering: .relaxed) == 4 })
+        #expect(await recorder.read.until { recorder.reads.load(ordering: .relaxed) == 4 })
         let done = Flag()
         loop.closeOnLoop(new) { done.set() }
-        #expect(await LifecycleTests.eventually(timeout: 120) { done.isSet })
+        #expect(await done.wait())
     }
 
     final class ClosingDelegate: ConnectionDelegate {
@@ -88,7 +92,7 @@ import UserListServer
                                         limits: .init(), liveObjects: live)
             connection.start(delegate: ClosingDelegate())
         }
-        let released = await LifecycleTests.eventually(timeout: 120) {
+        let released = await eventually(timeout: .seconds(120)) {
             live.connections.load(ordering: .relaxed) == 0 && loop.registeredCount == 0
         }
         #expect(released, "connections alive: \(live.connections.load(ordering: .relaxed)), registered: \(loop.registeredCount)")

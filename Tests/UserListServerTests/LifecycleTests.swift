@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
+import UserListTestSupport
 import UserListServer
 import UserListWire
 
@@ -9,26 +10,15 @@ import UserListWire
 /// frame meets its deadline, one uid's unfinished frames are bounded, and a uid never locks
 /// itself out of its own sessions.
 @Suite struct LifecycleTests {
-    /// Polls `condition` until it holds or `timeout` passes (only a hang misses it).
-    static func eventually(timeout: Double = 120, _ condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            // Cancelled (a time limit), the sleep returns at once: stop rather than spin.
-            do { try await Task.sleep(for: .milliseconds(20)) } catch { break }
-        }
-        return condition()
-    }
-
     /// A frame header announcing `length` bytes and the first `sent` of them.
     static func partialFrame(announcing length: Int, sending sent: Int) -> [UInt8] {
         withUnsafeBytes(of: UInt32(length).bigEndian) { Array($0) } + [UInt8](repeating: UInt8(ascii: "{"), count: sent)
     }
 
-    /// The running daemon's registry (it is built just after the socket starts answering).
+    /// The running daemon's registry (in place before the harness's start returns: the daemon
+    /// logs "ready" after building it).
     static func registry(_ harness: DaemonHarness) async throws -> SessionRegistry {
-        _ = await eventually(timeout: 120) { harness.daemon?.registry != nil }
-        return try #require(harness.daemon?.registry)
+        try #require(harness.daemon?.registry)
     }
 
     static func rawConnect(_ path: String) throws -> Int32 { try UnixSocket.connect(to: path) }
@@ -61,7 +51,10 @@ import UserListWire
             try client.send(.bye)
             #expect(await client.waitForClose(timeout: 120))
         }
-        let freed = await Self.eventually {
+        // Each release beats: awaited, not polled.
+        let released = Pulse()
+        live.onChange { released.beat() }
+        let freed = await released.until(timeout: .seconds(120)) {
             live.connections.load(ordering: .relaxed) == 0 && live.handlers.load(ordering: .relaxed) == 0
         }
         #expect(freed, "connections alive: \(live.connections.load(ordering: .relaxed)), handlers: \(live.handlers.load(ordering: .relaxed))")
@@ -104,13 +97,13 @@ import UserListWire
         let registry = try await Self.registry(daemon)
         let first = try daemon.client()
         first.sendRaw(Self.partialFrame(announcing: 500_000, sending: 40_000))
-        #expect(await Self.eventually { registry.partialBytes(uid: getuid()) >= 40_000 })
+        #expect(await eventually(timeout: .seconds(120)) { registry.partialBytes(uid: getuid()) >= 40_000 })
         let second = try daemon.client()
         second.sendRaw(Self.partialFrame(announcing: 500_000, sending: 40_000))
         let error = try await second.nextError(timeout: 120)
         #expect(error.code == .inputLimit)
         #expect(await second.waitForClose(timeout: 120))
-        #expect(await Self.eventually { registry.partialBytes(uid: getuid()) <= 64 * 1024 })
+        #expect(await eventually(timeout: .seconds(120)) { registry.partialBytes(uid: getuid()) <= 64 * 1024 })
         // The uid can still talk: a client with whole frames gets its session.
         let third = try daemon.client()
         #expect(try await third.hello(key: "after-the-limit").access == .readWrite)
@@ -127,7 +120,7 @@ import UserListWire
             _ = try await client.intent("list", "refresh")  // "one" is the least recently used
         }
         // Those clients are gone (deinit closed them): three detached sessions.
-        #expect(await Self.eventually { registry.connectionCount == 0 })
+        #expect(await eventually(timeout: .seconds(120)) { registry.connectionCount == 0 })
         let fourth = try daemon.client()
         let welcome = try await fourth.hello(key: "four")
         #expect(!welcome.resumed)
@@ -155,7 +148,7 @@ import UserListWire
         _ = try await ended.hello(key: "ended")
         try ended.send(.bye)
         #expect(await ended.waitForClose())
-        #expect(await Self.eventually { registry.sessionCount == 0 })
+        #expect(await eventually(timeout: .seconds(120)) { registry.sessionCount == 0 })
         let kept = try daemon.client()
         _ = try await kept.hello(key: "kept")
         // One session held, one place free: a new key is served, and "kept" is not evicted for it.
@@ -172,19 +165,20 @@ import UserListWire
     func aClosedConnectionStopsCountingAgainstItsUID() async throws {
         let daemon = try await DaemonHarness { $0.maxConnectionsPerUID = 4 }
         let registry = try await Self.registry(daemon)
-        // The harness's start-up probe connection is accepted and gone first: a client welcomed
-        // after it proves the probe left the backlog (accepts are in order).
+        // Any connection from before is accepted and gone first: a client welcomed after it
+        // proves the backlog is empty (accepts are in order).
         do {
             let first = try daemon.client()
             _ = try await first.hello(key: "before-the-rounds")
         }
-        #expect(await Self.eventually { registry.connectionCount == 0 })
+        #expect(await eventually(timeout: .seconds(120)) { registry.connectionCount == 0 })
         for round in 0..<5 {
             var fds: [Int32] = []
             for _ in 0..<4 { fds.append(try Self.rawConnect(daemon.socketPath)) }
-            #expect(await Self.eventually { registry.connectionCount == 4 }, "round \(round): \(registry.connectionCount) counted")
+            #expect(await eventually(timeout: .seconds(120)) { registry.connectionCount == 4 },
+                    "round \(round): \(registry.connectionCount) counted")
             for fd in fds { close(fd) }
-            #expect(await Self.eventually { registry.connectionCount == 0 }, "round \(round)")
+            #expect(await eventually(timeout: .seconds(120)) { registry.connectionCount == 0 }, "round \(round)")
         }
         let client = try daemon.client()
         #expect(try await client.hello(key: "after-the-churn").access == .readWrite)
@@ -284,7 +278,7 @@ import UserListWire
             }
             if case .error(let error) = first { refusals.append(error) } else { welcomes += 1 }
         }
-        #expect(welcomes >= 1, "the uid's share is served (the harness's start-up probe took one)")
+        #expect(welcomes >= 1, "the uid's share is served")
         #expect(!refusals.isEmpty)
         #expect(refusals.allSatisfy { $0.code == .tooManyConnections && $0.message.contains("in the last second") })
         clients.removeAll()
@@ -328,6 +322,14 @@ import UserListWire
 /// A flag that escaping closures can share (an `Atomic` cannot be captured).
 final class Flag: Sendable {
     private let value = Atomic<Bool>(false)
+    private let changed = Pulse()
     var isSet: Bool { value.load(ordering: .acquiring) }
-    func set() { value.store(true, ordering: .releasing) }
+
+    func set() {
+        value.store(true, ordering: .releasing)
+        changed.beat()
+    }
+
+    /// Waits until some thread sets it; false only past the generous deadline (a hang).
+    func wait() async -> Bool { await changed.until { isSet } }
 }

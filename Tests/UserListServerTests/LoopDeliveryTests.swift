@@ -6,6 +6,7 @@ import UserListDomain
 import UserListPresentation
 import UserListServer
 import UserListWire
+import UserListTestSupport
 import ThreadLocks
 
 /// Each loop applies the changes its writer published to its own sessions, on its own thread
@@ -25,6 +26,8 @@ import ThreadLocks
         }
         private let seen = Lock(Seen())
         private let loop: EventLoop
+        /// Beats after every message the session sends.
+        let received = Pulse()
 
         init(loop: EventLoop) { self.loop = loop }
 
@@ -41,6 +44,7 @@ import ThreadLocks
                     }
                 }
             }
+            received.beat()
         }
 
         func sendFrames(_ frames: [(frame: OutgoingFrame, droppable: Bool)]) {
@@ -58,6 +62,9 @@ import ThreadLocks
         var resyncsAsked: Int { seen.withLock { $0.resyncsAsked } }
         var sentOffTheLoop: Int { seen.withLock { $0.sentOffTheLoop } }
         func reply(_ id: Int) -> ServerMessage.Reply? { seen.withLock { $0.replies[id] } }
+        /// Waits until `condition` (on what this client has received) holds; false after the deadline.
+        func sees(_ condition: () -> Bool) async -> Bool { await received.until(condition) }
+
         var rows: Int { document?["screens"]?.arrayValue?.first?["state"]?["users"]?.arrayValue?.count ?? 0 }
     }
 
@@ -96,14 +103,14 @@ import ThreadLocks
     private func intent(_ session: Session, _ client: MirroringClient, id: Int, _ screen: String, _ action: String,
                         _ args: [String: JSONValue] = [:]) async throws -> ServerMessage.Reply {
         await session.handle(.init(id: id, screen: screen, action: action, args: args), from: client)
-        #expect(await LifecycleTests.eventually { client.reply(id) != nil }, "no reply to \(action)")
+        #expect(await client.sees { client.reply(id) != nil }, "no reply to \(action)")
         return try #require(client.reply(id))
     }
 
     /// Every client's copy equals its session's state, once `changes` changes reached it.
     private func expectInStep(_ pairs: [(Session, MirroringClient)], changes: Int, _ comment: String) async {
         for (session, client) in pairs {
-            #expect(await LifecycleTests.eventually { client.changedEvents >= changes }, "\(comment): events")
+            #expect(await client.sees { client.changedEvents >= changes }, "\(comment): events")
             #expect(client.changedEvents == changes, "\(comment): one changed event per change")
             let state = await session.savedState
             #expect(client.document == StateDocument.make(state), "\(comment): the client's copy is the session's state")
@@ -121,7 +128,7 @@ import ThreadLocks
         let a = MirroringClient(loop: first.loop), b = MirroringClient(loop: second.loop), c = MirroringClient(loop: searching.loop)
         let pairs = [(first, a), (second, b), (searching, c)]
         for (session, client) in pairs { await session.attach(client) }
-        #expect(await LifecycleTests.eventually { a.rows == 50 && b.rows == 50 && c.rows == 50 })
+        for client in [a, b, c] { #expect(await client.sees { client.rows == 50 }) }
         _ = try await intent(searching, c, id: 1, "list", "search", ["text": "a"])
 
         // Renames on and off the first page, some moving rows, while the sessions show lists.
@@ -132,7 +139,7 @@ import ThreadLocks
 
         // The sessions act again: the next page, a detail screen.
         #expect(try await intent(first, a, id: 2, "list", "did_display_row", ["index": 49]).outcome.isSuccess)
-        #expect(await LifecycleTests.eventually { a.rows > 50 })
+        #expect(await a.sees { a.rows > 50 })
         #expect(try await intent(second, b, id: 3, "list", "did_select_row", ["index": 2]).outcome.isSuccess)
         for round in 12..<20 {
             try await store.rename(round * 7 % 120, to: "Zebra \(round)")
@@ -153,7 +160,7 @@ import ThreadLocks
         let session = store.session("idle")
         let client = MirroringClient(loop: session.loop)
         await session.attach(client)
-        #expect(await LifecycleTests.eventually { client.rows == 50 })
+        #expect(await client.sees { client.rows == 50 })
         let count = 3 * 32 + 5
         for index in 0..<count {
             try await store.rename(index % 60, to: "Name \(index)")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import UserListTestSupport
 import ThreadLocks
 @testable import UserListServer
 
@@ -50,16 +51,18 @@ import ThreadLocks
         loop.start(name: "test-timer-loop")
         defer { loop.stop() }
         let ran = Lock<[(name: String, onLoop: Bool, after: Duration)]>([])
+        let timerRan = Pulse()
         let set = ContinuousClock.now
         func timer(_ name: String, _ delay: Duration) {
             loop.execute(after: delay) {
                 ran.withLock { $0.append((name, loop.isLoopThread, ContinuousClock.now - set)) }
+                timerRan.beat()
             }
         }
         timer("later", .milliseconds(60))
         timer("sooner", .milliseconds(20))
         timer("sooner, set second", .milliseconds(20))
-        #expect(await LifecycleTests.eventually(timeout: 120) { ran.withLock { $0.count } == 3 })
+        #expect(await timerRan.until { ran.withLock { $0.count } == 3 })
         let seen = ran.withLock { $0 }
         #expect(seen.map(\.name) == ["sooner", "sooner, set second", "later"])
         #expect(seen.map(\.onLoop) == [true, true, true], "a timer ran off the loop thread")
@@ -77,13 +80,13 @@ import ThreadLocks
         let inAnHour = Flag(), soon = Flag(), afterTheExit = Flag()
         loop.execute(after: .seconds(3_600)) { inAnHour.set() }
         loop.execute(after: .milliseconds(10)) { soon.set() }
-        #expect(await LifecycleTests.eventually(timeout: 120) { soon.isSet })
+        #expect(await soon.wait())
         #expect(!inAnHour.isSet)
         #expect(loop.timerCount == 1)
         loop.stop()
-        #expect(await LifecycleTests.eventually(timeout: 120) { inAnHour.isSet }, "the exit ran the pending timer")
+        #expect(await inAnHour.wait(), "the exit ran the pending timer")
         loop.execute(after: .seconds(3_600)) { afterTheExit.set() }
-        #expect(await LifecycleTests.eventually(timeout: 120) { afterTheExit.isSet }, "a stopped loop keeps no time")
+        #expect(await afterTheExit.wait(), "a stopped loop keeps no time")
         #expect(loop.timerCount == 0)
     }
 }

@@ -14,7 +14,7 @@ import UserListWire
     private func send(_ session: Session, _ client: Client, id: Int, _ screen: String, _ action: String,
                       _ args: [String: JSONValue] = [:]) async throws -> ServerMessage.Reply {
         await session.handle(.init(id: id, screen: screen, action: action, args: args), from: client)
-        #expect(await LifecycleTests.eventually { client.reply(id) != nil }, "no reply to \(action)")
+        #expect(await client.sees { client.reply(id) != nil }, "no reply to \(action)")
         return try #require(client.reply(id))
     }
 
@@ -32,7 +32,8 @@ import UserListWire
         let w = Client(loop: writer.loop), o = Client(loop: watcher.loop)
         await writer.attach(w)
         await watcher.attach(o)
-        #expect(await LifecycleTests.eventually { w.rows == 30 && o.rows == 30 })
+        #expect(await w.sees { w.rows == 30 })
+        #expect(await o.sees { o.rows == 30 })
         let first = try #require(store.users.min { $0.name.lowercased() < $1.name.lowercased() })
 
         for round in 1...3 {
@@ -45,7 +46,7 @@ import UserListWire
             }
             // Read when the reply was: the patch that shows the write came before it.
             #expect(firstName(w) == name, "round \(round): the writer's copy shows its rename by the time of the reply")
-            #expect(await LifecycleTests.eventually { o.changedEvents == round && self.firstName(o) == name },
+            #expect(await o.sees { o.changedEvents == round && self.firstName(o) == name },
                     "round \(round): the other session hears of it once")
         }
         #expect(w.changedEvents == 0, "the writer is not told of its own writes")

@@ -37,10 +37,10 @@ struct PresenceAcrossDaemonsProcessTests {
     /// Opens the first user of the list on `client`'s session; returns its id.
     @discardableResult
     func openFirstUser(_ client: UserListClient) async throws -> String {
-        #expect(await eventually { SessionDocument(client.document).list?.users.isEmpty == false })
+        #expect(await client.sees { SessionDocument(client.document).list?.users.isEmpty == false })
         let id = try #require(SessionDocument(client.document).list?.users.first?.id)
         try await client.send(screen: "session", action: "open_user", args: ["id": .string(id)])
-        #expect(await eventually { SessionDocument(client.document).detail?.user?.id == id })
+        #expect(await client.sees { SessionDocument(client.document).detail?.user?.id == id })
         return id
     }
 
@@ -68,26 +68,27 @@ struct PresenceAcrossDaemonsProcessTests {
         let alice = try connect(one, "alice")
         defer { alice.close() }
         try await openFirstUser(alice)
-        #expect(await eventually { present(bob) == ["\(me) editing=false"] }, "bob sees alice arrive: \(present(bob))\n\(two.log())")
-        #expect(await eventually { present(alice) == ["\(me) editing=false"] }, "and alice sees bob: \(present(alice))")
+        #expect(await bob.sees { present(bob) == ["\(me) editing=false"] },
+                "bob sees alice arrive: \(present(bob))\n\(two.log())")
+        #expect(await alice.sees { present(alice) == ["\(me) editing=false"] }, "and alice sees bob: \(present(alice))")
 
         try await alice.send(screen: "detail", action: "set_draft_name", args: ["name": "Secret Draft Zqxj"])
-        #expect(await eventually { present(bob) == ["\(me) editing=true"] }, "bob sees alice editing: \(present(bob))")
+        #expect(await bob.sees { present(bob) == ["\(me) editing=true"] }, "bob sees alice editing: \(present(bob))")
         let bobsCopy = String(decoding: try #require(bob.document).serialized(), as: UTF8.self)
         #expect(!bobsCopy.contains("Zqxj"), "never another person's draft")
 
         try await alice.send(screen: "detail", action: "back")
-        #expect(await eventually { present(bob) == [] }, "alice left: gone from bob's screen: \(present(bob))")
+        #expect(await bob.sees { present(bob) == [] }, "alice left: gone from bob's screen: \(present(bob))")
         #expect(bob.document?["screens"]?.arrayValue?.last?["state"]?["present"] == nil, "an empty presence is left out")
-        #expect(await eventually { SessionDocument(alice.document).list?.openElsewhere.contains(user) == true },
+        #expect(await alice.sees { SessionDocument(alice.document).list?.openElsewhere.contains(user) == true },
                 "alice's list marks the row bob has open on the other daemon")
 
         // Alice opens it again and types; then daemon 1 dies without a word.
         try await alice.send(screen: "session", action: "open_user", args: ["id": .string(user)])
         try await alice.send(screen: "detail", action: "set_draft_name", args: ["name": "Another Draft"])
-        #expect(await eventually { present(bob) == ["\(me) editing=true"] }, "bob sees alice again: \(present(bob))")
+        #expect(await bob.sees { present(bob) == ["\(me) editing=true"] }, "bob sees alice again: \(present(bob))")
         one.kill9()
-        #expect(await eventually { present(bob) == [] },
+        #expect(await bob.sees { present(bob) == [] },
                 "daemon 1's people expire once it stops re-announcing them: \(present(bob))\n\(two.log())")
         #expect(bob.resyncCount == 0, "every patch applied")
     }
@@ -111,9 +112,11 @@ struct PresenceAcrossDaemonsProcessTests {
         let bob = try connect(two, "bob")
         defer { bob.close() }
         try await openFirstUser(bob)
-        #expect(await eventually { present(bob) == ["\(me) editing=true"] }, "the late daemon heard of alice: \(present(bob))\n\(two.log())")
+        #expect(await bob.sees { present(bob) == ["\(me) editing=true"] },
+                "the late daemon heard of alice: \(present(bob))\n\(two.log())")
 
         one.stop()  // alice still has the user open: only `gone` takes her away within the deadline
-        #expect(await eventually { present(bob) == [] }, "daemon 1 stopped: its people went with it: \(present(bob))\n\(two.log())")
+        #expect(await bob.sees { present(bob) == [] },
+                "daemon 1 stopped: its people went with it: \(present(bob))\n\(two.log())")
     }
 }

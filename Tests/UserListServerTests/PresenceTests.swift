@@ -25,7 +25,7 @@ import UserListWire
                                   changes: store.broadcaster, logger: Logger(sink: .memory, level: .warning), presence: board)
             let client = Client(loop: loop)
             await session.attach(client)
-            #expect(await LifecycleTests.eventually { client.rows == 50 })
+            #expect(await client.sees { client.rows == 50 })
             return (session, client)
         }
     }
@@ -33,7 +33,7 @@ import UserListWire
     private func intent(_ session: Session, _ client: Client, id: Int, _ screen: String, _ action: String,
                         _ args: [String: JSONValue] = [:]) async throws {
         await session.handle(.init(id: id, screen: screen, action: action, args: args), from: client)
-        #expect(await LifecycleTests.eventually { client.reply(id) != nil }, "no reply to \(action)")
+        #expect(await client.sees { client.reply(id) != nil }, "no reply to \(action)")
         #expect(client.reply(id)?.outcome.isSuccess == true, "\(action) failed")
     }
 
@@ -59,29 +59,29 @@ import UserListWire
 
         try await intent(b, bob, id: 1, "list", "did_select_row", ["index": 2])
         #expect(present(bob) == [], "bob alone: nobody else shown")
-        #expect(await LifecycleTests.eventually { alice.document?["screens"]?[0]?["state"]?["open_elsewhere"]?[user] == .bool(true) },
+        #expect(await alice.sees { alice.document?["screens"]?[0]?["state"]?["open_elsewhere"]?[user] == .bool(true) },
                 "alice's list marks the row bob has open")
 
         try await intent(a, alice, id: 1, "list", "did_select_row", ["index": 2])
         let aliceHere: [JSONValue] = [.object(["user": "alice", "editing": false])]
-        #expect(await LifecycleTests.eventually { present(bob) == aliceHere }, "bob sees alice")
-        #expect(await LifecycleTests.eventually { present(alice) == [.object(["user": "bob", "editing": false])] }, "alice sees bob")
+        #expect(await bob.sees { present(bob) == aliceHere }, "bob sees alice")
+        #expect(await alice.sees { present(alice) == [.object(["user": "bob", "editing": false])] }, "alice sees bob")
 
         try await intent(a, alice, id: 2, "detail", "set_draft_name", ["name": "Secret Draft Text"])
         let aliceEditing: [JSONValue] = [.object(["user": "alice", "editing": true])]
-        #expect(await LifecycleTests.eventually { present(bob) == aliceEditing }, "bob sees alice editing")
+        #expect(await bob.sees { present(bob) == aliceEditing }, "bob sees alice editing")
         let bobsCopy = String(decoding: try #require(bob.document).serialized(), as: UTF8.self)
         #expect(!bobsCopy.contains("Secret Draft Text"), "never another person's draft")
         #expect(bob.resyncsAsked == 0 && alice.resyncsAsked == 0, "every patch applied")
 
         try await intent(a, alice, id: 3, "detail", "back")
-        #expect(await LifecycleTests.eventually { present(bob) == [] }, "alice went back: gone from bob's screen")
+        #expect(await bob.sees { present(bob) == [] }, "alice went back: gone from bob's screen")
         #expect(bob.document?["screens"]?[1]?["state"]?["present"] == nil, "an empty presence is left out")
 
         try await intent(a, alice, id: 4, "list", "did_select_row", ["index": 2])
-        #expect(await LifecycleTests.eventually { present(bob) == aliceHere }, "alice is back")
+        #expect(await bob.sees { present(bob) == aliceHere }, "alice is back")
         await a.detach(alice)
-        #expect(await LifecycleTests.eventually { present(bob) == [] }, "alice detached: gone")
+        #expect(await bob.sees { present(bob) == [] }, "alice detached: gone")
 
         #expect(bob.resyncsAsked == 0 && alice.resyncsAsked == 0, "every patch applied")
         #expect(await b.savedState.screens.count == 2, "bob still has the user open")
@@ -99,16 +99,18 @@ import UserListWire
         let shown = try #require(store.users.first { UUIDText.lowercase($0.id) == row })
 
         try await intent(a, alice, id: 1, "list", "did_select_row", ["index": 5])
-        #expect(await LifecycleTests.eventually { marked(bob, shown) && marked(carol, shown) }, "the others' lists mark it")
+        #expect(await bob.sees { marked(bob, shown) }, "bob's list marks it")
+        #expect(await carol.sees { marked(carol, shown) }, "carol's list marks it")
         #expect(!marked(alice, shown), "not marked for the one who has it open")
 
         try await intent(b, bob, id: 1, "list", "did_select_row", ["index": 5])
-        #expect(await LifecycleTests.eventually { marked(alice, shown) }, "now someone else has alice's user open too")
+        #expect(await alice.sees { marked(alice, shown) }, "now someone else has alice's user open too")
 
         try await intent(a, alice, id: 2, "detail", "back")
         try await intent(b, bob, id: 2, "detail", "back")
-        #expect(await LifecycleTests.eventually { !marked(alice, shown) && !marked(bob, shown) && !marked(carol, shown) },
-                "nobody has it open: no marker anywhere")
+        for client in [alice, bob, carol] {
+            #expect(await client.sees { !marked(client, shown) }, "nobody has it open: no marker anywhere")
+        }
         #expect(carol.document?["screens"]?[0]?["state"]?["open_elsewhere"] == nil, "an empty set is left out")
         #expect(await c.savedState.screens.count == 1, "carol only watched")
     }
@@ -122,10 +124,10 @@ import UserListWire
         let (b, bob) = await people.session("bob", uid: 2002, on: loops[1 % loops.count])
         try await intent(b, bob, id: 1, "list", "did_select_row", ["index": 1])
         try await intent(a!, alice, id: 1, "list", "did_select_row", ["index": 1])
-        #expect(await LifecycleTests.eventually { present(bob)?.count == 1 })
+        #expect(await bob.sees { present(bob)?.count == 1 })
         a?.stopFollowingChanges()  // as its registry ends it, with its client still attached
         a = nil
-        #expect(await LifecycleTests.eventually { present(bob) == [] }, "alice's session ended: gone")
+        #expect(await bob.sees { present(bob) == [] }, "alice's session ended: gone")
     }
 }
 

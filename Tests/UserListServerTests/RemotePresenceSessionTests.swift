@@ -20,7 +20,7 @@ import UserListWire
 
     func select(_ session: Session, _ client: Client, row: Int) async {
         await session.handle(.init(id: 1, screen: "list", action: "did_select_row", args: ["index": .int(Int64(row))]), from: client)
-        #expect(await LifecycleTests.eventually { client.reply(1) != nil }, "no reply")
+        #expect(await client.sees { client.reply(1) != nil }, "no reply")
     }
 
     func present(_ client: Client) -> [JSONValue] {
@@ -46,20 +46,22 @@ import UserListWire
         defer { withExtendedLifetime((a, b)) {} }  // a session let go leaves the board
         let shown = try #require(row(bob, 2)), elsewhere = try #require(row(bob, 5))
         await select(b, bob, row: 2)
-        #expect(await LifecycleTests.eventually { marked(alice, shown) }, "alice's list marks bob's user")
+        #expect(await alice.sees { marked(alice, shown) }, "alice's list marks bob's user")
 
         receiveOnAnotherThread(people.board, .holders(daemon: "d2", user: try #require(UUIDText.parse(shown)),
                                                       [PresenceHolder(name: "carol", editing: true)]))
         receiveOnAnotherThread(people.board, .holders(daemon: "d2", user: try #require(UUIDText.parse(elsewhere)),
                                                       [PresenceHolder(name: "dave", editing: false)]))
-        #expect(await LifecycleTests.eventually { present(bob) == [.object(["user": "carol", "editing": true])] },
+        #expect(await bob.sees { present(bob) == [.object(["user": "carol", "editing": true])] },
                 "bob sees carol, on the other daemon, editing: \(present(bob))")
-        #expect(await LifecycleTests.eventually { marked(alice, shown) && marked(alice, elsewhere) && marked(bob, elsewhere) },
-                "every list marks what the other daemon has open")
+        #expect(await alice.sees { marked(alice, shown) && marked(alice, elsewhere) },
+                "alice's list marks what the other daemon has open")
+        #expect(await bob.sees { marked(bob, elsewhere) }, "bob's list marks what the other daemon has open")
 
         receiveOnAnotherThread(people.board, .gone(daemon: "d2"))
-        #expect(await LifecycleTests.eventually { present(bob).isEmpty && !marked(alice, elsewhere) && !marked(bob, elsewhere) },
-                "the other daemon stopped: its people are gone")
+        #expect(await bob.sees { present(bob).isEmpty && !marked(bob, elsewhere) },
+                "the other daemon stopped: its people are gone from bob's screens")
+        #expect(await alice.sees { !marked(alice, elsewhere) }, "the other daemon stopped: gone from alice's list")
         #expect(marked(alice, shown), "bob, here, still has his user open")
         #expect(bob.resyncsAsked == 0 && alice.resyncsAsked == 0, "every patch applied")
     }

@@ -1,4 +1,5 @@
 import Testing
+import UserListTestSupport
 import ThreadLocks
 @testable import UserListServer
 
@@ -11,7 +12,10 @@ import ThreadLocks
         services.started("store") { events.withLock { $0.append("store stopped") } }
         services.started("loops") { events.withLock { $0.append("loops stopped") } }
         services.task("sweeps") {
-            while !Task.isCancelled { try? await Task.sleep(for: .seconds(60)) }
+            // Runs until cancelled: a stream nobody finishes ends only when its task is cancelled.
+            let (never, keptOpen) = AsyncStream<Never>.makeStream()
+            for await _ in never {}
+            keptOpen.finish()
             events.withLock { $0.append("sweeps ended") }
         }
         services.allStarted()

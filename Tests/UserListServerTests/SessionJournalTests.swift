@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import UserListTestSupport
 import UserListDomain
 import UserListPresentation
 @testable import UserListServer
@@ -28,21 +29,26 @@ import ThreadLocks
         return detail.draftName
     }
 
-    /// Polls (every 5 ms, up to 30 s) until the journal on disk holds `draft` for `key`.
-    static func waitForDraft(_ draft: String, key: SessionKey, in directory: String, logger: Logger) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(120)
-        while ContinuousClock.now < deadline {
-            let loaded = SessionJournal.load(directory: directory, logger: logger) ?? []
-            if Self.draft(loaded.first { $0.key == key }) == draft { return true }
-            try? await Task.sleep(for: .milliseconds(5))
+    /// A logger for a journal under test, and a pulse that beats after each line it logs (the
+    /// journal logs one after every batch it writes).
+    static func observedLogger() -> (Logger, Pulse) {
+        let logged = Pulse()
+        return (Logger(sink: .observed { _ in logged.beat() }, level: .debug), logged)
+    }
+
+    /// Waits until the journal on disk holds `draft` for `key`, looking after each batch written.
+    static func waitForDraft(_ draft: String, key: SessionKey, in directory: String, written: Pulse) async -> Bool {
+        let reader = Logger(sink: .memory, level: .error)
+        return await written.until {
+            let loaded = SessionJournal.load(directory: directory, logger: reader) ?? []
+            return Self.draft(loaded.first { $0.key == key }) == draft
         }
-        return false
     }
 
     @Test func theLatestStateComesBackAndTheFileStaysBounded() async throws {
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let logger = Logger(sink: .memory, level: .error)
+        let (logger, written) = Self.observedLogger()
         let journal = SessionJournal(directory: directory, interval: .milliseconds(1), logger: logger)
         journal.start(with: [])
         let key = SessionKey(uid: 1000, clientKey: "typist")
@@ -53,7 +59,8 @@ import ThreadLocks
         for round in 0..<24 {
             let draft = "\(round) " + filler
             journal.record(key: key, id: "typist", state: Self.state(draft: draft, rows: 50))
-            #expect(await Self.waitForDraft(draft, key: key, in: directory, logger: logger), "round \(round) reached the disk")
+            #expect(await Self.waitForDraft(draft, key: key, in: directory, written: written),
+                    "round \(round) reached the disk")
         }
         let size = try FileManager.default.attributesOfItem(atPath: journal.path)[.size] as? Int ?? 0
         #expect(size <= 2 << 20, "the journal stays bounded (compacted past 4 × the live size, at least 1 MiB): \(size) bytes")
@@ -83,18 +90,18 @@ import ThreadLocks
             cleanedUp.store(true, ordering: .sequentiallyConsistent)
         }
         let shutdownSawCleanup = Lock<Bool?>(nil)
+        let shutdownReturned = Pulse()
         let shutdown = Thread {
             journal.waitUntilStarted()
             shutdownSawCleanup.withLock { $0 = cleanedUp.load(ordering: .sequentiallyConsistent) }
+            shutdownReturned.beat()
         }
         shutdown.start()
-        // Not an outcome-deciding sleep: a shutdown that does not wait returns within it and is
+        // Not an outcome-deciding wait: a shutdown that does not wait returns within it and is
         // caught below; one that waits is released after it.
-        let until = ContinuousClock.now + .milliseconds(300)
-        while ContinuousClock.now < until, shutdownSawCleanup.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(5)) }
+        await shutdownReturned.until(timeout: .milliseconds(300)) { shutdownSawCleanup.withLock { $0 } != nil }
         release.signal()
-        let deadline = ContinuousClock.now + .seconds(120)
-        while ContinuousClock.now < deadline, shutdownSawCleanup.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(5)) }
+        await shutdownReturned.until { shutdownSawCleanup.withLock { $0 } != nil }
         #expect(shutdownSawCleanup.withLock { $0 } == true, "the shutdown went on only after the start's cleanup")
         journal.abandon()
         #expect(!FileManager.default.fileExists(atPath: journal.path), "abandon removes the journal")
@@ -118,12 +125,12 @@ import ThreadLocks
     @Test func aTornLastLineIsSkipped() async throws {
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let logger = Logger(sink: .memory, level: .error)
+        let (logger, written) = Self.observedLogger()
         let journal = SessionJournal(directory: directory, interval: .milliseconds(1), logger: logger)
         journal.start(with: [])
         let key = SessionKey(uid: 1000, clientKey: "crash")
         journal.record(key: key, id: "crash", state: Self.state(draft: "Complete Line"))
-        #expect(await Self.waitForDraft("Complete Line", key: key, in: directory, logger: logger))
+        #expect(await Self.waitForDraft("Complete Line", key: key, in: directory, written: written))
         journal.finish()
         // A crash in the middle of the next write.
         let handle = try #require(FileHandle(forWritingAtPath: journal.path))

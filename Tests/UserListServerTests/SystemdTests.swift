@@ -123,7 +123,7 @@ struct SystemdTests {
                          "no journald is listening and we cannot start one (\(path), root)")
             try FileManager.default.createDirectory(atPath: "/run/systemd/journal", withIntermediateDirectories: true)
             journald = try SystemdFixture.launch(path, arguments: [], environment: [:])
-            guard waitUntil({ SystemdFixture.datagramSocketAnswers(journalSocket) }) else {
+            guard eventually({ SystemdFixture.datagramSocketAnswers(journalSocket) }) else {
                 Issue.record("the journald we started does not listen on \(journalSocket)")
                 return
             }
@@ -146,7 +146,7 @@ struct SystemdTests {
         defer { SystemdFixture.kill(daemon) }
 
         var entry: [String: Any]?
-        waitUntil(poll: 0.2) {  // polls the journal for the entry; the deadline decides only a hang
+        eventually(every: .milliseconds(200)) {  // polls the journal for the entry; the deadline decides only a hang
             let output = SystemdFixture.run(journalctl, ["-o", "json", "--no-pager",
                                                          "SYSLOG_IDENTIFIER=userlistd", "USERLISTD_SOCKET=\(socketPath)"])
             entry = output.split(separator: "\n")
@@ -259,9 +259,7 @@ enum SystemdFixture {
     }
 
     static func wait(_ process: Process, timeout: Double) {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        if !process.waitForExit(timeout: timeout) { Glibc.kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 
@@ -313,16 +311,16 @@ enum SystemdFixture {
     }
 
     static func connect(to path: String, timeout: Double) throws -> Int32 {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
+        func attempt() throws -> Int32 {
             let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else { throw Failure("socket: errno \(errno)") }
             if connect(fd, path) == 0 { return fd }
             let code = errno
             close(fd)
-            if Date() > deadline { throw Failure("cannot connect to \(path): errno \(code)") }
-            usleep(50_000)
+            throw Failure("cannot connect to \(path): errno \(code)")
         }
+        // Past the deadline, one last attempt throws why it cannot connect.
+        return try firstConnection(timeout: timeout, every: .milliseconds(50), attempt) ?? attempt()
     }
 
     static func writeFrame(_ body: [UInt8], to fd: Int32) throws {

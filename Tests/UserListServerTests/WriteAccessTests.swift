@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import UserListTestSupport
 import UserListData
 import UserListDomain
 import UserListPresentation
@@ -13,7 +14,12 @@ import ThreadLocks
     /// Collects what the session sends.
     final class RecordingClient: SessionClient {
         let messages = Lock<[ServerMessage]>([])
-        func send(_ message: ServerMessage, droppable: Bool) { messages.withLock { $0.append(message) } }
+        /// Beats after every message the session sends.
+        let received = Pulse()
+        func send(_ message: ServerMessage, droppable: Bool) {
+            messages.withLock { $0.append(message) }
+            received.beat()
+        }
         func sendFrames(_ frames: [(frame: OutgoingFrame, droppable: Bool)]) {
             for frame in frames {
                 if let message = try? ServerMessage(frame: frame.frame.bytes.dropFirst(4)) { send(message, droppable: frame.droppable) }
@@ -22,14 +28,10 @@ import ThreadLocks
         func reply(_ id: Int) -> ServerMessage.Reply? {
             messages.withLock { $0.lazy.compactMap { if case .reply(let reply) = $0, reply.id == id { reply } else { nil } }.first }
         }
-        /// The reply to intent `id` once it has come; throws after two minutes without it.
+        /// The reply to intent `id` once it has come; throws after the generous deadline without it.
         func awaitReply(_ id: Int) async throws -> ServerMessage.Reply {
-            let deadline = ContinuousClock.now + .seconds(120)
-            while ContinuousClock.now < deadline {
-                if let reply = reply(id) { return reply }
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            throw CancellationError()
+            guard await received.until({ reply(id) != nil }), let reply = reply(id) else { throw CancellationError() }
+            return reply
         }
     }
 

@@ -13,6 +13,8 @@ package final class RealDaemon: @unchecked Sendable {
     /// More flags for the daemon (e.g. `--session-journal-interval 0`).
     package let extraArguments: [String]
     private var process: Process?
+    /// The running daemon's stderr: its log.
+    private var stderr: CapturedOutput?
 
     /// The build products directory, or `nil` when userlistd has not been built.
     package static var productsDirectory: String? {
@@ -50,15 +52,17 @@ package final class RealDaemon: @unchecked Sendable {
                              "--state-directory", directory + "/state", "--sample-data", String(sampleData)] + extraArguments
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
-        _ = FileManager.default.createFile(atPath: directory + "/daemon.log", contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: directory + "/daemon.log")
+        let stderr = CapturedOutput()
+        process.standardError = stderr.writingEnd
         try process.run()
+        try? stderr.writingEnd.close()
         self.process = process
-        let deadline = ContinuousClock.now + .seconds(Int(generousDeadline))
-        while ContinuousClock.now < deadline {
-            if Self.answers(socketPath) { return }
-            if !process.isRunning { throw Failure("userlistd exited: \(log())") }
-            usleep(20_000)
+        self.stderr = stderr
+        // "userlistd <version> ready" is logged once it listens with its sessions in place; the
+        // log ends early if it exits instead.
+        if stderr.waitFor(timeout: generousDeadline, { Self.saysReady($0) || $1 }) {
+            if Self.saysReady(stderr.text) { return }
+            throw Failure("userlistd exited: \(log())")
         }
         process.terminate()  // never leave a daemon behind a failed start
         process.waitUntilExit()
@@ -68,7 +72,15 @@ package final class RealDaemon: @unchecked Sendable {
 
     deinit { tearDown() }
 
-    package func log() -> String { (try? String(contentsOfFile: directory + "/daemon.log", encoding: .utf8)) ?? "" }
+    package func log() -> String { stderr?.text ?? "" }
+
+    /// Whether `log` holds the daemon's "userlistd <version> ready" line (prefixed or not).
+    package static func saysReady(_ log: String) -> Bool {
+        log.split(separator: "\n").contains { line in
+            let words = line.split(separator: " ")
+            return words.indices.dropLast(2).contains { words[$0].hasSuffix("userlistd") && words[$0 + 2] == "ready" }
+        }
+    }
 
     /// The daemon's process id while it runs (for tests that kill it hard).
     package var pid: Int32? { process.map(\.processIdentifier) }
@@ -87,9 +99,7 @@ package final class RealDaemon: @unchecked Sendable {
         if process.isRunning { process.terminate() }
         // SIGTERM first; a daemon that does not exit within the deadline is killed, so that a
         // hung daemon fails its test instead of hanging the whole run.
-        let deadline = Date().addingTimeInterval(generousDeadline)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if !process.waitForExit(timeout: generousDeadline) { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         self.process = nil
     }
@@ -121,14 +131,4 @@ package final class RealDaemon: @unchecked Sendable {
             }
         }
     }
-}
-
-/// Polls `condition` until true or the timeout passes.
-package func eventually(_ timeout: Duration = .seconds(60), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
 }

@@ -26,7 +26,7 @@ struct CrashTypingProcessTests {
         h.daemon.kill9()
         try h.daemon.start()
         // The screen alone could still be the old one: wait until the TUI is attached to the new daemon.
-        let reattached = await eventually(.seconds(30)) { Self.attachedClients(h) > 0 }
+        let reattached = await eventually(timeout: .seconds(30)) { Self.attachedClients(h) > 0 }
         #expect(reattached, "the TUI reattached to the restarted daemon: \(h.daemon.log())")
         lines = try await h.waitFor(.seconds(30)) { lines in
             lines.contains { $0.contains("Name:     \(expected)▏") } && lines[h.rows - 1].contains("connected")

@@ -42,7 +42,7 @@ struct PrivateDaemonProcessTests {
         /// SIGTERM to each daemon started here, then waits until its socket is gone.
         func stopDaemons() {
             for pid in started { kill(pid, SIGTERM) }
-            waitUntil { started.allSatisfy(Self.exited) }
+            eventually { started.allSatisfy(Self.exited) }
             started.removeAll()
         }
 

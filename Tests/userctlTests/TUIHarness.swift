@@ -102,17 +102,14 @@ final class TUIHarness: @unchecked Sendable {
     /// while the footer or status line of the same frame is not yet; the caller then checks
     /// those lines too. The second capture gives tmux its next turn to read the rest.
     func waitFor(_ timeout: Duration = .seconds(Int(generousDeadline)), _ condition: ([String]) -> Bool) async throws -> [String] {
-        let deadline = ContinuousClock.now + timeout
-        var lines = try screen()
-        while ContinuousClock.now < deadline {
-            if condition(lines) {
-                let again = try screen()
-                if again == lines { return lines }
-                lines = again
-                continue
-            }
-            try await Task.sleep(for: .milliseconds(40))
+        // tmux is another process: its screen can only be polled, through the shared helper.
+        var lines: [String] = []
+        _ = try await eventually(timeout: timeout, every: .milliseconds(40)) {
             lines = try screen()
+            guard condition(lines) else { return false }
+            let again = try screen()
+            defer { lines = again }
+            return again == lines
         }
         return lines
     }
@@ -178,16 +175,11 @@ final class TUIHarness: @unchecked Sendable {
     /// 50 ms); returns whether it does. A save by someone else merges into the daemon's draft
     /// only once it has one.
     func waitForDaemonDraft(_ timeout: Duration = .seconds(Int(generousDeadline))) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        try await eventually(timeout: timeout, every: .milliseconds(40)) {
             let run = try userctl(["sessions", "--json"])
             let sessions = (try? JSONValue(parsing: run.output))?.arrayValue ?? []
-            if sessions.contains(where: { $0["key"]?.stringValue == server && $0["draft"]?.boolValue == true }) {
-                return true
-            }
-            try await Task.sleep(for: .milliseconds(40))
+            return sessions.contains { $0["key"]?.stringValue == server && $0["draft"]?.boolValue == true }
         }
-        return false
     }
 
     /// Every user in list order, from `userctl list --all --json`.

@@ -37,11 +37,10 @@ struct TUIPresenceProcessTests {
     }
 
     func waitForSecond(_ h: H, _ condition: ([String]) -> Bool) async throws -> [String] {
-        let deadline = ContinuousClock.now + .seconds(Int(generousDeadline))
-        var lines = try second(h)
-        while ContinuousClock.now < deadline, !condition(lines) {
-            try await Task.sleep(for: .milliseconds(40))
+        var lines: [String] = []
+        _ = try await eventually(every: .milliseconds(40)) {
             lines = try second(h)
+            return condition(lines)
         }
         return lines
     }

@@ -101,9 +101,6 @@ struct TUITests {
         try h.keys("r")
         // The refresh shows 50 of 200 only briefly: with the cursor's row on screen, the next
         // page follows at once (it used to stay at 50, the cursor stuck on the last row).
-        // Not an outcome-deciding sleep: it lets the refresh start before the wait below, which
-        // then polls for the outcome itself.
-        try await Task.sleep(for: .milliseconds(300))
         lines = try await h.waitFor { H.shows($0, loaded: 100, of: 200) }
         #expect(H.shows(lines, loaded: 100, of: 200), "the next page loads after the refresh: \(lines[0])")
         try h.keys("j")

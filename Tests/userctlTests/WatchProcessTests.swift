@@ -11,28 +11,30 @@ import UserListWire
 @Suite(.childProcesses, .serialized, .timeLimit(.minutes(3)),
        .disabled(if: RealDaemon.skipReason != nil, "userlistd not built: swift build first"))
 struct WatchProcessTests {
-    /// `userctl watch` in the background, its stdout and stderr in files read as they grow.
+    /// `userctl watch` in the background, its stdout and stderr read as they arrive.
     final class Watcher {
         let process = Process()
-        let outPath: String
-        let errPath: String
+        let stdout = CapturedOutput()
+        let stderr = CapturedOutput()
 
-        init(_ arguments: [String], directory: String, name: String) throws {
+        init(_ arguments: [String]) throws {
             let products = try #require(RealDaemon.productsDirectory)
-            outPath = "\(directory)/\(name).out"
-            errPath = "\(directory)/\(name).err"
-            FileManager.default.createFile(atPath: outPath, contents: nil)
-            FileManager.default.createFile(atPath: errPath, contents: nil)
             process.executableURL = URL(fileURLWithPath: products + "/userctl")
             process.arguments = arguments + ["watch"]
             process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle(forWritingAtPath: outPath)
-            process.standardError = FileHandle(forWritingAtPath: errPath)
+            process.standardOutput = stdout.writingEnd
+            process.standardError = stderr.writingEnd
             try process.run()
+            // The child has its copies: closing ours lets the reader see end of file when it exits.
+            try stdout.writingEnd.close()
+            try stderr.writingEnd.close()
         }
 
-        var out: String { (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "" }
-        var err: String { (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "" }
+        var out: String { stdout.text }
+        var err: String { stderr.text }
+
+        /// Waits until what the watcher printed so far satisfies `condition`.
+        func printed(_ condition: (_ out: String) -> Bool) async -> Bool { await stdout.sees { condition(out) } }
 
         func stop() {
             if process.isRunning { process.terminate() }
@@ -62,26 +64,24 @@ struct WatchProcessTests {
         return String(cString: name)
     }
 
-    @Test func importsFromAFileAndFromStdinAreReported() throws {
+    @Test func importsFromAFileAndFromStdinAreReported() async throws {
         let daemon = try RealDaemon(sampleData: 3)
         defer { daemon.tearDown() }
         let socket = ["--socket", daemon.socketPath]
-        let json = try Watcher(socket + ["--json"], directory: daemon.directory, name: "json")
+        let json = try Watcher(socket + ["--json"])
         defer { json.stop() }
-        let text = try Watcher(socket, directory: daemon.directory, name: "text")
+        let text = try Watcher(socket)
         defer { text.stop() }
         // "connected" comes once the watch reads where the history stands and follows changes.
-        #expect(waitUntil {
-                    json.out.contains(#"{"connection":"connected"}"#) && text.err.contains("userctl: connected")
-                },
-                "\(json.out) \(text.err)")
+        #expect(await json.printed { $0.contains(#"{"connection":"connected"}"#) }, "\(json.out)")
+        #expect(await text.stderr.sees { text.err.contains("userctl: connected") }, "\(text.err)")
 
         let file = daemon.directory + "/one.json"
         try #"[{"name":"Ada File","email":"ada.file@example.org"}]"#
             .write(toFile: file, atomically: true, encoding: .utf8)
         #expect(try UserctlCommandTests.userctl(socket + ["import", file]).status == 0)
-        #expect(waitUntil { text.out.contains("\(Self.me) imported 1 user (#") }, "text: \(text.out)")
-        #expect(waitUntil { json.out.contains(#""name":"imported""#) }, "json: \(json.out)")
+        #expect(await text.printed { $0.contains("\(Self.me) imported 1 user (#") }, "text: \(text.out)")
+        #expect(await json.printed { $0.contains(#""name":"imported""#) }, "json: \(json.out)")
         let line = try #require(json.out.split(separator: "\n").first { $0.contains(#""name":"imported""#) })
         let event = try JSONValue(parsing: String(line))
         #expect(event["screen"]?.stringValue == "session")
@@ -92,15 +92,15 @@ struct WatchProcessTests {
         let lines = #"{"name":"Bo Stdin","email":"bo.stdin@example.org"}"# + "\n"
             + #"{"name":"Cy Stdin","email":"cy@example.org"}"# + "\n"
         #expect(try Self.importFromStdin(socket, lines) == 0)
-        #expect(waitUntil { text.out.contains("\(Self.me) imported 2 users (#") }, "text: \(text.out)")
-        #expect(waitUntil { json.out.contains(#""count":2"#) }, "json: \(json.out)")
+        #expect(await text.printed { $0.contains("\(Self.me) imported 2 users (#") }, "text: \(text.out)")
+        #expect(await json.printed { $0.contains(#""count":2"#) }, "json: \(json.out)")
 
         // The other kinds still come one by one, after the imports.
         let list = try UserctlCommandTests.userctl(socket + ["list", "--json", "--page-size", "1"])
         let id = try #require(try JSONValue(parsing: list.stdout).arrayValue?.first?["id"]?.stringValue)
         #expect(try UserctlCommandTests.userctl(socket + ["rename", id, "Renamed Watcher"]).status == 0)
-        #expect(waitUntil { text.out.contains("saved") && text.out.contains("Renamed Watcher") }, "text: \(text.out)")
-        #expect(waitUntil { json.out.contains(#""kind":"saved""#) }, "json: \(json.out)")
+        #expect(await text.printed { $0.contains("saved") && $0.contains("Renamed Watcher") }, "text: \(text.out)")
+        #expect(await json.printed { $0.contains(#""kind":"saved""#) }, "json: \(json.out)")
         #expect(text.out.components(separatedBy: "imported").count == 3, "each import once: \(text.out)")
     }
 }

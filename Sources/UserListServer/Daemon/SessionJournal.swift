@@ -293,6 +293,8 @@ package final class SessionJournal: Sendable {
         writer.fileBytes += lines.count
         let liveBytes = writer.live.values.reduce(0) { $0 + $1.bytes }
         if writer.fileBytes > max(1 << 20, 4 * liveBytes) { compact() }
+        // After the batch is on disk: a test awaits this line rather than polling the file.
+        logger.debug("Wrote \(lines.count) bytes of sessions to \(path)")
     }
 
     /// Writes every live session to a new file, syncs it, renames it over the journal, syncs

@@ -18,6 +18,9 @@ public final class Logger: Sendable {
         case stderr(prefixed: Bool)
         /// Kept in memory for tests.
         case memory
+        /// Kept in memory, and each entry handed to `observer` as it is logged: a test awaits the
+        /// line it expects (the daemon's "ready") instead of polling for its effects.
+        case observed(@Sendable (Entry) -> Void)
     }
 
     public struct Entry: Sendable, Equatable {
@@ -66,6 +69,10 @@ public final class Logger: Sendable {
         switch sink {
         case .memory:
             captured.withLock { $0.append(Entry(level: level, message: text, fields: fields)) }
+        case .observed(let observer):
+            let entry = Entry(level: level, message: text, fields: fields)
+            captured.withLock { $0.append(entry) }
+            observer(entry)
         case .stderr(let prefixed):
             // systemd stamps prefixed lines itself; a terminal or a log file needs the time here.
             var out = prefixed ? "<\(level.priority)>" : Self.timestamp() + " " + level.rawValue + ": "

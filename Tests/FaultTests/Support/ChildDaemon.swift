@@ -130,15 +130,14 @@ final class ChildDaemon: @unchecked Sendable {
         guard rc == 0 else { throw FaultFailure("posix_spawn failed: \(rc)") }
         pid = child
         exitStatus = nil
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let fd = try? RawSocket.connect(socketPath) {
-                close(fd)
-                return
-            }
-            if reap() != nil { throw FaultFailure("the daemon exited during startup (status \(exitStatus!)): \(log)") }
-            usleep(10_000)
+        let listening = firstConnection(timeout: timeout, givesUp: { reap() != nil }) {
+            try RawSocket.connect(socketPath)
         }
+        if let fd = listening {
+            close(fd)
+            return
+        }
+        if reap() != nil { throw FaultFailure("the daemon exited during startup (status \(exitStatus!)): \(log)") }
         throw FaultFailure("the daemon did not answer on \(socketPath) within \(timeout) s: \(log)")
     }
 
@@ -160,14 +159,14 @@ final class ChildDaemon: @unchecked Sendable {
         kill(pid, number)
     }
 
-    /// Waits up to `timeout` for the child to exit; nil if it is still running.
+    /// Waits up to `timeout` for the child to exit (woken by the exit); nil if it was still
+    /// running then (it is killed, so that nothing is left behind).
     func waitForExit(timeout: Double) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            if let code = reap() { return code }
-            if Date() >= deadline { return nil }
-            usleep(5_000)
-        }
+        if let exitStatus { return exitStatus }
+        guard pid > 0 else { return nil }
+        let (code, killed) = reapChild(pid, timeout: timeout)
+        exitStatus = code
+        return killed ? nil : code
     }
 
     /// SIGKILL and reap (no-op when already gone).

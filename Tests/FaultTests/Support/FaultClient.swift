@@ -79,16 +79,8 @@ final class FaultClient: @unchecked Sendable {
     private var open = true
 
     init(path: String, timeout: Double = generousDeadline) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            do {
-                fd = try RawSocket.connect(path)
-                break
-            } catch {
-                if Date() >= deadline { throw error }
-                usleep(10_000)
-            }
-        }
+        // Past the deadline, one last try throws why it cannot connect.
+        fd = try firstConnection(timeout: timeout) { try RawSocket.connect(path) } ?? RawSocket.connect(path)
     }
 
     deinit { if open { close(fd) } }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import ThreadLocks
+import UserListTestSupport
 
 /// A tiny service manager that speaks systemd's descriptor-store protocol, for restarts in the
 /// tests: it listens on a `NOTIFY_SOCKET` datagram socket, keeps every descriptor a daemon sends
@@ -23,6 +24,9 @@ final class TestServiceManager: @unchecked Sendable {
     private let notifyFD: Int32
     private let state = Lock(State())
     private var receiver: Thread?
+    /// Beats after every datagram the receiver handles, and once when it ends.
+    private let heard = Pulse()
+    private let receiverEnded = Atomic<Bool>(false)
     private let stopping = Atomic<Bool>(false)
     private(set) var pid: pid_t = 0
 
@@ -60,7 +64,7 @@ final class TestServiceManager: @unchecked Sendable {
             pid = 0
         }
         stopping.store(true, ordering: .relaxed)
-        while receiver?.isFinished == false { usleep(10_000) }
+        if receiver != nil { _ = heard.blockingUntil { receiverEnded.load(ordering: .acquiring) } }
         close(notifyFD)
         unlink(notifyPath)
         state.withLock { state in
@@ -116,35 +120,26 @@ final class TestServiceManager: @unchecked Sendable {
         let rc = posix_spawn(&child, "/bin/sh", &actions, &attributes, &argv, &envp)
         guard rc == 0 else { throw FaultFailure("posix_spawn: \(rc)") }
         pid = child
-        let deadline = Date().addingTimeInterval(30)
-        while readyCount == readyBefore {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                pid = 0
-                throw FaultFailure("the daemon exited before READY=1 (status \(status)): \(log)")
-            }
-            if Date() >= deadline { throw FaultFailure("no READY=1 within 30 s: \(log)") }
-            usleep(5_000)
+        // READY=1 arrives as a datagram the receiver handles. A daemon that exits before it is
+        // seen when the wait ends (at the deadline): the outcome is the same, the failure slower.
+        if heard.blockingUntil(timeout: .seconds(30), { readyCount > readyBefore }) { return }
+        var status: Int32 = 0
+        if waitpid(pid, &status, WNOHANG) == pid {
+            pid = 0
+            throw FaultFailure("the daemon exited before READY=1 (status \(status)): \(log)")
         }
+        throw FaultFailure("no READY=1 within 30 s: \(log)")
     }
 
     /// `systemctl restart`: SIGTERM, wait for the exit (30 s at most), start again.
     func restart() throws {
         let old = pid
         kill(old, SIGTERM)
-        var status: Int32 = 0
-        let deadline = Date().addingTimeInterval(30)
-        while waitpid(old, &status, WNOHANG) != old {
-            if Date() >= deadline {
-                kill(old, SIGKILL)
-                throw FaultFailure("the daemon did not stop within 30 s of SIGTERM: \(log)")
-            }
-            usleep(5_000)
-        }
+        let (_, killed) = reapChild(old, timeout: 30)
         pid = 0
+        if killed { throw FaultFailure("the daemon did not stop within 30 s of SIGTERM: \(log)") }
         // Datagrams sent just before the exit are still queued: let the receiver take them.
-        let drained = Date().addingTimeInterval(1)
-        while Date() < drained, pendingDatagrams() > 0 { usleep(5_000) }
+        _ = heard.blockingUntil(timeout: .seconds(1)) { pendingDatagrams() == 0 }
         try start()
     }
 
@@ -180,7 +175,10 @@ final class TestServiceManager: @unchecked Sendable {
             }
             guard count >= 0 else { continue }  // timeout: look at `stopping` again
             handle(String(decoding: buffer[0..<count], as: UTF8.self), descriptors: received)
+            heard.beat()
         }
+        receiverEnded.store(true, ordering: .releasing)
+        heard.beat()
     }
 
     /// SCM_RIGHTS descriptors in a control buffer (x86_64/aarch64 `cmsghdr`: 8-byte length, level, type, data at 16).

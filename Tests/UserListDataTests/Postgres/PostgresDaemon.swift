@@ -9,6 +9,8 @@ final class PostgresDaemon: @unchecked Sendable {  // Invariant: used by one tes
     let socketPath: String
     let database: String
     private var process: Process?
+    /// The daemon's stderr: its log.
+    private let stderr = CapturedOutput()
 
     /// Starts the process without waiting for it (see `waitUntilAnswering`).
     init(database: String, sampleData: Int = 0, environment: [String: String] = [:]) throws {
@@ -26,18 +28,18 @@ final class PostgresDaemon: @unchecked Sendable {  // Invariant: used by one tes
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
-        _ = FileManager.default.createFile(atPath: directory + "/daemon.log", contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: directory + "/daemon.log")
+        process.standardError = stderr.writingEnd
         try process.run()
+        try? stderr.writingEnd.close()
         self.process = process
     }
 
     func waitUntilAnswering(timeout: Duration = .seconds(30)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if RealDaemon.answers(socketPath) { return }
-            if process?.isRunning != true { throw RealDaemon.Failure("userlistd exited: \(log())") }
-            try await Task.sleep(for: .milliseconds(20))
+        // "userlistd <version> ready" is logged once it listens; the log ends early if it exits.
+        let stderr = stderr
+        if await stderr.sees({ RealDaemon.saysReady(stderr.text) || stderr.hasEnded }) {
+            if RealDaemon.saysReady(stderr.text) { return }
+            throw RealDaemon.Failure("userlistd exited: \(log())")
         }
         throw RealDaemon.Failure("userlistd did not answer on \(socketPath) within \(timeout): \(log())")
     }
@@ -62,7 +64,7 @@ final class PostgresDaemon: @unchecked Sendable {  // Invariant: used by one tes
         kill(process.processIdentifier, SIGCONT)
     }
 
-    func log() -> String { (try? String(contentsOfFile: directory + "/daemon.log", encoding: .utf8)) ?? "" }
+    func log() -> String { stderr.text }
 
     /// SIGTERM, wait, remove the directory. Call at the end of every test (`defer`).
     func tearDown() {
@@ -99,39 +101,31 @@ final class PostgresDaemon: @unchecked Sendable {  // Invariant: used by one tes
                    stderr: String(decoding: stderr, as: UTF8.self))
     }
 
-    /// `userctl watch --json` in the background, its output going to a file `output()` reads;
+    /// `userctl watch --json` in the background, its output read as it arrives (`output()`);
     /// attached to session `session` when given (keeping it alive: a one-shot `userctl` ends
     /// the session it used unless another client is attached).
     func watch(session: String? = nil) throws -> Watch { try Watch(self, session: session) }
 
     final class Watch: @unchecked Sendable {  // Invariant: `process` is set in init, then only read.
         private let process: Process
-        private let path: String
+        private let stdout = CapturedOutput()
 
         init(_ daemon: PostgresDaemon, session: String?) throws {
             guard let products = RealDaemon.productsDirectory else { throw RealDaemon.Failure("userctl is not built") }
-            path = daemon.directory + "/watch-\(UUID().uuidString.prefix(6)).out"
-            _ = FileManager.default.createFile(atPath: path, contents: nil)
             process = Process()
             process.executableURL = URL(fileURLWithPath: products + "/userctl")
             process.arguments = ["--socket", daemon.socketPath, "--no-spawn"] + (session.map { ["--session", $0] } ?? []) + ["watch", "--json"]
             process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle(forWritingAtPath: path)
+            process.standardOutput = stdout.writingEnd
             process.standardError = FileHandle.nullDevice
             try process.run()
+            try? stdout.writingEnd.close()
         }
 
-        func output() -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+        func output() -> String { stdout.text }
 
-        /// Polls the output until `condition` holds or `timeout` passes.
-        func wait(timeout: Duration = .seconds(30), until condition: (String) -> Bool) async -> Bool {
-            let deadline = ContinuousClock.now + timeout
-            while ContinuousClock.now < deadline {
-                if condition(output()) { return true }
-                try? await Task.sleep(for: .milliseconds(20))
-            }
-            return condition(output())
-        }
+        /// Waits until the output satisfies `condition`, re-checked as each piece arrives.
+        func wait(until condition: (String) -> Bool) async -> Bool { await stdout.sees { condition(output()) } }
 
         func stop() {
             if process.isRunning { process.terminate() }

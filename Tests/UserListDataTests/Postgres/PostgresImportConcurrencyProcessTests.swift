@@ -45,7 +45,7 @@ struct PostgresImportConcurrencyProcessTests {
             // Watched from a connection of its own: inside the blocker's transaction,
             // pg_stat_activity would be one snapshot taken at its first read.
             let watcher = PGConnection(conninfo: conninfo, server: "test")
-            let waiting = try await eventuallyThrowing {
+            let waiting = try await eventually {
                 try watcher.query("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%import_staged%'",
                                   [], "watching the merge").first?[0] == "1"
             }
@@ -55,13 +55,13 @@ struct PostgresImportConcurrencyProcessTests {
 
         /// Saves `user` from another task; whether it completed while the row is still held.
         func saveCompletesWhileHeld(_ user: User) async -> Bool {
-            let done = Flag()
+            let done = DoneFlag()
             let store = store
             Task {
                 _ = try? await store.update(user)
-                await done.set()
+                done.set()
             }
-            return await eventuallyAsync { await done.value }
+            return await done.wait()
         }
     }
 
@@ -95,28 +95,4 @@ struct PostgresImportConcurrencyProcessTests {
         #expect(try await held.store.fetchPage(PageRequest(limit: 1)).totalCount == 2)
         #expect(try await held.store.fetchUser(id: held.other.id).email == "WANTED@example.org")
     }
-}
-
-private actor Flag {
-    private(set) var value = false
-    func set() { value = true }
-}
-
-/// Polls `condition` every 20 ms until it holds or the generous deadline passes.
-private func eventuallyThrowing(_ condition: () throws -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + .seconds(generousDeadline)
-    while ContinuousClock.now < deadline {
-        if try condition() { return true }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    return try condition()
-}
-
-private func eventuallyAsync(_ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(generousDeadline)
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return await condition()
 }

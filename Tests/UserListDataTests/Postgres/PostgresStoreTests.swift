@@ -147,22 +147,25 @@ struct PostgresStoreTests {
 final class EventCollector: Sendable {
     private final class Received: Sendable { let events = Lock<[PostgresChangeFeed.Event]>([]) }
     private let received = Received()
+    /// Beats after every event collected.
+    private let arrived = Pulse()
     private let task: Task<Void, Never>
 
     init(_ stream: AsyncStream<PostgresChangeFeed.Event>) {
         let received = self.received
-        task = Task { for await event in stream { received.events.withLock { $0.append(event) } } }
+        let arrived = self.arrived
+        task = Task {
+            for await event in stream {
+                received.events.withLock { $0.append(event) }
+                arrived.beat()
+            }
+        }
     }
 
     deinit { task.cancel() }
 
     func wait(timeout: Duration = .seconds(20), until condition: ([PostgresChangeFeed.Event]) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition(received.events.withLock { $0 }) { return true }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return condition(received.events.withLock { $0 })
+        await arrived.until(timeout: timeout) { condition(received.events.withLock { $0 }) }
     }
 }
 

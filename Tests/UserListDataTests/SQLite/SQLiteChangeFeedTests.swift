@@ -10,10 +10,18 @@ import UserListTestSupport
 final class ChangeCollector: Sendable {
     private let received = Lock<[CommittedChange]>([])
     private let observation = Lock<ChangeObservation?>(nil)
+    /// Beats after every change delivered.
+    private let arrived = Pulse()
 
     init(_ feed: any UserChangeFeed) {
         let received = self.received
-        observation.withLock { $0 = feed.observe { committed in received.withLock { $0.append(committed) } } }
+        let arrived = self.arrived
+        observation.withLock {
+            $0 = feed.observe { committed in
+                received.withLock { $0.append(committed) }
+                arrived.beat()
+            }
+        }
     }
 
     var changes: [UserChange] { received.withLock { $0.map(\.change) } }
@@ -23,11 +31,7 @@ final class ChangeCollector: Sendable {
     /// Waits until at least `count` changes arrived (or `timeout`), then `settle` more to catch
     /// duplicates, and returns everything received.
     func wait(for count: Int, timeout: Duration = .seconds(60), settle: Duration = .milliseconds(150)) async -> [UserChange] {
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        while changes.count < count, clock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
+        await arrived.until(timeout: timeout) { changes.count >= count }
         // Not an outcome-deciding sleep: after the awaited changes, a moment for duplicates to
         // show (a slow machine can only hide a duplicate, never fail a correct feed).
         try? await Task.sleep(for: settle)

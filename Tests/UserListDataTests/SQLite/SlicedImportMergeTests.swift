@@ -67,7 +67,7 @@ import UserListTestSupport
         func finishesWhileHeld<T: Sendable>(_ write: @escaping @Sendable () async throws -> T) async -> Task<T, any Error>? {
             let done = DoneFlag()
             let task = Task { defer { done.set() }; return try await write() }
-            return await eventually { done.isSet } ? task : nil
+            return await done.wait() ? task : nil
         }
 
         /// Starts `write` and returns once it waits for the import (the store counts it), with
@@ -77,7 +77,9 @@ import UserListTestSupport
             let done = DoneFlag()
             let task = Task { defer { done.set() }; return try await write() }
             let store = store
-            try #require(await eventually { store.importMerge.withLock { $0.waiting.count } == before + 1 },
+            try #require(await eventually(every: .milliseconds(10)) {
+                             store.importMerge.withLock { $0.waiting.count } == before + 1
+                         },
                          "the write did not wait for the import")
             return (task, done)
         }
@@ -276,16 +278,15 @@ actor SliceGate {
 /// Set once a task's write has ended.
 final class DoneFlag: Sendable {
     private let done = Lock(false)
-    func set() { done.withLock { $0 = true } }
-    var isSet: Bool { done.withLock { $0 } }
-}
+    private let changed = Pulse()
 
-/// Polls `condition` every 10 ms until it holds or the generous deadline passes.
-func eventually(_ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(generousDeadline)
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
+    func set() {
+        done.withLock { $0 = true }
+        changed.beat()
     }
-    return await condition()
+
+    var isSet: Bool { done.withLock { $0 } }
+
+    /// Waits until it is set; false only past the generous deadline (the write never ended).
+    func wait() async -> Bool { await changed.until { isSet } }
 }

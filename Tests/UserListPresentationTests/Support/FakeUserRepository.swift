@@ -1,4 +1,6 @@
 import Foundation
+import Testing
+import UserListTestSupport
 import UserListDomain
 import ThreadLocks
 
@@ -53,6 +55,9 @@ final class FakeUserRepository: UserRepository {
     }
 
     private let state = Lock(State())
+
+    /// Beats after every call that reaches the store and every call parked at a gate.
+    let changes = Pulse()
 
     init(_ users: [User] = []) {
         state.withLock { s in for user in users { s.users[user.id] = user } }
@@ -128,6 +133,22 @@ final class FakeUserRepository: UserRepository {
             return s.gates
         }
         for gate in gates { gate.continuation.resume() }
+    }
+
+    /// Waits until exactly `count` calls are parked at gates (a held call parks as it arrives).
+    func awaitHeldCalls(
+        _ count: Int, isolation: isolated (any Actor)? = #isolation,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        await changes.expect(isolation: isolation, sourceLocation: sourceLocation) { self.heldCalls.count == count }
+    }
+
+    /// Waits until `count` calls of `method` have reached the store.
+    func awaitCalls(
+        of method: Method, count: Int, isolation: isolated (any Actor)? = #isolation,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        await changes.expect(isolation: isolation, sourceLocation: sourceLocation) { self.count(of: method) == count }
     }
 
     // MARK: UserRepository
@@ -232,9 +253,11 @@ final class FakeUserRepository: UserRepository {
                 return (.failure(error), isHeld)
             }
         }
+        changes.beat()
         if isHeld {
             await withCheckedContinuation { continuation in
                 state.withLock { $0.gates.append(Gate(call: call, continuation: continuation)) }
+                changes.beat()
             }
         }
         return try result.get()

@@ -1,4 +1,6 @@
 import Foundation
+import Testing
+import UserListTestSupport
 import UserListDomain
 import UserListPresentation
 
@@ -48,5 +50,19 @@ func makeDetail(
 /// One-shot events in the order they were sent.
 final class EventLog<Event> {
     private(set) var all: [Event] = []
-    func append(_ event: Event) { all.append(event) }
+    /// Beats after every event.
+    let changes = Pulse()
+
+    func append(_ event: Event) {
+        all.append(event)
+        changes.beat()
+    }
+
+    /// Waits until `count` events have been sent.
+    func awaitCount(
+        _ count: Int, isolation: isolated (any Actor) = #isolation,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        await changes.expect(isolation: isolation, sourceLocation: sourceLocation) { self.all.count == count }
+    }
 }

@@ -1,4 +1,5 @@
 import Testing
+import UserListTestSupport
 
 /// Records every state a ViewModel publishes through `onStateChange`, so a test can assert each
 /// change an intent causes, in order (the Composable Architecture's `TestStore` habit).
@@ -10,9 +11,24 @@ final class StateRecorder<State: Equatable> {
     private var asserted: State
     private var cursor = 0
 
+    /// Beats after every recorded state: `until` re-checks a condition on the model then.
+    let changes = Pulse()
+
     init(_ initial: State) { asserted = initial }
 
-    func record(_ state: State) { recorded.append(state) }
+    func record(_ state: State) {
+        recorded.append(state)
+        changes.beat()
+    }
+
+    /// Waits until `condition` (usually on the recorded model itself) holds after some change.
+    func until(
+        isolation: isolated (any Actor) = #isolation,
+        sourceLocation: SourceLocation = #_sourceLocation,
+        _ condition: () -> Bool
+    ) async {
+        await changes.expect(isolation: isolation, sourceLocation: sourceLocation, condition)
+    }
 
     /// States recorded but not asserted yet.
     var unasserted: Int { recorded.count - cursor }
@@ -42,7 +58,7 @@ final class StateRecorder<State: Equatable> {
         isolation: isolated (any Actor) = #isolation,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async {
-        await waitUntil({ self.unasserted > 0 }, sourceLocation: sourceLocation)
+        await changes.expect(isolation: isolation, sourceLocation: sourceLocation) { self.unasserted > 0 }
         expect(change, sourceLocation: sourceLocation)
     }
 

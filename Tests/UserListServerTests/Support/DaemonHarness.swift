@@ -13,7 +13,9 @@ final class DaemonHarness: @unchecked Sendable {
     let databasePath: String
     private(set) var daemon: Daemon?
     /// What the daemon logged (the journal's fields included).
-    let logger = Logger(sink: .memory, level: .debug)
+    let logger: Logger
+    /// Beats after every line the daemon logs.
+    let logged: Pulse
     private var task: Task<Int32, Never>?
 
     /// Pages shared between sessions through `SharedPageRepository`, as userlistd's composition
@@ -23,6 +25,9 @@ final class DaemonHarness: @unchecked Sendable {
     init(sampleUsers: Int = 120, seed: UInt64 = 7, sharingPages: Bool = false,
          configure: (inout DaemonConfig) -> Void = { _ in }) async throws {
         self.sharingPages = sharingPages
+        let logged = Pulse()
+        self.logged = logged
+        logger = Logger(sink: .observed { _ in logged.beat() }, level: .debug)
         directory = NSTemporaryDirectory() + "userlistd-test-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/s.sock"
@@ -56,13 +61,17 @@ final class DaemonHarness: @unchecked Sendable {
         let daemon = Daemon(config: config, logger: logger,
                             notifier: SystemdNotifier(environment: [:]), store: store, reloadConfig: { nil })
         self.daemon = daemon
+        let readyBefore = readyLines
         task = Task { await daemon.run() }
-        let deadline = ContinuousClock.now + .seconds(generousDeadline)
-        while ContinuousClock.now < deadline {
-            if UnixSocket.isAnswering(socketPath) { return }
-            try await Task.sleep(for: .milliseconds(10))
+        // Logged once the daemon listens, its loops run and its registry is in place.
+        guard await logged.until({ readyLines > readyBefore }) else {
+            throw WireTestClient.Timeout(waitingFor: "the daemon's ready line")
         }
-        throw WireTestClient.Timeout(waitingFor: "the daemon's socket")
+    }
+
+    /// How many times the daemon said it was ready (once per start).
+    private var readyLines: Int {
+        logger.entries.filter { $0.message.hasPrefix("userlistd ") && $0.message.hasSuffix(" ready") }.count
     }
 
     /// Stops like SIGTERM does; returns the exit status.
