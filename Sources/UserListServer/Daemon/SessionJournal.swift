@@ -264,23 +264,7 @@ package final class SessionJournal: Sendable {
                                      listWindow: previous.saved.listWindow)
             writer.live[key] = Entry(saved: saved, bytes: append(Line(session: saved)))
         }
-        let now = ContinuousClock.now
-        if now - writer.lastReconcile >= .seconds(2), let keys = liveKeys.withLock({ $0 }) {
-            writer.lastReconcile = now
-            let alive = keys()
-            for key in writer.live.keys where !alive.contains(key) {
-                writer.live[key] = nil
-                _ = append(Line(ended: key))
-            }
-        } else if !writer.reconcileScheduled {
-            // Not due yet: look again when it is, so an ended session gets its tombstone even
-            // if nothing else changes meanwhile.
-            writer.reconcileScheduled = true
-            queue.async(after: .seconds(2)) { [self] in
-                writer.reconcileScheduled = false
-                writeBatch()
-            }
-        }
+        reconcileEnded { _ = append($0) }
         guard !lines.isEmpty else { return }
         if writer.fd < 0 { compact() }
         guard writer.fd >= 0 else { return }
@@ -295,6 +279,27 @@ package final class SessionJournal: Sendable {
         if writer.fileBytes > max(1 << 20, 4 * liveBytes) { compact() }
         // After the batch is on disk: a test awaits this line rather than polling the file.
         logger.debug("Wrote \(lines.count) bytes of sessions to \(path)")
+    }
+
+    /// Every 2 s at most: a tombstone for each written session that has ended since. Not due
+    /// yet: looks again when it is, so an ended session gets its tombstone even if nothing else
+    /// changes meanwhile.
+    private func reconcileEnded(_ append: (Line) -> Void) {
+        let now = ContinuousClock.now
+        if now - writer.lastReconcile >= .seconds(2), let keys = liveKeys.withLock({ $0 }) {
+            writer.lastReconcile = now
+            let alive = keys()
+            for key in writer.live.keys where !alive.contains(key) {
+                writer.live[key] = nil
+                append(Line(ended: key))
+            }
+        } else if !writer.reconcileScheduled {
+            writer.reconcileScheduled = true
+            queue.async(after: .seconds(2)) { [self] in
+                writer.reconcileScheduled = false
+                writeBatch()
+            }
+        }
     }
 
     /// Writes every live session to a new file, syncs it, renames it over the journal, syncs
