@@ -129,6 +129,23 @@ import UserListWire
         a = nil
         #expect(await bob.sees { present(bob) == [] }, "alice's session ended: gone")
     }
+
+    /// A session that nothing holds any more (no registry, no client handler) ends too: its
+    /// loop's feed, the last to hold it, lets it go at the next change it delivers.
+    @Test func aSessionNothingHoldsEndsAtItsLoopsNextChange() async throws {
+        let store = try await LoopDeliveryTests.Store(users: 60)
+        defer { store.remove() }
+        let people = People(store: store)
+        let loops = TestLoops.group.loops
+        var (a, alice): (Session?, Client) = await people.session("alice", uid: 2001, on: loops[0])
+        let (b, bob) = await people.session("bob", uid: 2002, on: loops[1 % loops.count])
+        try await intent(b, bob, id: 1, "list", "did_select_row", ["index": 1])
+        try await intent(a!, alice, id: 1, "list", "did_select_row", ["index": 1])
+        #expect(await bob.sees { present(bob)?.count == 1 })
+        a = nil
+        try await store.rename(40, to: "Somebody Else")  // a change for alice's loop to deliver
+        #expect(await bob.sees { present(bob) == [] }, "alice's session ended at the change: gone")
+    }
 }
 
 extension JSONValue {
