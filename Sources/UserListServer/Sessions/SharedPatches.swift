@@ -9,18 +9,17 @@ import UserListWire
 /// 0), so equal before and after states mean equal bytes; each client still gets its own
 /// envelope (epoch, sequence number).
 package final class SharedPatches {
-    private struct Entry {
-        let before: UserListState
-        let after: UserListState
+    /// What a list-only session sends for a step, and whether its journal records it.
+    struct Outcome {
         let serializedOperations: [UInt8]
         /// Whether the step moves what a restart restores (`SessionJournal.restoreChanged`).
         let restoreChanged: Bool
     }
 
-    /// What a list-only session sends for a step, and whether its journal records it.
-    struct Outcome {
-        let serializedOperations: [UInt8]
-        let restoreChanged: Bool
+    private struct Entry {
+        let before: UserListState
+        let after: UserListState
+        let outcome: Outcome
     }
 
     static let capacity = 8
@@ -29,8 +28,7 @@ package final class SharedPatches {
     /// What was recorded for a list-only session going from `before` to `after`.
     func outcome(from before: NavigationState, to after: NavigationState) -> Outcome? {
         guard let (a, b) = Self.listOnly(before, after), let index = recordedIndex(a, b) else { return nil }
-        return Outcome(serializedOperations: entries[index].serializedOperations,
-                       restoreChanged: entries[index].restoreChanged)
+        return entries[index].outcome
     }
 
     func record(from before: NavigationState, to after: NavigationState, _ outcome: Outcome) {
@@ -41,7 +39,7 @@ package final class SharedPatches {
     /// The operations taking a list-only session from `before` to `after`, serialized here if
     /// no session recorded them yet (empty when nothing changed).
     func operations(fromList before: UserListState, toList after: UserListState) -> [UInt8] {
-        if let index = recordedIndex(before, after) { return entries[index].serializedOperations }
+        if let index = recordedIndex(before, after) { return entries[index].outcome.serializedOperations }
         let serialized = StateDiff.serializedOps(from: NavigationState(screens: [.list(before)]),
                                                  to: NavigationState(screens: [.list(after)]))
         record(before, after, Outcome(serializedOperations: serialized,
@@ -56,8 +54,7 @@ package final class SharedPatches {
 
     private func record(_ before: UserListState, _ after: UserListState, _ outcome: Outcome) {
         guard entries.count < Self.capacity else { return }
-        entries.append(Entry(before: before, after: after, serializedOperations: outcome.serializedOperations,
-                             restoreChanged: outcome.restoreChanged))
+        entries.append(Entry(before: before, after: after, outcome: outcome))
     }
 
     private static func listOnly(_ before: NavigationState, _ after: NavigationState) -> (UserListState,
