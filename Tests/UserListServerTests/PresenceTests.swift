@@ -115,19 +115,28 @@ import UserListWire
         #expect(await c.savedState.screens.count == 1, "carol only watched")
     }
 
+    /// Alice and bob, on two loops, with the same user open; bob's screen shows alice there.
+    /// Returns alice's session, bob's client and bob's session.
+    private func aliceBesideBob(_ store: LoopDeliveryTests.Store) async throws -> (Session, Client, Session) {
+        let people = People(store: store)
+        let loops = TestLoops.group.loops
+        let (a, alice) = await people.session("alice", uid: 2001, on: loops[0])
+        let (b, bob) = await people.session("bob", uid: 2002, on: loops[1 % loops.count])
+        try await intent(b, bob, id: 1, "list", "did_select_row", ["index": 1])
+        try await intent(a, alice, id: 1, "list", "did_select_row", ["index": 1])
+        #expect(await bob.sees { present(bob)?.count == 1 })
+        return (a, bob, b)
+    }
+
     @Test func anEndedSessionLeaves() async throws {
         let store = try await LoopDeliveryTests.Store(users: 60)
         defer { store.remove() }
-        let people = People(store: store)
-        let loops = TestLoops.group.loops
-        var (a, alice): (Session?, Client) = await people.session("alice", uid: 2001, on: loops[0])
-        let (b, bob) = await people.session("bob", uid: 2002, on: loops[1 % loops.count])
-        try await intent(b, bob, id: 1, "list", "did_select_row", ["index": 1])
-        try await intent(a!, alice, id: 1, "list", "did_select_row", ["index": 1])
-        #expect(await bob.sees { present(bob)?.count == 1 })
+        var a: Session?, bob: Client, b: Session
+        (a, bob, b) = try await aliceBesideBob(store)
         a?.stopFollowingChanges()  // as its registry ends it, with its client still attached
         a = nil
         #expect(await bob.sees { present(bob) == [] }, "alice's session ended: gone")
+        withExtendedLifetime(b) {}
     }
 
     /// A session that nothing holds any more (no registry, no client handler) ends too: its
@@ -135,16 +144,12 @@ import UserListWire
     @Test func aSessionNothingHoldsEndsAtItsLoopsNextChange() async throws {
         let store = try await LoopDeliveryTests.Store(users: 60)
         defer { store.remove() }
-        let people = People(store: store)
-        let loops = TestLoops.group.loops
-        var (a, alice): (Session?, Client) = await people.session("alice", uid: 2001, on: loops[0])
-        let (b, bob) = await people.session("bob", uid: 2002, on: loops[1 % loops.count])
-        try await intent(b, bob, id: 1, "list", "did_select_row", ["index": 1])
-        try await intent(a!, alice, id: 1, "list", "did_select_row", ["index": 1])
-        #expect(await bob.sees { present(bob)?.count == 1 })
+        var a: Session?, bob: Client, b: Session
+        (a, bob, b) = try await aliceBesideBob(store)
         a = nil
         try await store.rename(40, to: "Somebody Else")  // a change for alice's loop to deliver
         #expect(await bob.sees { present(bob) == [] }, "alice's session ended at the change: gone")
+        withExtendedLifetime(b) {}
     }
 }
 
