@@ -152,6 +152,9 @@ package final class EventLoop: Sendable {
     /// loop has not started (then no other thread runs its work: `execute` runs jobs at once).
     package var isLoopThread: Bool { jobs.isLoopThread || !jobs.started.load(ordering: .acquiring) }
 
+    /// Whether jobs wait for the loop's next turn (what was handed to it before now).
+    var hasQueuedJobs: Bool { jobs.hasQueued }
+
     /// Runs `job` on the loop thread: now when called there (or before the loop started, when
     /// no other thread can be reading), else at its next wake-up.
     package func execute(_ job: @escaping @Sendable () -> Void) {

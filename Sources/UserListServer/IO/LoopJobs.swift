@@ -47,6 +47,9 @@ final class LoopJobs: Sendable {
         }
     }
 
+    /// Whether jobs wait for the loop's next turn.
+    var hasQueued: Bool { !queue.withLock { $0.isEmpty } }
+
     func wake() {
         var one: UInt64 = 1
         _ = write(wakeFD, &one, 8)

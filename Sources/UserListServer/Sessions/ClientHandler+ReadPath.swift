@@ -72,7 +72,10 @@ extension ClientHandler {
             enqueue(MessageRouter.refusal(intentID: intentID, limit: context.config.intentsPerSecond))
         case .intent(let intent):
             unanswered.add(1, ordering: .relaxed)
+            // Nothing before it waits: not the client's earlier messages, nor the loop's jobs (a
+            // change or another session's presence published here before this intent was read).
             let inboxIdle = pending.load(ordering: .relaxed) == 0 && !itemInFlight.load(ordering: .relaxed)
+                && !connection.loop.hasQueuedJobs
             if let session = MessageRouter.sessionTakingIntentsInPlace(phase, inboxIdle: inboxIdle,
                                                                        loop: connection.loop) {
                 guard let decoded = forSession(intent, session: session) else { return }

@@ -65,9 +65,10 @@ enum MessageRouter {
     }
 
     /// The session, when an intent may enter it straight from the read, with no queue: it lives
-    /// on `loop` (the reading thread) and nothing the client sent before is queued or still being
-    /// handled (`inboxIdle`), so the client's order is kept. Otherwise (a session on another
-    /// loop, an attach under way, a backlog) the intent takes the inbox.
+    /// on `loop` (the reading thread) and nothing queued before it waits (`inboxIdle`: the
+    /// client's earlier messages, the loop's jobs), so the client's order is kept and so is what
+    /// reached the loop first. Otherwise (a session on another loop, an attach under way, a
+    /// backlog) the intent takes the inbox, behind the loop's jobs.
     static func sessionTakingIntentsInPlace(_ phase: ConnectionPhase, inboxIdle: Bool, loop: EventLoop) -> Session? {
         guard inboxIdle, case .attached(let session) = phase, session.loop === loop else { return nil }
         return session
