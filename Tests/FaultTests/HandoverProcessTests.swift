@@ -56,11 +56,11 @@ struct HandoverProcessTests {
     /// Re-executes `daemon` and waits until the new image has adopted `count` connections.
     static func upgrade(_ daemon: ChildDaemon, adopting count: Int) {
         let line = "Took over \(count) client connection"
-        let before = daemon.log.components(separatedBy: line).count
+        let adopted = { daemon.wholeLog.components(separatedBy: line).count - 1 }
+        let before = adopted()
         daemon.signal(SIGUSR2)
-        let deadline = Date().addingTimeInterval(30)
-        while daemon.log.components(separatedBy: line).count == before, Date() < deadline, daemon.reap() == nil { usleep(10_000) }
-        #expect(daemon.log.components(separatedBy: line).count > before, "the new image adopted the connections: \(daemon.log)")
+        let seen = whenFilesChange([daemon.logPath], timeout: 30) { adopted() > before }
+        #expect(seen, "the new image adopted the connections: \(daemon.log)")
     }
 
     /// Whether the client's detail screen came to show `draft` (waiting for the patches).

@@ -18,7 +18,7 @@ struct ImportKillNineProcessTests {
         defer { daemon.killHard() }
         let total = 100_000
         let caught = try await offPool {
-            try Self.killOnceCommitted(daemon, directory: directory.path, total: total) {
+            try Self.killOnceCommitted(daemon, directory: directory.path, total: total, storeFiles: directory.path) {
                 (try? StoreProbe.value(daemon.databasePath, "SELECT state FROM imports WHERE state = 'committed'")) == "committed"
             }
         }
@@ -49,7 +49,7 @@ struct ImportKillNineProcessTests {
         try renamer.run()
         defer { renamer.terminate(); renamer.waitUntilExit() }
         let caught = try await offPool {
-            try Self.killOnceCommitted(daemon, directory: directory.path, total: total) {
+            try Self.killOnceCommitted(daemon, directory: directory.path, total: total, storeFiles: directory.path) {
                 (try? StoreProbe.value(daemon.databasePath, "SELECT phase FROM import_progress WHERE merged_through != ''")) == "merging"
             }
         }
@@ -75,7 +75,7 @@ struct ImportKillNineProcessTests {
     /// Blocking, on a thread of its own (`offPool`): under a plain `swift test` the in-process
     /// suites keep Swift's two pool threads busy, and a poll waiting there for a turn missed the
     /// whole window between the commit and the end of the merge.
-    static func killOnceCommitted(_ daemon: ChildDaemon, directory: String, total: Int,
+    static func killOnceCommitted(_ daemon: ChildDaemon, directory: String, total: Int, storeFiles: String,
                                   committed: () -> Bool) throws -> Bool {
         let file = directory + "/import.json"
         let entries = (0..<total).map { i in
@@ -90,15 +90,12 @@ struct ImportKillNineProcessTests {
         importer.standardError = FileHandle.nullDevice
         try importer.run()
         defer { importer.waitUntilExit() }
-        // The commit's mark is durable: kill the daemon before (or while) it merges.
-        let deadline = ContinuousClock.now + .seconds(Int(generousDeadline))
-        while ContinuousClock.now < deadline && importer.isRunning {
-            if committed() {
-                daemon.killHard()
-                return true
-            }
-            usleep(2_000)
-        }
-        return false
+        // The commit's mark is durable: kill the daemon before (or while) it merges. Checked after
+        // each write to the store's files (each slice of the merge writes its WAL), so the mark
+        // is seen by the slice after it at the latest.
+        let seen = whenFilesChange([storeFiles]) { !importer.isRunning || committed() }
+        guard seen, importer.isRunning else { return false }
+        daemon.killHard()
+        return true
     }
 }

@@ -19,7 +19,8 @@ struct PostgresImportKillNineProcessTests {
         defer { daemon.killHard() }
         let total = 100_000
         let caught = try await offPool { [server, database] in
-            try ImportKillNineProcessTests.killOnceCommitted(daemon, directory: directory.path, total: total) {
+            try ImportKillNineProcessTests.killOnceCommitted(daemon, directory: directory.path, total: total,
+                                                             storeFiles: server.directory + "/data/pg_wal") {
                 (try? server.psql(database, "SELECT state FROM imports WHERE state = 'committed'"))?
                     .trimmingCharacters(in: .whitespacesAndNewlines) == "committed"
             }

@@ -87,31 +87,22 @@ extension Fault {
                 return rows.contains { $0["key"]?.stringValue == "slow" && $0["clients"]?.int64Value == 1 }
             }
             try #require(attached, "the slow client's session never appeared")
-            // Not an outcome-deciding sleep: lets its first page load before the RSS baseline
-            // (a late load only adds a page to the growth measured against a 50 MB bound).
-            usleep(300_000)
+            // Its first page may load after this baseline: that adds one page (kilobytes) to
+            // the growth measured against a 50 MB bound.
             let baselineRSS = daemon.residentBytes
 
             // Two other sessions save 200-character names; each save changes the slow session's
             // list too (the change feed), so its backlog grows by a patch and an event per save.
-            let latencies = Samples()
-            let ledger = SaveLedger()
-            let stop = StopFlag()
+            // The daemon's RSS is sampled as each save is answered: when the backlog has grown.
             let peakRSS = Samples()
-            let sampler = Thread {
-                while !stop.isSet {
-                    peakRSS.add(Double(daemon.residentBytes))
-                    usleep(50_000)  // the sampling period of a measurement, not a wait for an outcome
-                }
-            }
-            sampler.start()
+            let latencies = Samples { peakRSS.add(Double(daemon.residentBytes)) }
+            let ledger = SaveLedger()
             let savesPerDriver = 200
             runThreads(2) { index in
                 renameLoop(path: path, key: "driver-\(index)", users: [ids[index * 2], ids[index * 2 + 1]],
                            tag: "slow-test d\(index)", ledger: ledger, stop: StopFlag(), latencies: latencies,
                            maxSaves: savesPerDriver, nameLength: 200)
             }
-            stop.set()
             let growth = Int(peakRSS.all.max() ?? 0) - baselineRSS
             let p99 = latencies.percentile(0.99)
             #expect(ledger.totalAcks == 2 * savesPerDriver, "\(ledger.failureList.prefix(3))")

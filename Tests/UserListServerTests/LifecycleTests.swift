@@ -310,9 +310,9 @@ import UserListWire
         #expect(try await again.hello(key: "kept").resumed == false)
         _ = again
         #expect(await daemon.stop() == 0)
-        // Saved again, then started with a retention shorter than the time it has been detached.
-        try await Task.sleep(for: .milliseconds(50))  // some detached time to count, not an outcome
-        try await daemon.start { $0.retentionSeconds = 0.01 }
+        // Saved again, then started with a retention of a microsecond: shorter than the stop and
+        // the start took, so shorter than the time it has been detached.
+        try await daemon.start { $0.retentionSeconds = 0.000_001 }
         let shortRegistry = try await Self.registry(daemon)
         #expect(shortRegistry.sessionCount == 0, "a session past its retention is not restored")
         await daemon.stop()

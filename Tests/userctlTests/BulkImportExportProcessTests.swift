@@ -73,16 +73,6 @@ struct BulkImportExportProcessTests {
         return (process, err)
     }
 
-    /// Waits (polling, 60 s at most) until the store holds some users but not all of `total`.
-    static func waitForPartialImport(_ socket: String, total: Int) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            if let count = try storedCount(socket), count > 0 { return count < total }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return false
-    }
-
     @Test func aStreamedImportExportsTheSameUsersAndAReimportChangesNothing() throws {
         let daemon = try RealDaemon(sampleData: 0)
         defer { daemon.tearDown() }

@@ -176,7 +176,11 @@ final class ChildDaemon: @unchecked Sendable {
         _ = waitForExit(timeout: 10)
     }
 
-    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)).map { String($0.suffix(2000)) } ?? "" }
+    /// The end of the log, for failure messages.
+    var log: String { String(wholeLog.suffix(2000)) }
+
+    /// Everything the daemon has logged, across restarts and re-executions.
+    var wholeLog: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     /// Open descriptors of the daemon (entries of /proc/PID/fd).
     var openDescriptorCount: Int {
@@ -230,7 +234,16 @@ final class StopFlag: Sendable {
 /// Samples collected by several threads.
 final class Samples: Sendable {
     private let values = Lock<[Double]>([])
-    func add(_ value: Double) { values.withLock { $0.append(value) } }
+    /// Called after each sample is added (on the adding thread): to take another measurement at
+    /// the same moments.
+    private let afterAdd: (@Sendable () -> Void)?
+
+    init(afterAdd: (@Sendable () -> Void)? = nil) { self.afterAdd = afterAdd }
+
+    func add(_ value: Double) {
+        values.withLock { $0.append(value) }
+        afterAdd?()
+    }
     var all: [Double] { values.withLock { $0 } }
 
     func percentile(_ p: Double) -> Double {

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 
 /// The NOTIFY_SOCKET end for a daemon under test: a bound AF_UNIX datagram socket; `drain()`
-/// collects what arrived (each read waits at most 100 ms).
+/// collects what has arrived, without waiting; `waitForStatuses` waits for what is to come.
 final class NotifyListener: @unchecked Sendable {  // Invariant: used by one test's task at a time.
     let path: String
     private let fd: Int32
@@ -23,8 +23,6 @@ final class NotifyListener: @unchecked Sendable {  // Invariant: used by one tes
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard bound == 0 else { throw RealDaemonFailure("bind \(path): errno \(errno)") }
-        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     /// Reads every datagram waiting now; returns all received so far.
@@ -32,11 +30,25 @@ final class NotifyListener: @unchecked Sendable {  // Invariant: used by one tes
     func drain() -> [String] {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             guard count > 0 else { break }
             received.append(String(decoding: buffer[..<count], as: UTF8.self))
         }
         return received
+    }
+
+    /// Blocks until `holds` is true of the `STATUS=` texts received so far, re-checked as each
+    /// datagram arrives (never on a timer); false past `timeout` seconds.
+    @available(*, noasync, message: "blocking: call it from a thread of its own (offPool)")
+    func waitForStatuses(timeout: Double = 120, _ holds: ([String]) -> Bool) -> Bool {
+        let deadline = ContinuousClock.now + .seconds(timeout)
+        while !holds(statuses) {
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return false }
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            _ = poll(&ready, 1, Int32(clamping: left.components.seconds * 1000 + 1))
+        }
+        return true
     }
 
     /// The `STATUS=` texts received so far, in order.

@@ -164,33 +164,30 @@ struct PostgresProcessTests {
             let object = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
             return object ?? [:]
         }
-        func waitFor(_ what: String, _ condition: () throws -> Bool) async throws {
-            let deadline = ContinuousClock.now + .seconds(120)
-            while ContinuousClock.now < deadline {
-                if try condition() { return }
-                notify.drain()
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            Issue.record("\(what) did not happen within 120 s; status \(try status()), STATUS= \(notify.statuses), log: \(daemon.log())")
+        /// Waits for a `STATUS=` the daemon sends from the same health state that `status` reads.
+        func waitForStatuses(_ what: String, _ holds: @escaping @Sendable ([String]) -> Bool) async throws {
+            let seen = try await offPool { notify.waitForStatuses(holds) }
+            #expect(seen, "\(what): STATUS= \(notify.statuses), log: \(daemon.log())")
         }
         #expect(try status()["store_available"] as? Bool == true)
 
         server.stop()
-        try await waitFor("status showing the store unavailable") { try status()["store_available"] as? Bool == false }
+        try await waitForStatuses("STATUS= saying the store is unavailable") {
+            $0.contains { $0.contains("the store is unavailable, reconnecting") }
+        }
+        #expect(try status()["store_available"] as? Bool == false)
         #expect((try status()["store_problem"] as? String)?.isEmpty == false)
-        try await waitFor("STATUS= saying so") { notify.statuses.contains { $0.contains("the store is unavailable, reconnecting") } }
         let refused = try daemon.userctl(["rename", id, "Renamed While Down"])
         #expect(refused.status == 69, "\(refused.stdout) \(refused.stderr)")
         #expect(refused.stderr.contains("unavailable") || refused.stderr.contains("cannot be reached"), "\(refused.stderr)")
 
         try server.start()
-        try await waitFor("status showing the store back") { try status()["store_available"] as? Bool == true }
-        #expect(try status()["store_problem"] is NSNull)
-        try await waitFor("STATUS= back to normal") {
-            let statuses = notify.statuses
+        try await waitForStatuses("STATUS= back to normal") { statuses in
             guard let down = statuses.lastIndex(where: { $0.contains("unavailable") }) else { return false }
             return statuses[(down + 1)...].contains { $0.hasPrefix("Serving") && !$0.contains("unavailable") }
         }
+        #expect(try status()["store_available"] as? Bool == true)
+        #expect(try status()["store_problem"] is NSNull)
         let renamed = try daemon.userctl(["rename", id, "Renamed After"])
         #expect(renamed.status == 0, "\(renamed.stderr)")
         let log = daemon.log()

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import UserListData
 import UserListDomain
+import UserListTestSupport
 
 /// The WAL is copied into the database file by the checkpointer's own thread once a commit
 /// leaves 1,000 pages or more in it (SQLite's automatic checkpoint is off).
@@ -19,11 +20,10 @@ import UserListDomain
         #expect(try await store.importUsers(users) == 20_000)
         #expect(Self.size(path + "-wal") > 4 * 1_024 * 1_000, "the commit went to the WAL")
         // Nothing else is written: only the background checkpoint can grow the database file.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while Self.size(path) < before + 4 * 1_024 * 1_000 && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+        let grown = try await offPool {
+            whenFilesChange([path]) { Self.size(path) >= before + 4 * 1_024 * 1_000 }
         }
-        #expect(Self.size(path) >= before + 4 * 1_024 * 1_000, "database file \(Self.size(path)) bytes, was \(before)")
+        #expect(grown, "database file \(Self.size(path)) bytes, was \(before)")
         #expect(try await store.fetchPage(PageRequest(limit: 1)).totalCount == 20_000)
     }
 }
