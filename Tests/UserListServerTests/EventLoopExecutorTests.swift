@@ -1,35 +1,60 @@
 import Testing
 import UserListServer
 
-/// The loop as a task executor: a task that prefers it runs on the loop thread, and so does a
-/// free default actor it enters (what keeps an intent's round trip on one thread); work that
-/// leaves for elsewhere comes back to the loop.
+/// The loop as the serial executor of the actors that name it (as a session does): their jobs
+/// run on the loop thread, and come back there after an await elsewhere; what they await
+/// outside themselves (a store read) runs off the loop; a plain loop job may enter them in place.
 @Suite struct EventLoopExecutorTests {
-    actor Counter {
+    actor OnLoop {
+        let loop: EventLoop
         var value = 0
-        func bump(_ loop: EventLoop) -> Bool {
+        nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
+
+        init(_ loop: EventLoop) { self.loop = loop }
+
+        func bump() -> Bool {
             value += 1
             return loop.isLoopThread
         }
+
+        /// Where it runs: before, during a nonisolated await, and after.
+        func awayAndBack() async -> [Bool] {
+            let before = loop.isLoopThread
+            let away = await Self.whereAmI(loop)
+            return [before, away, loop.isLoopThread]
+        }
+
+        nonisolated static func whereAmI(_ loop: EventLoop) async -> Bool { loop.isLoopThread }
     }
 
     @Test(.timeLimit(.minutes(2)))
-    func aTaskPreferringTheLoopAndTheActorsItEntersRunOnTheLoopThread() async throws {
+    func anActorOfTheLoopRunsOnItsThreadAndWhatItAwaitsElsewhereRunsOff() async throws {
         let loop = try EventLoop()
         loop.start(name: "test-executor-loop")
         defer { loop.stop() }
-        let counter = Counter()
-        let observed = await Task(executorPreference: loop) { () -> [Bool] in
-            var seen = [loop.isLoopThread]
-            seen.append(await counter.bump(loop))
-            // Away to the global pool and back.
-            await Task.detached { _ = 0 }.value
-            seen.append(loop.isLoopThread)
-            for _ in 0..<100 { _ = await counter.bump(loop) }
-            seen.append(await counter.bump(loop))
-            return seen
-        }.value
-        #expect(observed == [true, true, true, true])
-        #expect(await counter.value == 102)
+        let actor = OnLoop(loop)
+        #expect(!loop.isLoopThread, "the test itself runs off the loop")
+        #expect(await actor.bump())
+        #expect(await actor.awayAndBack() == [true, false, true])
+        for _ in 0..<100 { #expect(await actor.bump()) }
+        #expect(await actor.value == 101)
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aLoopJobEntersTheActorInPlace() async throws {
+        let loop = try EventLoop()
+        loop.start(name: "test-executor-loop")
+        defer { loop.stop() }
+        let actor = OnLoop(loop)
+        let value = await withCheckedContinuation { (done: CheckedContinuation<Int, Never>) in
+            loop.execute {
+                let value = actor.assumeIsolated { actor in
+                    _ = actor.bump()
+                    return actor.value
+                }
+                done.resume(returning: value)
+            }
+        }
+        #expect(value == 1)
     }
 }

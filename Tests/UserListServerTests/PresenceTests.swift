@@ -144,9 +144,8 @@ import UserListWire
     @Test func aSessionNothingHoldsEndsAtItsLoopsNextChange() async throws {
         let store = try await LoopDeliveryTests.Store(users: 60)
         defer { store.remove() }
-        var a: Session?, bob: Client, b: Session
-        (a, bob, b) = try await aliceBesideBob(store)
-        a = nil
+        let (a, bob, b) = try await aliceBesideBob(store)
+        _ = consume a  // alice's session: from here only its loop's feed holds it
         try await store.rename(40, to: "Somebody Else")  // a change for alice's loop to deliver
         #expect(await bob.sees { present(bob) == [] }, "alice's session ended at the change: gone")
         withExtendedLifetime(b) {}

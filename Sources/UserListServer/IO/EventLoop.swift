@@ -61,12 +61,9 @@ package final class EventLoop: Sendable {
     /// Work to run on the loop thread once a delay has passed (`execute(after:_:)`).
     private let timers = Lock(LoopTimers())
     private let stopped = Atomic<Bool>(false)
-    /// The serial executor of the sessions this loop owns (their actors run on this thread).
-    package let actorExecutor: LoopActorExecutor
 
     package init() throws(SystemError) {
         jobs = try LoopJobs()
-        actorExecutor = LoopActorExecutor(jobs: jobs)
         epollFD = epoll_create1(ULIO_EPOLL_CLOEXEC)
         guard epollFD >= 0 else { throw SystemError("epoll_create1") }
         guard ulio_epoll_ctl_token(epollFD, EPOLL_CTL_ADD, jobs.wakeFD, ULIO_EPOLLIN, Self.wakeToken) == 0 else {
@@ -151,6 +148,10 @@ package final class EventLoop: Sendable {
     /// Whether the caller runs on the loop thread (or drains its jobs after it exited), or the
     /// loop has not started (then no other thread runs its work: `execute` runs jobs at once).
     package var isLoopThread: Bool { jobs.isLoopThread || !jobs.started.load(ordering: .acquiring) }
+
+    /// Whether the caller is the thread running the loop's jobs now (the loop's, or after it
+    /// exited the one draining them); unlike `isLoopThread`, false before the loop starts.
+    var runsJobsOnThisThread: Bool { jobs.isLoopThread }
 
     /// Whether jobs wait for the loop's next turn (what was handed to it before now).
     var hasQueuedJobs: Bool { jobs.hasQueued }

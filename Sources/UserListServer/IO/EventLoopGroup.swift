@@ -1,8 +1,8 @@
 import Synchronization
 
 /// Several event loops, one thread each, sharing the connections: a connection is read, and its
-/// intents run (`EventLoop: TaskExecutor`), on the loop it was given when it was accepted, so
-/// the work of many clients spreads over the cores instead of queueing on one thread.
+/// session runs (the loop is its actor's executor), on the loop it was given when it was
+/// accepted, so the work of many clients spreads over the cores instead of queueing on one thread.
 package final class EventLoopGroup: Sendable {
     package let loops: [EventLoop]
     private let turn = Atomic<Int>(0)

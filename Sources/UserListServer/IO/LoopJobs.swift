@@ -5,8 +5,8 @@ import ThreadLocks
 
 /// The work queued for one event loop's thread, and which thread that is.
 ///
-/// Its own object so that the loop (`EventLoop`) and the serial executor of the loop's sessions
-/// (`LoopActorExecutor`) both hand it jobs. Jobs run in the order queued, one at a time: on the
+/// The loop's plain jobs (`EventLoop.execute`) and its sessions' actor jobs (the loop is their
+/// serial executor) share it. Jobs run in the order queued, one at a time: on the
 /// loop thread while it runs; after it exited (a shutdown), on whichever thread queues the next
 /// job, which stands in for the loop meanwhile (`isLoopThread` holds there).
 final class LoopJobs: Sendable {

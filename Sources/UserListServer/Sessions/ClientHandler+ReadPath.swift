@@ -74,12 +74,12 @@ extension ClientHandler {
             unanswered.add(1, ordering: .relaxed)
             // Nothing before it waits: not the client's earlier messages, nor the loop's jobs (a
             // change or another session's presence published here before this intent was read).
-            let inboxIdle = pending.load(ordering: .relaxed) == 0 && !itemInFlight.load(ordering: .relaxed)
+            let inboxIdle = pending.load(ordering: .acquiring) == 0 && !itemInFlight.load(ordering: .acquiring)
                 && !connection.loop.hasQueuedJobs
             if let session = MessageRouter.sessionTakingIntentsInPlace(phase, inboxIdle: inboxIdle,
                                                                        loop: connection.loop) {
                 guard let decoded = forSession(intent, session: session) else { return }
-                Self.enterInPlace(session) { $0.handle(intent, decoded: decoded, from: self) }
+                session.enterOnLoop { $0.handle(intent, decoded: decoded, from: self) }
             } else {
                 enqueue(.intent(intent))
             }

@@ -4,13 +4,14 @@ import UserListWire
 import ThreadLocks
 
 /// The connection's ordered task: hello, intents and the rest, in the order the client sent
-/// them, taken to its session (in place when the session lives on this connection's loop).
+/// them, taken to its session's actor. It runs off the loop; what it sends is queued on the
+/// connection's loop, ahead of the session's answer to the same item.
 extension ClientHandler {
     func run() async {
         var session: Session?
         while let item = await inbox.next() {
             itemInFlight.store(true, ordering: .relaxed)
-            defer { itemInFlight.store(false, ordering: .relaxed) }
+            defer { itemInFlight.store(false, ordering: .releasing) }
             dequeued()
             // Work a client sent before it vanished still runs (a save it asked for lands), though
             // nobody reads the answers; the connection stopped counting against its uid at close.
@@ -58,20 +59,9 @@ extension ClientHandler {
         phase.withLock { $0 = .closed }
     }
 
-    /// Runs `body` on `session`: in place when the session lives on this connection's loop (this
-    /// task runs there: no hop and no turn of the loop in between), else by entering its actor
-    /// from here (a session created by another connection on another loop).
+    /// Runs `body` on `session`'s actor, on its loop.
     func enter(_ session: Session, _ body: @escaping @Sendable (isolated Session) -> Void) async {
-        if session.loop === connection.loop && connection.loop.isLoopThread {
-            Self.enterInPlace(session, body)
-        } else {
-            await session.perform(body)
-        }
-    }
-
-    /// On the session's own loop thread, which is its actor's executor.
-    static func enterInPlace(_ session: Session, _ body: @Sendable (isolated Session) -> Void) {
-        session.enterOnLoop { body($0) }
+        await session.perform(body)
     }
 
     /// What the session gets for `intent`: its decoding, or nil when it was answered here (a

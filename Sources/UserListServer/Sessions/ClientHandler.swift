@@ -43,8 +43,10 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     let readPath: LoopBound<ReadPath>
     let inbox = OrderedInbox<Inbound>()
     let pending = Atomic<Int>(0)
-    /// The ordered task is handling an item (it may be waiting on a session of another loop):
-    /// an intent read meanwhile queues behind it.
+    /// The ordered task is handling an item (it runs off the loop, and enters the session for
+    /// it): an intent read meanwhile queues behind it. Set before `pending` counts the item
+    /// out and cleared after its answers were handed to the loop, with release ordering, so the
+    /// read path that sees the inbox idle also sees those answers queued on its loop.
     let itemInFlight = Atomic<Bool>(false)
     /// Intents queued or running whose reply has not been sent (a handover waits for them).
     let unanswered = Atomic<Int>(0)
@@ -60,8 +62,8 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
         self.readPath = LoopBound(readPath, on: connection.loop)
         context.liveObjects.handlers.add(1, ordering: .relaxed)
         context.opened(self)
-        // On the loop that reads the connection: an intent runs where it was read.
-        Task(executorPreference: connection.loop) { [self] in await self.run() }
+        // Off the loop: it enters the session's actor (on its loop) for each item it takes.
+        Task { [self] in await self.run() }
     }
 
     deinit { context.liveObjects.handlers.subtract(1, ordering: .relaxed) }
@@ -130,7 +132,7 @@ package final class ClientHandler: ConnectionDelegate, SessionClient, Sendable {
     }
 
     func dequeued() {
-        if pending.subtract(1, ordering: .relaxed).newValue == Self.inboxLowWater {
+        if pending.subtract(1, ordering: .releasing).newValue == Self.inboxLowWater {
             connection.setReadingPaused(false, because: .inboxFull)
         }
     }

@@ -37,7 +37,7 @@ package actor Session {
     package let id: String
     /// The event loop whose thread runs this actor.
     package nonisolated let loop: EventLoop
-    package nonisolated var unownedExecutor: UnownedSerialExecutor { loop.actorExecutor.asUnownedSerialExecutor() }
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
     /// Asked at every intent that would write, so a change of group membership (or of the
     /// admin group) takes effect without reattaching. The welcome's `access` is its answer at
     /// attach time.
@@ -212,7 +212,6 @@ package actor Session {
         }
     }
 
-    /// Runs `body` on this session's actor (a caller on another loop).
     /// Runs `body` on this session from its loop's thread, which is its actor's executor: what
     /// `assumeIsolated` does, without asking the runtime which executor is current (a fan-out
     /// enters every session of the loop per change). Stops the daemon anywhere else.
@@ -224,6 +223,7 @@ package actor Session {
         }
     }
 
+    /// Runs `body` on this session's actor (a caller off its loop: a connection's ordered task).
     package func perform(_ body: @Sendable (isolated Session) -> Void) {
         body(self)
     }
