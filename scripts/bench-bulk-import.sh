@@ -4,7 +4,9 @@
 # daemon whose SQLite store holds BASE users, with two `userctl watch` terminals attached; then
 # `sqlite3` on a copy of the same starting store: `.import` into a staging table, then one
 # INSERT ... ON CONFLICT in id order (one transaction; triggers dropped, indexes kept), and the
-# same with the secondary indexes dropped and rebuilt. ROUNDS rounds, medians printed.
+# same with the secondary indexes dropped and rebuilt, and that again recording what userctl's
+# import keeps in the history (one entry, and a part per user with its fields before): the least
+# SQLite itself takes for what the import must write. ROUNDS rounds, medians printed.
 #
 #   scripts/bench-bulk-import.sh [BASE NEW UPD ROUNDS]     (default 100000 300000 30000 3)
 #
@@ -42,7 +44,7 @@ PY
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 TOTAL=$((NEW + UPD))
-: > "$DIR/userctl.t"; : > "$DIR/rss.kib"; : > "$DIR/kept.t"; : > "$DIR/rebuilt.t"
+: > "$DIR/userctl.t"; : > "$DIR/rss.kib"; : > "$DIR/kept.t"; : > "$DIR/rebuilt.t"; : > "$DIR/history.t"
 for round in $(seq 1 "$ROUNDS"); do
     # userctl into a running daemon with two watchers.
     cp "$DIR/base.sqlite3" "$DIR/r.sqlite3"; rm -f "$DIR/r.sqlite3-wal" "$DIR/r.sqlite3-shm"
@@ -59,11 +61,20 @@ for round in $(seq 1 "$ROUNDS"); do
     kill $(cat "$DIR/pids"); sleep 1
 
     # sqlite3: stage, then one merge in id order; indexes kept, then dropped and rebuilt.
-    for mode in kept rebuilt; do
+    for mode in kept rebuilt history; do
         cp "$DIR/base.sqlite3" "$DIR/q.sqlite3"; rm -f "$DIR/q.sqlite3-wal" "$DIR/q.sqlite3-shm"
         if [ $mode = kept ]; then pre=""; post=""; else
             pre="DROP INDEX users_by_name_key; DROP INDEX users_by_email_key;"
             post="CREATE INDEX users_by_name_key ON users (name_key, id, email_key, name, email, avatar_url, version); CREATE UNIQUE INDEX users_by_email_key ON users (email_key);"
+        fi
+        if [ $mode = history ]; then
+            pre="$pre DROP INDEX history_parts_by_user;
+INSERT INTO history (at, kind, via, source, added, updated) VALUES (0, 'imported', 'import', 'bench', $NEW, $UPD);
+INSERT INTO history_parts (entry, user_id, kind, before_name, before_email, before_avatar_url, version_after)
+    SELECT last_insert_rowid(), s.id, iif(u.id IS NULL, 'added', 'saved'), u.name, u.email, u.avatar_url,
+           coalesce(u.version, 0) + 1
+    FROM staging s LEFT JOIN users u ON u.id = s.id ORDER BY s.id;"
+            post="$post CREATE INDEX history_parts_by_user ON history_parts (user_id, entry);"
         fi
         t0=$(now)
         sqlite3 "$DIR/q.sqlite3" <<SQL
@@ -86,9 +97,10 @@ SQL
         t1=$(now); echo "$t1 - $t0" | bc >> "$DIR/$mode.t"
     done
 done
-u=$(median < "$DIR/userctl.t"); k=$(median < "$DIR/kept.t"); r=$(median < "$DIR/rebuilt.t")
+u=$(median < "$DIR/userctl.t"); k=$(median < "$DIR/kept.t"); r=$(median < "$DIR/rebuilt.t"); h=$(median < "$DIR/history.t")
 echo "rows: $NEW new + $UPD updates into $BASE; $ROUNDS rounds; medians"
 printf 'userctl import (2 watchers)       %6.2f s  %8.0f users/s\n' "$u" "$(echo "$TOTAL / $u" | bc -l)"
 printf 'daemon VmHWM after the import     %6.0f MiB\n' "$(echo "$(median < "$DIR/rss.kib") / 1024" | bc -l)"
 printf 'sqlite3 stage+merge, indexes kept %6.2f s  %8.0f rows/s  (userctl is %.2fx its rate)\n' "$k" "$(echo "$TOTAL / $k" | bc -l)" "$(echo "$k / $u" | bc -l)"
 printf 'sqlite3 stage+merge, rebuilt      %6.2f s  %8.0f rows/s  (userctl is %.2fx its rate)\n' "$r" "$(echo "$TOTAL / $r" | bc -l)" "$(echo "$r / $u" | bc -l)"
+printf '... rebuilt, with the history     %6.2f s  %8.0f rows/s  (userctl is %.2fx its rate)\n' "$h" "$(echo "$TOTAL / $h" | bc -l)" "$(echo "$h / $u" | bc -l)"

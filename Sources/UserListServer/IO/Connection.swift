@@ -73,7 +73,7 @@ package final class Connection: EventLoopHandler, Sendable {
 
     package let fd: Int32
     package let peer: PeerCredentials
-    /// The loop that reads this connection (and runs its handler's ordered task).
+    /// The loop that reads and writes this connection.
     package let loop: EventLoop
     let limits: Limits
     let outbound: LoopBound<Outbound>
