@@ -27,34 +27,38 @@ import UserListServer
         nonisolated static func whereAmI(_ loop: EventLoop) async -> Bool { loop.isLoopThread }
     }
 
-    @Test(.timeLimit(.minutes(2)))
-    func anActorOfTheLoopRunsOnItsThreadAndWhatItAwaitsElsewhereRunsOff() async throws {
+    /// A started loop and an actor of it, for `body`; the loop stops after it.
+    static func withActorOnALoop(_ body: (EventLoop, OnLoop) async throws -> Void) async throws {
         let loop = try EventLoop()
         loop.start(name: "test-executor-loop")
         defer { loop.stop() }
-        let actor = OnLoop(loop)
-        #expect(!loop.isLoopThread, "the test itself runs off the loop")
-        #expect(await actor.bump())
-        #expect(await actor.awayAndBack() == [true, false, true])
-        for _ in 0..<100 { #expect(await actor.bump()) }
-        #expect(await actor.value == 101)
+        try await body(loop, OnLoop(loop))
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func anActorOfTheLoopRunsOnItsThreadAndWhatItAwaitsElsewhereRunsOff() async throws {
+        try await Self.withActorOnALoop { loop, actor in
+            #expect(!loop.isLoopThread, "the test itself runs off the loop")
+            #expect(await actor.bump())
+            #expect(await actor.awayAndBack() == [true, false, true])
+            for _ in 0..<100 { #expect(await actor.bump()) }
+            #expect(await actor.value == 101)
+        }
     }
 
     @Test(.timeLimit(.minutes(2)))
     func aLoopJobEntersTheActorInPlace() async throws {
-        let loop = try EventLoop()
-        loop.start(name: "test-executor-loop")
-        defer { loop.stop() }
-        let actor = OnLoop(loop)
-        let value = await withCheckedContinuation { (done: CheckedContinuation<Int, Never>) in
-            loop.execute {
-                let value = actor.assumeIsolated { actor in
-                    _ = actor.bump()
-                    return actor.value
+        try await Self.withActorOnALoop { loop, actor in
+            let value = await withCheckedContinuation { (done: CheckedContinuation<Int, Never>) in
+                loop.execute {
+                    let value = actor.assumeIsolated { actor in
+                        _ = actor.bump()
+                        return actor.value
+                    }
+                    done.resume(returning: value)
                 }
-                done.resume(returning: value)
             }
+            #expect(value == 1)
         }
-        #expect(value == 1)
     }
 }
