@@ -20,7 +20,7 @@ extension ClientHandler {
                 session = await attach(hello)
             case .adopted(let adopted, let epoch, let seq, let state, let awaitingSnapshot):
                 session = adopted
-                await enter(adopted) {
+                await adopted.perform {
                     $0.adopt(self, epoch: epoch, seq: seq, holding: state.state, awaitingSnapshot: awaitingSnapshot)
                 }
             case .duplicateHello:
@@ -33,7 +33,7 @@ extension ClientHandler {
             case .refused(let id, let code, let message):
                 send(.reply(.failure(id: id, code: code, message: message)), droppable: false)
             case .overflowed:
-                if let session { await enter(session) { $0.clientOverflowed(self) } }
+                if let session { await session.perform { $0.clientOverflowed(self) } }
             case .intent(let intent):
                 guard let session else {
                     unanswered.subtract(1, ordering: .relaxed)  // answered by this error instead
@@ -41,27 +41,22 @@ extension ClientHandler {
                     continue
                 }
                 guard let decoded = forSession(intent, session: session) else { continue }
-                await enter(session) { $0.handle(intent, decoded: decoded, from: self) }
+                await session.perform { $0.handle(intent, decoded: decoded, from: self) }
             case .resync, .drained:
-                if let session { await enter(session) { $0.resendSnapshot(to: self) } }
+                if let session { await session.perform { $0.resendSnapshot(to: self) } }
             case .bye:
                 // A client that says bye is done with the session: end it now unless others
                 // are attached (a client that merely drops keeps it for the retention period).
                 if let session {
-                    await enter(session) { $0.detach(self) }
+                    await session.perform { $0.detach(self) }
                     context.registry.endIfUnattended(session)
                 }
                 send(.goodbye(reason: "bye"), droppable: false)
                 connection.closeAfterFlush()
             }
         }
-        if let session { await enter(session) { $0.detach(self) } }
+        if let session { await session.perform { $0.detach(self) } }
         phase.withLock { $0 = .closed }
-    }
-
-    /// Runs `body` on `session`'s actor, on its loop.
-    func enter(_ session: Session, _ body: @escaping @Sendable (isolated Session) -> Void) async {
-        await session.perform(body)
     }
 
     /// What the session gets for `intent`: its decoding, or nil when it was answered here (a
@@ -91,7 +86,7 @@ extension ClientHandler {
         let key = SessionKey(uid: connection.peer.uid, clientKey: hello.sessionKey)
         guard let (session, epoch, resumed) = open(hello, key: key) else { return nil }
         phase.withLock { $0 = .attached(session) }
-        await enter(session) { $0.attach(self, epoch: epoch) }
+        await session.perform { $0.attach(self, epoch: epoch) }
         context.registry.attachFinished(key)
         context.logger.info(
             resumed ? "Client reattached to session" : "Client opened a session",
