@@ -131,10 +131,9 @@ import UserListWire
     @Test func anEndedSessionLeaves() async throws {
         let store = try await LoopDeliveryTests.Store(users: 60)
         defer { store.remove() }
-        var a: Session?, bob: Client, b: Session
-        (a, bob, b) = try await aliceBesideBob(store)
-        a?.stopFollowingChanges()  // as its registry ends it, with its client still attached
-        a = nil
+        let (a, bob, b) = try await aliceBesideBob(store)
+        a.stopFollowingChanges()  // as its registry ends it, with its client still attached
+        _ = consume a
         #expect(await bob.sees { present(bob) == [] }, "alice's session ended: gone")
         withExtendedLifetime(b) {}
     }

@@ -10,7 +10,8 @@ package let generousDeadline: Double = 60
 /// daemon's journal file, a thread leaving /proc, a registry counting sockets the kernel closes):
 /// checks `condition` every `interval` until it holds or `timeout` passes; returns whether it
 /// held. In-process code has something to await instead (`Pulse`, a recorder, a client's frames):
-/// use that; so does a file another process writes (`whenFilesChange`). The outcome is decided by the condition, never by how long a sleep happened to be.
+/// use that; so does a file another process writes (`whenFilesChange`). The outcome is decided
+/// by the condition, never by how long a sleep happened to be.
 package func eventually(
     timeout: Duration = .seconds(generousDeadline), every interval: Duration = .milliseconds(20),
     _ condition: () throws -> Bool

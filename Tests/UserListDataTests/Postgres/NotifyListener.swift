@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import UserListTestSupport
 
 /// The NOTIFY_SOCKET end for a daemon under test: a bound AF_UNIX datagram socket; `drain()`
 /// collects what has arrived, without waiting; `waitForStatuses` waits for what is to come.
@@ -41,14 +42,8 @@ final class NotifyListener: @unchecked Sendable {  // Invariant: used by one tes
     /// datagram arrives (never on a timer); false past `timeout` seconds.
     @available(*, noasync, message: "blocking: call it from a thread of its own (offPool)")
     func waitForStatuses(timeout: Double = 120, _ holds: ([String]) -> Bool) -> Bool {
-        let deadline = ContinuousClock.now + .seconds(timeout)
-        while !holds(statuses) {
-            let left = deadline - ContinuousClock.now
-            guard left > .zero else { return false }
-            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            _ = poll(&ready, 1, Int32(clamping: left.components.seconds * 1000 + 1))
-        }
-        return true
+        // `statuses` reads what arrived, so the check itself empties the socket.
+        whenReadable(fd, timeout: timeout, until: { holds(statuses) }, drain: {})
     }
 
     /// The `STATUS=` texts received so far, in order.
