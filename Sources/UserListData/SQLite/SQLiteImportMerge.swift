@@ -21,8 +21,8 @@ import UserListDomain
 /// (id) DO UPDATE ... WHERE` the data differs, with the honest version rule; the history of the
 /// users it adds or changes first; the change log switched off inside it, and one `reloaded`
 /// row for the whole import in its last slice (sessions get one reload, not a patch per user).
-/// The secondary indexes stay: other clients read and write between slices. The users it adds
-/// lie past the search index's mark, for the catch-up.
+/// The secondary indexes stay: other clients read and write between slices. The search index
+/// is left to the catch-up: the users it adds lie past the mark, the ones it renames are stale.
 enum SQLiteImportMerge {
     struct Outcome: Sendable {
         var read = 0
@@ -77,7 +77,8 @@ enum SQLiteImportMerge {
     ///
     /// No DDL (each trigger and statement stays prepared): `log_changes`, off for the slice,
     /// switches off the change log's triggers and lets the slice's writes past the guard; the
-    /// search triggers leave the users it adds alone (they lie past the index's mark).
+    /// search triggers leave the users it adds alone (they lie past the index's mark), and the
+    /// users it renames (listed as stale first).
     static func slice(_ id: Int, rows: Int, more: () -> Bool,
                       _ connection: SQLiteConnection) throws(SQLiteError) -> Slice {
         try connection.writeTransaction(operation) { () throws(SQLiteError) -> Slice in
@@ -86,9 +87,8 @@ enum SQLiteImportMerge {
             let lastRowid = try connection.integer("SELECT ifnull(max(rowid), 0) FROM users", operation)
             // The users this slice adds lie past the mark (SQLite gives a new row the largest
             // rowid + 1), for the catch-up; a catch-up between slices may have cleared it.
-            if try SQLiteSearchIndex.indexedThrough(connection, operation) == nil {
-                try SQLiteSearchIndex.setIndexedThrough(lastRowid, connection, operation)
-            }
+            let searchMark = try SQLiteSearchIndex.indexedThrough(connection, operation) ?? lastRowid
+            try SQLiteSearchIndex.setIndexedThrough(searchMark, connection, operation)
             var rows = rows, written = 0, last = false
             let historyEntry = try historyEntry(of: id, connection)
             var counted = (added: 0, updated: 0)
@@ -111,6 +111,7 @@ enum SQLiteImportMerge {
                 progress.bind(2, upper)
                 progress.bind(3, last ? "merged" : "merging")
                 try progress.run(operation)
+                try leaveRenamedToCatchUp(id, after: mark, through: upper, searchMark: searchMark, connection)
                 written += try run(upsert, id, mark, upper, connection)
                 mark = upper
                 rows = SQLiteUserRepository.nextSliceRows(rows, since: start, range: 100...20_000)
@@ -154,6 +155,28 @@ enum SQLiteImportMerge {
         WHERE users.name IS NOT excluded.name OR users.email IS NOT excluded.email
             OR users.avatar_url IS NOT excluded.avatar_url
         """
+
+    /// Lists the users of a step whose keys the upsert is about to change, and that the search
+    /// index holds, as stale (`SQLiteSearchIndex`): the catch-up replaces their entries after
+    /// the reply, and the triggers leave them alone. A user listed already keeps the key the
+    /// index holds. (The new keys as `upsert` computes them: `email_key` changes only with the
+    /// email.)
+    private static func leaveRenamedToCatchUp(_ id: Int, after mark: String, through upper: String, searchMark: Int,
+                                              _ connection: SQLiteConnection) throws(SQLiteError) {
+        let statement = try connection.statement("""
+            INSERT OR IGNORE INTO search_stale (user_rowid, indexed_key)
+            SELECT u.rowid, u.name_key || char(10) || u.email_key
+            FROM import_merge s JOIN users u ON u.id = s.id
+            WHERE s.import_id = ?1 AND s.id > ?2 AND s.id <= ?3 AND u.rowid <= ?4
+                AND (u.name_key IS NOT s.name_key OR (u.email IS NOT s.email AND u.email_key IS NOT s.email_key))
+            """)
+        defer { statement.reset() }
+        statement.bind(1, id)
+        statement.bind(2, mark)
+        statement.bind(3, upper)
+        statement.bind(4, searchMark)
+        try statement.run(operation)
+    }
 
     /// Deletes import `id`'s staged and merge rows, `rows` at a time, while `more` says no
     /// other write waits; once none are left, the import itself. Returns whether it is gone, and

@@ -31,7 +31,7 @@ extension SQLiteUserRepository {
         /// The search index's mark: users past it are the catch-up's (see `SQLiteSearchIndex`).
         let indexedThrough: Int64
         let keepChanges: Bool
-        private let insert, stored, update, log, searchAdd, searchDelete: SQLiteStatement
+        private let insert, stored, update, log, searchAdd, searchDelete, stale: SQLiteStatement
         /// The import's history entry, and its statement for each user's part (`SQLiteHistoryBatch`).
         private let historyEntry: Int64?
         private let part: SQLiteStatement?
@@ -62,6 +62,7 @@ extension SQLiteUserRepository {
             searchAdd = try connection.statement("INSERT INTO users_search (rowid, key) VALUES (?1, ?2)")
             searchDelete = try connection.statement(
                 "INSERT INTO users_search (users_search, rowid, key) VALUES ('delete', ?1, ?2)")
+            stale = try connection.statement(SQLiteSearchIndex.staleEntry("?1"))
         }
 
         /// Inserts `user`, or updates the stored user with its id. A user whose data changes gets
@@ -79,7 +80,7 @@ extension SQLiteUserRepository {
             if connection.changes == 1 {
                 inserted += 1
                 let rowid = sqlite3_last_insert_rowid(connection.handle)
-                if rowid <= indexedThrough { try index(rowid: rowid, keys) }
+                if try !leftToCatchUp(rowid) { try index(rowid: rowid, keys) }
                 try logged("added", .added(user), id: user.id)
                 try recordPart("added", user, before: nil)
                 return
@@ -107,7 +108,7 @@ extension SQLiteUserRepository {
                 try update.run(Self.operation)
             }
             updated += 1
-            if rowid <= indexedThrough && (newKeys.name != old.nameKey || newKeys.email != old.emailKey) {
+            if newKeys.name != old.nameKey || newKeys.email != old.emailKey, try !leftToCatchUp(rowid) {
                 searchDelete.bind(1, Int(rowid))
                 searchDelete.bind(2, SQLiteSearchIndex.key(name: old.nameKey, email: old.emailKey))
                 try searchDelete.run(Self.operation)
@@ -129,6 +130,15 @@ extension SQLiteUserRepository {
             part.bind(6, before?.avatarURL)
             part.bind(7, user.version)
             try part.run(Self.operation)
+        }
+
+        /// Whether the catch-up owns `rowid`'s search entry: past the mark, or stale.
+        private func leftToCatchUp(_ rowid: Int64) throws(SQLiteError) -> Bool {
+            guard rowid <= indexedThrough else { return true }
+            guard indexedThrough != .max else { return false }  // no backlog: nothing is stale
+            stale.bind(1, Int(rowid))
+            defer { stale.reset() }
+            return try stale.step(Self.operation)
         }
 
         private func index(rowid: Int64, _ keys: (name: String, email: String)) throws(SQLiteError) {

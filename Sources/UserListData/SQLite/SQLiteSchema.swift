@@ -51,8 +51,10 @@ import CSQLite
 ///   goes"). The price: the index is as big as the table (the file +14 %
 ///   at 300,000 sample users), and a save rewrites the user's entry (its version is in it).
 /// - v10: an import is one history entry, with a slim part per user (`SQLiteHistoryBatch`).
+/// - v11: `search_stale`, users whose search entry an import's merge left to the catch-up
+///   (`SQLiteSearchIndex`), and triggers that leave them alone.
 enum SQLiteSchema {
-    static let currentVersion = 10
+    static let currentVersion = 11
 
     /// The v1 schema exactly as the first release wrote it (kept for `migrate` and for tests
     /// that build an old file by hand).
@@ -182,7 +184,7 @@ enum SQLiteSchema {
 
     static let steps: [(version: Int, sql: String)] = [
         (1, v1), (2, v2), (3, v3), (4, v4), (5, v5), (6, v6), (7, v7ChangeLog + SQLiteSearchIndex.v7),
-        (8, SQLiteHistory.v8), (9, v9), (10, SQLiteHistoryBatch.v10),
+        (8, SQLiteHistory.v8), (9, v9), (10, SQLiteHistoryBatch.v10), (11, SQLiteSearchIndex.v11),
     ]
 
     /// Users whose email another user had before v4 made emails unique: they keep a suffixed key

@@ -21,9 +21,10 @@ import UserListDomain
 ///   it is not computed (`totalCount` nil, "unknown").
 ///
 /// While the index has a backlog (after a bulk load, see `SQLiteSearchIndex`), the users past the
-/// index's mark count as candidates too: the narrow plan reads them all, and a backlog bigger
-/// than the cap makes every search broad. The same answers either way, for as long as the
-/// catch-up takes; only the counts of broad searches in a big store are left out (nil).
+/// index's mark and those whose entry is stale count as candidates too: the narrow plan reads them
+/// all, and a backlog bigger than the cap makes every search broad. The same answers either way,
+/// for as long as the catch-up takes; only the counts of broad searches in a big store are left out
+/// (nil).
 struct SQLiteSearch {
     /// The folded term.
     let key: String
@@ -84,6 +85,7 @@ struct SQLiteSearch {
         if let indexedThrough {
             backlog = try connection.integer("SELECT ifnull(max(rowid), 0) FROM users", "searching users")
                 - indexedThrough
+                + connection.integer("SELECT count(*) FROM search_stale", "searching users")
             guard backlog <= cap else { return false }
         }
         guard let count = try candidateCount(connection, cap: cap) else { return false }
@@ -93,9 +95,11 @@ struct SQLiteSearch {
     static let match = "(instr(name_key, ?1) > 0 OR instr(email_key, ?1) > 0)"
     static let indexed = "rowid IN (SELECT rowid FROM users_search WHERE users_search MATCH ?2)"
 
-    /// The users the narrow plan reads: the index's candidates, and the backlog if there is one.
+    /// The users the narrow plan reads: the index's candidates, and the backlog if there is one
+    /// (the users past the mark, and the stale entries' users).
     var candidates: String {
-        indexedThrough == nil ? Self.indexed : "(\(Self.indexed) OR rowid > ?6)"
+        indexedThrough == nil ? Self.indexed
+            : "(\(Self.indexed) OR rowid > ?6 OR rowid IN (SELECT user_rowid FROM search_stale))"
     }
 
     /// The WHERE conditions of the page query (`?1` the key, `?2` the trigram query, `?6` the

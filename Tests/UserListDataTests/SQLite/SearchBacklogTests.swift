@@ -14,6 +14,12 @@ import UserListDomain
         return try SQLiteSearchIndex.indexedThrough(connection, "checking")
     }
 
+    /// How many users' search entries are stale (left to the catch-up).
+    static func stale(_ path: String) throws -> Int {
+        let connection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: 5_000)
+        return try connection.integer("SELECT COUNT(*) FROM search_stale", "checking")
+    }
+
     /// How many users the search index itself lists for every trigram of `term`.
     static func indexed(_ path: String, _ term: String) throws -> Int {
         let connection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: 5_000)
