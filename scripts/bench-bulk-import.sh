@@ -10,11 +10,15 @@
 #
 #   scripts/bench-bulk-import.sh [BASE NEW UPD ROUNDS]     (default 100000 300000 30000 3)
 #
+# BINS="DIR1 DIR2" alternates several builds (each DIR holding userlistd and userctl, e.g. an
+# older release copied aside) round by round beside the same sqlite3 runs: an A/B in one run.
+#
 # Needs release binaries (swift build -c release), sqlite3 and python3. PostgreSQL: the same
 # figure by scripts/bench-bulk-import-pg.sh (see BENCHMARKS.md).
 set -eu
 BASE=${1:-100000} NEW=${2:-300000} UPD=${3:-30000} ROUNDS=${4:-3}
-BIN=$(cd "$(dirname "$0")/.." && pwd)/.build/release
+BINS=${BINS:-$(cd "$(dirname "$0")/.." && pwd)/.build/release}
+BIN=${BINS%% *}
 DIR=$(mktemp -d /tmp/bench-bulk-XXXXXX)
 trap 'kill $(cat "$DIR"/pids 2>/dev/null) 2>/dev/null || true; rm -rf "$DIR"' EXIT
 now() { date +%s.%N; }
@@ -44,8 +48,11 @@ PY
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 TOTAL=$((NEW + UPD))
-: > "$DIR/userctl.t"; : > "$DIR/rss.kib"; : > "$DIR/kept.t"; : > "$DIR/rebuilt.t"; : > "$DIR/history.t"
+: > "$DIR/kept.t"; : > "$DIR/rebuilt.t"; : > "$DIR/history.t"
 for round in $(seq 1 "$ROUNDS"); do
+  n=0
+  for BIN in $BINS; do
+    n=$((n + 1))
     # userctl into a running daemon with two watchers.
     cp "$DIR/base.sqlite3" "$DIR/r.sqlite3"; rm -f "$DIR/r.sqlite3-wal" "$DIR/r.sqlite3-shm"
     "$BIN/userlistd" --socket "$DIR/s.sock" --database "$DIR/r.sqlite3" --state-directory "$DIR/state" >>"$DIR/log" 2>&1 &
@@ -55,10 +62,11 @@ for round in $(seq 1 "$ROUNDS"); do
     "$BIN/userctl" --socket "$DIR/s.sock" --no-spawn watch > /dev/null 2>&1 & echo $! >> "$DIR/pids"
     sleep 1
     t0=$(now); "$BIN/userctl" --socket "$DIR/s.sock" --no-spawn import --quiet "$DIR/import.json" > "$DIR/out"; t1=$(now)
-    echo "$t1 - $t0" | bc >> "$DIR/userctl.t"
-    awk '/VmHWM/ {print $2}' "/proc/$(head -1 "$DIR/pids")/status" >> "$DIR/rss.kib"
+    echo "$t1 - $t0" | bc >> "$DIR/userctl.$n.t"
+    awk '/VmHWM/ {print $2}' "/proc/$(head -1 "$DIR/pids")/status" >> "$DIR/rss.$n.kib"
     grep -q "imported $TOTAL users" "$DIR/out" || { echo "unexpected: $(cat "$DIR/out")"; exit 1; }
     kill $(cat "$DIR/pids"); sleep 1
+  done
 
     # sqlite3: stage, then one merge in id order; indexes kept, then dropped and rebuilt.
     for mode in kept rebuilt history; do
@@ -97,10 +105,15 @@ SQL
         t1=$(now); echo "$t1 - $t0" | bc >> "$DIR/$mode.t"
     done
 done
-u=$(median < "$DIR/userctl.t"); k=$(median < "$DIR/kept.t"); r=$(median < "$DIR/rebuilt.t"); h=$(median < "$DIR/history.t")
+k=$(median < "$DIR/kept.t"); r=$(median < "$DIR/rebuilt.t"); h=$(median < "$DIR/history.t")
 echo "rows: $NEW new + $UPD updates into $BASE; $ROUNDS rounds; medians"
-printf 'userctl import (2 watchers)       %6.2f s  %8.0f users/s\n' "$u" "$(echo "$TOTAL / $u" | bc -l)"
-printf 'daemon VmHWM after the import     %6.0f MiB\n' "$(echo "$(median < "$DIR/rss.kib") / 1024" | bc -l)"
-printf 'sqlite3 stage+merge, indexes kept %6.2f s  %8.0f rows/s  (userctl is %.2fx its rate)\n' "$k" "$(echo "$TOTAL / $k" | bc -l)" "$(echo "$k / $u" | bc -l)"
-printf 'sqlite3 stage+merge, rebuilt      %6.2f s  %8.0f rows/s  (userctl is %.2fx its rate)\n' "$r" "$(echo "$TOTAL / $r" | bc -l)" "$(echo "$r / $u" | bc -l)"
-printf '... rebuilt, with the history     %6.2f s  %8.0f rows/s  (userctl is %.2fx its rate)\n' "$h" "$(echo "$TOTAL / $h" | bc -l)" "$(echo "$h / $u" | bc -l)"
+n=0
+for BIN in $BINS; do
+    n=$((n + 1)); u=$(median < "$DIR/userctl.$n.t")
+    echo "$BIN: userctl import rounds (s): $(tr '\n' ' ' < "$DIR/userctl.$n.t")"
+    printf 'userctl import (2 watchers)       %6.2f s  %8.0f users/s\n' "$u" "$(echo "$TOTAL / $u" | bc -l)"
+    printf 'daemon VmHWM after the import     %6.0f MiB\n' "$(echo "$(median < "$DIR/rss.$n.kib") / 1024" | bc -l)"
+done
+printf 'sqlite3 stage+merge, indexes kept %6.2f s  %8.0f rows/s  (the last build is %.2fx its rate)\n' "$k" "$(echo "$TOTAL / $k" | bc -l)" "$(echo "$k / $u" | bc -l)"
+printf 'sqlite3 stage+merge, rebuilt      %6.2f s  %8.0f rows/s  (the last build is %.2fx its rate)\n' "$r" "$(echo "$TOTAL / $r" | bc -l)" "$(echo "$r / $u" | bc -l)"
+printf '... rebuilt, with the history     %6.2f s  %8.0f rows/s  (the last build is %.2fx its rate)\n' "$h" "$(echo "$TOTAL / $h" | bc -l)" "$(echo "$h / $u" | bc -l)"
