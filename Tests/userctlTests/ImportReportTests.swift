@@ -29,4 +29,27 @@ import Foundation
         ids.insert("93f66333-01f2-857a-96cb-af519951a4dd")
         #expect(ids.count == 3)
     }
+
+    /// `bits` reads an id exactly when it is a UUID's text as the daemon reads one (8-4-4-4-12
+    /// hex digits, either case; Foundation's `sscanf` would also take signs, spaces and "0x"),
+    /// and two texts get the same bits exactly when they are one UUID.
+    @Test func idBitsAreTheUUIDsOfStrictTexts() throws {
+        let strict = try Regex("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+        let alphabet = Array("0123456789abcdefABCDEF-g +x")
+        for _ in 0..<2_000 {
+            let uuid = UUID()
+            let text = Bool.random() ? uuid.uuidString : uuid.uuidString.lowercased()
+            var mutated = Array(text)
+            mutated[Int.random(in: 0..<mutated.count)] = alphabet.randomElement()!
+            for candidate in [text, String(mutated), String(text.dropLast()), text + "0"] {
+                let bits = DistinctUserIDs.bits(candidate)
+                #expect((bits != nil) == (try strict.wholeMatch(in: candidate) != nil), "\(candidate)")
+                if let bits, let parsed = UUID(uuidString: candidate) {
+                    #expect(bits == DistinctUserIDs.bits(parsed.uuidString), "\(candidate)")
+                }
+            }
+            #expect(DistinctUserIDs.bits(text) == DistinctUserIDs.bits(text.uppercased()))
+            #expect(DistinctUserIDs.bits(text) != DistinctUserIDs.bits(UUID().uuidString))
+        }
+    }
 }

@@ -70,10 +70,13 @@ final class Staging {
         var batch: [JSONValue] = []
         var batchBytes = 0
         var batchEnd = 0
+        var serialized: [UInt8] = []  // one entry's JSON, only to measure it (reused: no allocation)
         while !Interruption.requested {
             guard let value = try nextEntry(path) else { break }
             let user = try ImportFile.normalizeOne(value, entry: entries + 1, source: path)
-            let size = user.description.utf8.count + 1
+            serialized.removeAll(keepingCapacity: true)
+            user.serialize(into: &serialized)
+            let size = serialized.count + 1
             guard size <= BulkImport.chunkBytes else {
                 // Sent, it would pass the daemon's frame limit and close the connection.
                 throw CommandFailure(.dataError, "\(path): entry \(entries + 1) is \(size / 1024) KiB of JSON; an "
