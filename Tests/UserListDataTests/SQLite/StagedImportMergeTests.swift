@@ -116,4 +116,42 @@ import UserListDomain
         try connection.execute("INSERT INTO users_search (users_search, rank) VALUES ('integrity-check', 0)", "checking")
         #expect(try await next.fetchPage(PageRequest(limit: 1)).totalCount == all.count)
     }
+    /// A user whose entry is stale is removed, and a new user takes its rowid (SQLite gives the
+    /// largest rowid + 1): searches find the new user and not the old one, before the catch-up
+    /// and after it, and the index then holds the new user's entry and nothing of the old one's.
+    @Test func aNewUserOnAStaleUsersRowidIsIndexedOnce() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("s.sqlite")
+        let store = try SearchBacklogTests.storeLeavingTheBacklog(path)
+        var users = SampleUsers.generate(count: 500, seed: 57)
+        _ = try await store.importUsers(users)
+        // The last user, the largest rowid, renamed by an import that adds nobody.
+        users[499].name = "Stale Quokkaberg"
+        #expect(try await store.importStaging!.commitImport(try await StagedImportTests.staged(store, [users[499]]))
+            .written == 1)
+        #expect(try SearchBacklogTests.stale(path) == 1)
+        let rowid = { (id: UUID) throws -> Int in
+            try store.read { connection throws(SQLiteError) in
+                try connection.integer("SELECT rowid FROM users WHERE id = '\(id.uuidString)'", "test")
+            }
+        }
+        let staleRowid = try rowid(users[499].id)
+        try await store.remove(id: users[499].id)
+        users.removeLast()
+        users.append(try await store.add(NewUser(name: "Fresh Wombatson", email: "fresh@wombat.example")))
+        #expect(try rowid(users[499].id) == staleRowid, "the new user took the removed one's rowid")
+        let terms = ["quokkaberg", "wombatson", "fresh@wom"]
+        try await SearchBacklogTests.expectSearchesMatch(store, users, terms: terms, countsMayBeLeftOut: true)
+
+        let next = try SQLiteUserRepository(path: path)
+        await next.searchIndexCaughtUp()
+        #expect(try SearchBacklogTests.mark(path) == nil)
+        #expect(try SearchBacklogTests.stale(path) == 0)
+        #expect(try SearchBacklogTests.indexed(path, "wombatson") == 1)
+        #expect(try SearchBacklogTests.indexed(path, "quokkaberg") == 0)
+        try await SearchBacklogTests.expectSearchesMatch(next, users, terms: terms)
+        let connection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: 5_000)
+        #expect(try connection.integer("SELECT COUNT(*) FROM users_search", "counting") == users.count)
+        try connection.execute("INSERT INTO users_search (users_search, rank) VALUES ('integrity-check', 0)", "checking")
+    }
 }
