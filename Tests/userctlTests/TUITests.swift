@@ -193,10 +193,11 @@ struct TUITests {
         #expect(lines.contains { $0.contains("modified") }, "dirty: \(lines.prefix(10))")
 
         // Someone else renames the same user, from another connection and session: merged into
-        // the screen at once, as a conflict on the name (theirs beside mine), without a key.
+        // the screen at once, as a conflict on the name (theirs beside mine), without a key. Its
+        // author comes a moment later, from the history ("someone saved" until then).
         let rename = try h.userctl(["rename", user.id, "Stored Elsewhere"])
         #expect(rename.status == 0, "\(rename.output)")
-        lines = try await h.waitFor { $0.contains { $0.contains("saved \"Stored Elsewhere\"") } && $0.contains { $0.contains("Version:  2") } }
+        lines = try await h.waitFor { $0.contains { $0.contains("root saved \"Stored Elsewhere\"") } && $0.contains { $0.contains("Version:  2") } }
         #expect(lines.contains { $0.contains("⚡ root saved \"Stored Elsewhere\" (yours is above)") }, "conflict: \(lines.prefix(14))")
         #expect(lines.contains { $0.contains("Name:     \(draft)▏") }, "the typed draft is kept: \(lines.prefix(14))")
 
