@@ -24,6 +24,33 @@ import UserListDomain
         try store.read { connection throws(SQLiteError) in try connection.integer("SELECT ifnull(max(seq), 0) FROM changes", "test") }
     }
 
+    /// A store at `directory`'s `s.sqlite` holding `count` sample users, all indexed for search,
+    /// whose index never catches up by itself.
+    static func indexedStore(_ directory: TemporaryDirectory, count: Int,
+                             seed: UInt64) async throws -> (path: String, store: SQLiteUserRepository, users: [User]) {
+        let path = directory.file("s.sqlite")
+        let store = try SearchBacklogTests.storeLeavingTheBacklog(path)
+        let users = SampleUsers.generate(count: count, seed: seed)
+        _ = try await store.importUsers(users)
+        #expect(try SearchBacklogTests.mark(path) == nil, "a small import into an empty store indexes as it goes")
+        return (path, store, users)
+    }
+
+    /// Another process opens the store at `path` and catches its index up: nothing is left
+    /// stale or past the mark, searches for `terms` answer as over `users`, and the index holds
+    /// each user once, sound.
+    static func caughtUp(_ path: String, _ users: [User], terms: [String]) async throws -> SQLiteUserRepository {
+        let next = try SQLiteUserRepository(path: path)
+        await next.searchIndexCaughtUp()
+        #expect(try SearchBacklogTests.mark(path) == nil)
+        #expect(try SearchBacklogTests.stale(path) == 0)
+        try await SearchBacklogTests.expectSearchesMatch(next, users, terms: terms)
+        let connection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: 5_000)
+        #expect(try connection.integer("SELECT COUNT(*) FROM users_search", "counting") == users.count)
+        try connection.execute("INSERT INTO users_search (users_search, rank) VALUES ('integrity-check', 0)", "checking")
+        return next
+    }
+
     @Test func theLastEntryOfAnIDGivenTwiceIsMergedAndCountedOnce() async throws {
         let directory = try TemporaryDirectory()
         let store = try SQLiteUserRepository(path: directory.file("s.sqlite"))
@@ -64,11 +91,8 @@ import UserListDomain
 
     @Test func anImportSmallerThanTheStoreLeavesNewAndRenamedUsersToTheCatchUp() async throws {
         let directory = try TemporaryDirectory()
-        let path = directory.file("s.sqlite")
-        let store = try SearchBacklogTests.storeLeavingTheBacklog(path)
-        var users = SampleUsers.generate(count: 2_000, seed: 53)
-        _ = try await store.importUsers(users)
-        #expect(try SearchBacklogTests.mark(path) == nil, "a small import into an empty store indexes as it goes")
+        let (path, store, stored) = try await Self.indexedStore(directory, count: 2_000, seed: 53)
+        var users = stored
 
         var file = SampleUsers.generate(count: 300, seed: 54).enumerated().map { index, user in
             User(id: user.id, name: user.name, email: "new\(index)@merge.example", avatarURL: user.avatarURL, version: 1)
@@ -102,29 +126,20 @@ import UserListDomain
         try await SearchBacklogTests.expectSearchesMatch(store, all, terms: terms, countsMayBeLeftOut: true)
         #expect(try SearchBacklogTests.stale(path) == 3)
 
-        // Another process opens the store and catches the index up.
-        let next = try SQLiteUserRepository(path: path)
-        await next.searchIndexCaughtUp()
-        #expect(try SearchBacklogTests.mark(path) == nil)
-        #expect(try SearchBacklogTests.stale(path) == 0)
+        let next = try await Self.caughtUp(path, all, terms: terms)
         #expect(try SearchBacklogTests.indexed(path, "berg 3") == 0, "the removed user's entry went with it")
         #expect(try SearchBacklogTests.indexed(path, "twice quo") == 1)
         #expect(try SearchBacklogTests.indexed(path, "berg 1500") == 1)
-        try await SearchBacklogTests.expectSearchesMatch(next, all, terms: terms)
-        let connection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: 5_000)
-        #expect(try connection.integer("SELECT COUNT(*) FROM users_search", "counting") == all.count)
-        try connection.execute("INSERT INTO users_search (users_search, rank) VALUES ('integrity-check', 0)", "checking")
         #expect(try await next.fetchPage(PageRequest(limit: 1)).totalCount == all.count)
     }
+
     /// A user whose entry is stale is removed, and a new user takes its rowid (SQLite gives the
     /// largest rowid + 1): searches find the new user and not the old one, before the catch-up
     /// and after it, and the index then holds the new user's entry and nothing of the old one's.
     @Test func aNewUserOnAStaleUsersRowidIsIndexedOnce() async throws {
         let directory = try TemporaryDirectory()
-        let path = directory.file("s.sqlite")
-        let store = try SearchBacklogTests.storeLeavingTheBacklog(path)
-        var users = SampleUsers.generate(count: 500, seed: 57)
-        _ = try await store.importUsers(users)
+        let (path, store, stored) = try await Self.indexedStore(directory, count: 500, seed: 57)
+        var users = stored
         // The last user, the largest rowid, renamed by an import that adds nobody.
         users[499].name = "Stale Quokkaberg"
         #expect(try await store.importStaging!.commitImport(try await StagedImportTests.staged(store, [users[499]]))
@@ -143,15 +158,8 @@ import UserListDomain
         let terms = ["quokkaberg", "wombatson", "fresh@wom"]
         try await SearchBacklogTests.expectSearchesMatch(store, users, terms: terms, countsMayBeLeftOut: true)
 
-        let next = try SQLiteUserRepository(path: path)
-        await next.searchIndexCaughtUp()
-        #expect(try SearchBacklogTests.mark(path) == nil)
-        #expect(try SearchBacklogTests.stale(path) == 0)
+        _ = try await Self.caughtUp(path, users, terms: terms)
         #expect(try SearchBacklogTests.indexed(path, "wombatson") == 1)
         #expect(try SearchBacklogTests.indexed(path, "quokkaberg") == 0)
-        try await SearchBacklogTests.expectSearchesMatch(next, users, terms: terms)
-        let connection = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMilliseconds: 5_000)
-        #expect(try connection.integer("SELECT COUNT(*) FROM users_search", "counting") == users.count)
-        try connection.execute("INSERT INTO users_search (users_search, rank) VALUES ('integrity-check', 0)", "checking")
     }
 }
