@@ -147,8 +147,7 @@ enum SQLiteSearchIndex {
         let steps = [
             """
             INSERT INTO users_search (users_search, rowid, key)
-            SELECT 'delete', user_rowid, indexed_key FROM search_stale WHERE user_rowid IN (\(batch))
-            ORDER BY user_rowid
+            SELECT 'delete', user_rowid, indexed_key FROM search_stale ORDER BY user_rowid LIMIT ?1
             """,
             """
             INSERT INTO users_search (rowid, key)

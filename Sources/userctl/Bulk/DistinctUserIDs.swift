@@ -19,8 +19,9 @@ struct DistinctUserIDs {
     }
 
     /// The 128 bits of a UUID's text (8-4-4-4-12 hex digits, either case, as the daemon reads
-    /// ids), or nil. Not `UUID(uuidString:)`: its `sscanf` was an eighth of userctl's time in an
-    /// import, which is bound by userctl's one core while it stages.
+    /// ids), or nil. Not `UUID(uuidString:)`: its `sscanf` was an eighth of userctl's CPU in an
+    /// import, and takes signs, spaces and "0x" the daemon refuses. (The daemon's own parser,
+    /// `UUIDText.parse`, lives in the Domain, which userctl does not depend on.)
     static func bits(_ id: String) -> UInt128? {
         guard id.utf8.count == 36 else { return nil }
         var value: UInt128 = 0

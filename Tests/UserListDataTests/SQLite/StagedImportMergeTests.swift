@@ -136,7 +136,7 @@ import UserListDomain
     /// A user whose entry is stale is removed, and a new user takes its rowid (SQLite gives the
     /// largest rowid + 1): searches find the new user and not the old one, before the catch-up
     /// and after it, and the index then holds the new user's entry and nothing of the old one's.
-    @Test func aNewUserOnAStaleUsersRowidIsIndexedOnce() async throws {
+    @Test func aNewUserOnAStaleUsersRowidIsFoundAndTheOldOneIsNot() async throws {
         let directory = try TemporaryDirectory()
         let (path, store, stored) = try await Self.indexedStore(directory, count: 500, seed: 57)
         var users = stored
