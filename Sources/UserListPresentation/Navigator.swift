@@ -170,7 +170,8 @@ public final class Navigator {
     }
 
     /// Selects a row of the list; the list's `userSelected` event opens that user's detail
-    /// screen. Returns nil when `index` names no row (nothing happens then).
+    /// screen, or the list shows why it could not. Returns nil when `index` names no row
+    /// (nothing happens then).
     @discardableResult
     public func selectRow(at index: Int,
                           isolation: isolated (any Actor) = #isolation) async -> Result<User, UserError>? {
@@ -178,7 +179,9 @@ public final class Navigator {
         list.didSelectRow(at: index)
         guard let id = pendingSelection else { return nil }
         pendingSelection = nil
-        return await openUser(id, isolation: isolation)
+        let opened = await openUser(id, isolation: isolation)
+        if case .failure(let error) = opened { list.selectionFailed(error) }
+        return opened
     }
 
     /// Pushes the history of the user whose detail screen is on top, and starts reading it.

@@ -146,6 +146,12 @@ public final class UserListViewModel {
         onEvent?(.userSelected(id: state.users[index].id))
     }
 
+    /// The selected row's user could not be opened (the store down, the user just removed):
+    /// the list says why, since nothing else on screen changes.
+    public func selectionFailed(_ error: UserError) {
+        state.errorMessage = error.message
+    }
+
     public func dismissError() {
         state.errorMessage = nil
     }

@@ -64,6 +64,22 @@ import UserListPresentation
         states.expectNoMoreChanges()
     }
 
+    /// The store down (or the user gone) when a row is opened: the list says why, and stays.
+    @Test(arguments: [UserError.unavailable(reason: "the database is restarting"), .notFound(id: bob.id)])
+    func aRowThatCannotBeOpenedSaysWhyOnTheList(failure: UserError) async {
+        await loadList()
+        repository.failNext(1, .fetchUser, with: failure)
+        #expect(await navigator.selectRow(at: 1) == .failure(failure))
+        #expect(navigator.screens.count == 1)
+        states.expect {
+            var list = self.loadedList
+            list.errorMessage = failure.message
+            $0.screens[0] = .list(list)
+        }
+        states.expectNoMoreChanges()
+        #expect(await navigator.selectRow(at: 1) == .success(bob), "once the store is back it opens")
+    }
+
     @Test(arguments: [-1, 3, 50])
     func selectRowOutOfRangeDoesNothing(index: Int) async {
         await loadList()

@@ -43,40 +43,15 @@ enum PostgresHistory {
          author.reverting.map { String($0) }]
     }
 
-    /// The save's condition that the row changes: a save of what is stored writes nothing.
-    /// `IS DISTINCT FROM`: an avatar URL going to or from NULL is a change.
-    static func differs(name: String = "$1", email: String = "$2", avatarURL: String = "$3") -> String {
-        "(name IS DISTINCT FROM \(name) OR email IS DISTINCT FROM \(email) OR avatar_url IS DISTINCT FROM \(avatarURL))"
-    }
-
-    static let differsFromStored = differs()
-
-    /// Before the UPDATE: inserts nothing when the version no longer matches or nothing changes.
-    static func recordSave(_ user: User, _ author: ChangeAuthor, _ connection: PGConnection,
-                           _ operation: String) throws(PGError) {
+    /// Records one change of user `id` with its fields before and after (nil: it did not
+    /// exist). Called once the write has happened, with the row it found locked, so the entry
+    /// says what the write did: a write that loses a race records nothing.
+    static func record(_ kind: String, id: UUID, before: User?, after: User?, _ author: ChangeAuthor,
+                       _ connection: PGConnection, _ operation: String) throws(PGError) {
         try connection.query(insertColumns + """
-             SELECT $1, $2::bigint, $3, $4, $5, $6::bigint, id, 'saved', name, email, avatar_url, $7, $8, $9,
-                    version + 1
-            FROM users WHERE id = $10 AND version = $11 AND \(differs(name: "$7", email: "$8", avatarURL: "$9"))
-            """, parameters(author) + [user.name, user.email, user.avatarURL, user.id.uuidString, String(user.version)],
+             VALUES ($1, $2::bigint, $3, $4, $5, $6::bigint, $7, $8, $9, $10, $11, $12, $13, $14, $15::integer)
+            """, parameters(author) + [id.uuidString, kind, before?.name, before?.email, before?.avatarURL,
+                                       after?.name, after?.email, after?.avatarURL, after.map { String($0.version) }],
             operation)
-    }
-
-    static func recordAdd(_ user: User, _ author: ChangeAuthor, _ connection: PGConnection,
-                          _ operation: String) throws(PGError) {
-        try connection.query(insertColumns + """
-             VALUES ($1, $2::bigint, $3, $4, $5, $6::bigint, $7, 'added', NULL, NULL, NULL, $8, $9, $10, $11::integer)
-            """, parameters(author) + [user.id.uuidString, user.name, user.email, user.avatarURL, String(user.version)],
-            operation)
-    }
-
-    /// Before the DELETE, from the stored row.
-    static func recordRemove(_ id: UUID, _ author: ChangeAuthor, _ connection: PGConnection,
-                             _ operation: String) throws(PGError) {
-        try connection.query(insertColumns + """
-             SELECT $1, $2::bigint, $3, $4, $5, $6::bigint, id, 'removed', name, email, avatar_url,
-                    NULL, NULL, NULL, NULL
-            FROM users WHERE id = $7
-            """, parameters(author) + [id.uuidString], operation)
     }
 }

@@ -47,11 +47,19 @@ extension PostgresUserRepository {
         }
     }
 
-    /// The user who already has `email`, as the conflict to report.
+    /// The user who already has `email`, as the refusal to report (a validation error: saving
+    /// again cannot help).
     private func emailConflict(_ email: String, id: UUID) async throws(UserError) -> UserError {
         let owner = try await read { connection throws(PGError) -> User? in try Self.owner(ofEmail: email, connection) }
-        if let owner, owner.id != id { return .conflict(stored: owner) }
+        if let owner, owner.id != id { return .duplicateEmail(email: email, other: owner) }
         return .unavailable(reason: "the email \(email) was taken by someone else while saving; try again")
+    }
+
+    /// Whether a save of `user` would store what `stored` holds: byte for byte, as the
+    /// database compares text (Swift's `==` would take two Unicode forms of a name as equal).
+    static func sameFields(_ stored: User, _ user: User) -> Bool {
+        stored.name.utf8.elementsEqual(user.name.utf8) && stored.email.utf8.elementsEqual(user.email.utf8)
+            && stored.avatarURL.map { Array($0.utf8) } == user.avatarURL.map { Array($0.utf8) }
     }
 
     /// Logs a write's change (its `seq`) under the change-log lock, once its rows are written.
@@ -76,22 +84,19 @@ extension PostgresUserRepository {
     public func update(_ user: User, by author: ChangeAuthor) async throws(UserError) -> User {
         let outcome = try await write("saving a user", { connection throws(PGError) -> Outcome in
             let operation = "saving a user"
-            try PostgresHistory.recordSave(user, author, connection, operation)
-            let updated = try connection.query("""
-                UPDATE users SET name = $1, email = $2, avatar_url = $3, name_key = $4, email_key = $5,
-                                 version = version + 1
-                WHERE id = $6 AND version = $7 AND \(PostgresHistory.differsFromStored)
-                """, [user.name, user.email, user.avatarURL, UserKey.fold(user.name), UserKey.fold(user.email),
-                      user.id.uuidString, String(user.version)], operation)
-            guard updated.affected == 1 else {
-                guard let stored = try Self.stored(id: user.id, connection) else { return .notFound }
-                // Equal text is equal bytes (deterministic collation): the same row, unwritten.
-                let same = stored.version == user.version && stored.name == user.name && stored.email == user.email
-                    && stored.avatarURL == user.avatarURL
-                return same ? .unchanged(stored) : .conflict(stored)
-            }
+            // The row locked first: the version check, the entry's "before" and the write see one
+            // stored user, and a save that loses a race to another writes and records nothing.
+            guard let stored = try Self.stored(id: user.id, locking: true, connection) else { return .notFound }
+            guard stored.version == user.version else { return .conflict(stored) }
+            guard !Self.sameFields(stored, user) else { return .unchanged(stored) }
             var saved = user
             saved.version += 1
+            try connection.query("""
+                UPDATE users SET name = $1, email = $2, avatar_url = $3, name_key = $4, email_key = $5, version = $6
+                WHERE id = $7
+                """, [user.name, user.email, user.avatarURL, UserKey.fold(user.name), UserKey.fold(user.email),
+                      String(saved.version), user.id.uuidString], operation)
+            try PostgresHistory.record("saved", id: user.id, before: stored, after: saved, author, connection, operation)
             let seq = try Self.logChange("saved", id: user.id, user: saved, connection, operation)
             return .done(saved, seq: seq)
         }, email: user.email)
@@ -126,7 +131,7 @@ extension PostgresUserRepository {
             guard inserted.affected == 1 else {
                 return try Self.stored(id: user.id, connection).map(Outcome.conflict) ?? .notFound
             }
-            try PostgresHistory.recordAdd(user, author, connection, operation)
+            try PostgresHistory.record("added", id: user.id, before: nil, after: user, author, connection, operation)
             let seq = try Self.logChange("added", id: user.id, user: user, connection, operation)
             try connection.query("UPDATE store_state SET user_count = user_count + 1", [], operation)  // under the lock
             return .done(user, seq: seq)
@@ -145,9 +150,11 @@ extension PostgresUserRepository {
     public func remove(id: UUID, by author: ChangeAuthor) async throws(UserError) {
         let outcome = try await write("removing a user", { connection throws(PGError) -> Outcome in
             let operation = "removing a user"
-            try PostgresHistory.recordRemove(id, author, connection, operation)
-            let deleted = try connection.query("DELETE FROM users WHERE id = $1", [id.uuidString], operation)
-            guard deleted.affected == 1 else { return .notFound }
+            // What the DELETE removed (the latest row, after any save it waited for) is the entry's "before".
+            guard let removed = try connection.query("DELETE FROM users WHERE id = $1 RETURNING \(Self.columns)",
+                                                     [id.uuidString], operation).first.map({ Self.user($0) })
+            else { return .notFound }
+            try PostgresHistory.record("removed", id: id, before: removed, after: nil, author, connection, operation)
             let seq = try Self.logChange("removed", id: id, user: nil, connection, operation)
             try connection.query("UPDATE store_state SET user_count = user_count - 1", [], operation)  // under the lock
             return .done(User(id: id, name: "", email: ""), seq: seq)

@@ -191,9 +191,10 @@ public final class PostgresUserRepository: UserRepository {
         return found
     }
 
-    static func stored(id: UUID, _ connection: PGConnection) throws(PGError) -> User? {
-        try connection.query("SELECT \(columns) FROM users WHERE id = $1", [id.uuidString], "reading a user")
-            .first.map { user($0) }
+    /// `locking`: `FOR UPDATE`, inside a write's transaction (no other write of it until the commit).
+    static func stored(id: UUID, locking: Bool = false, _ connection: PGConnection) throws(PGError) -> User? {
+        try connection.query("SELECT \(columns) FROM users WHERE id = $1" + (locking ? " FOR UPDATE" : ""),
+                             [id.uuidString], "reading a user").first.map { user($0) }
     }
 
     static func owner(ofEmail email: String, _ connection: PGConnection) throws(PGError) -> User? {

@@ -49,11 +49,52 @@ import UserListTestSupport
         await #expect(throws: UserError.self) {
             _ = try await store.update(User(id: user.id, name: "Stale", email: user.email, version: 1), by: bob)
         }
-        _ = try await store.add(NewUser(name: "Other", email: "other@example.com"), by: alice)
+        let other = try await store.add(NewUser(name: "Other", email: "other@example.com"), by: alice)
         var clash = try await store.fetchUser(id: user.id)
-        clash.email = "other@example.com"
-        await #expect(throws: UserError.self) { _ = try await store.update(clash, by: bob) }
+        clash.email = "OTHER@example.com"
+        // Another user's address is a validation error naming them (retrying cannot help),
+        // never a conflict, which would show that other user as this one's stored state.
+        await #expect(throws: UserError.duplicateEmail(email: "OTHER@example.com", other: other)) {
+            _ = try await store.update(clash, by: bob)
+        }
+        await #expect(throws: UserError.duplicateEmail(email: "other@example.com", other: other)) {
+            _ = try await store.add(NewUser(name: "Third", email: "other@example.com"), by: bob)
+        }
         #expect(try await store.history(HistoryQuery(userID: user.id)).entries.map(\.kind) == [.saved, .added])
+    }
+
+    /// Two daemons' saves (or removes) of one user at once: one wins, and only its change is in
+    /// the history, with its author and what it replaced. The loser gets its conflict and
+    /// leaves no entry (an entry for a save that never happened would show on every screen).
+    @Test(arguments: StoreKind.allCases)
+    func racingWritesRecordOnlyTheWinner(kind: StoreKind) async throws {
+        let (store, fixture) = try open(kind)
+        let second = try #require(try fixture.open() as? any UserRepository & UserHistoryRepository)
+        for round in 0..<10 {
+            let user = try await store.add(NewUser(name: "Round \(round)", email: "r\(round)@example.com"), by: alice)
+            var a = user, b = user
+            a.name = "Alice's edit"
+            b.email = "bob.\(round)@example.com"
+            async let savedByAlice = outcome { () async throws(UserError) -> User in try await store.update(a, by: alice) }
+            async let savedByBob = outcome { () async throws(UserError) -> User in try await second.update(b, by: bob) }
+            let (resultA, resultB) = await (savedByAlice, savedByBob)
+            let stored = try await store.fetchUser(id: user.id)
+            let winner = (try? resultA.get()) != nil ? alice : bob
+            #expect([resultA, resultB].filter { (try? $0.get()) != nil }.count == 1, "round \(round)")
+            var entries = try await store.history(HistoryQuery(userID: user.id)).entries
+            #expect(entries.map(\.kind) == [.saved, .added], "round \(round)")
+            #expect(entries.first?.author == winner && entries.first?.versionAfter == stored.version)
+            #expect(entries.first?.before == UserFields(name: user.name, email: user.email))
+            #expect(entries.first?.after == UserFields(name: stored.name, email: stored.email))
+
+            async let removedByAlice = outcome { () async throws(UserError) in try await store.remove(id: user.id, by: alice) }
+            async let removedByBob = outcome { () async throws(UserError) in try await second.remove(id: user.id, by: bob) }
+            let removals = await [removedByAlice, removedByBob]
+            #expect(removals.filter { (try? $0.get()) != nil }.count == 1, "round \(round)")
+            entries = try await store.history(HistoryQuery(userID: user.id)).entries
+            #expect(entries.map(\.kind) == [.removed, .saved, .added], "round \(round)")
+            #expect(entries.first?.before == UserFields(name: stored.name, email: stored.email))
+        }
     }
 
     /// Issue 46 item 5: saving what is stored (the name it has) is not a change: no version,

@@ -15,16 +15,18 @@ struct PostgresStoreTests {
         return (server, try PGConnectionString(server.conninfo(try server.makeDatabase())))
     }
 
-    @Test func anEmailAnotherUserHasIsAConflictNamingThatUser() async throws {
+    @Test func anEmailAnotherUserHasIsRefusedNamingThatUser() async throws {
         let store = try PostgresUserRepository(connection: try freshDatabase().conninfo)
         let ada = try await store.add(NewUser(name: "Ada", email: "Ada@Example.com"))
         let grace = try await store.add(NewUser(name: "Grace", email: "grace@example.com"))
-        await #expect(throws: UserError.conflict(stored: ada)) {
+        await #expect(throws: UserError.duplicateEmail(email: "ada@EXAMPLE.com", other: ada)) {
             _ = try await store.add(NewUser(name: "Other Ada", email: "ada@EXAMPLE.com"))
         }
         var taking = grace
         taking.email = "ADA@example.com"
-        await #expect(throws: UserError.conflict(stored: ada)) { _ = try await store.update(taking) }
+        await #expect(throws: UserError.duplicateEmail(email: "ADA@example.com", other: ada)) {
+            _ = try await store.update(taking)
+        }
         // Nothing was written by the refused saves.
         #expect(try await store.fetchUser(id: grace.id) == grace)
         #expect(try await store.fetchPage(PageRequest()).totalCount == 2)
