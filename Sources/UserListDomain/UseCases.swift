@@ -77,6 +77,26 @@ public struct UpdateUserUseCase: Sendable {
         return try await repository.update(user)
     }
 
+    /// Changes only the fields `edit` names over `stored`, whatever version others save
+    /// meanwhile (`userctl set` without a version): a save overtaken between the read and the
+    /// write is applied again over what the other saved, since `edit` leaves their fields
+    /// alone. A few tries, each after another's commit; then the conflict stands. `changed`
+    /// is false when every field was already stored (nothing written).
+    public func set(_ edit: UserEdit, over stored: User) async throws(UserError) -> (user: User, changed: Bool) {
+        var base = stored, attempts = 1
+        while true {
+            do throws(UserError) {
+                let saved = try await execute(edit.applied(to: base))
+                return (saved, saved.version != base.version)
+            } catch .conflict(let newer) where attempts < Self.setAttempts {
+                base = newer
+                attempts += 1
+            }
+        }
+    }
+
+    static let setAttempts = 5
+
     /// The common case: change the name only.
     public func rename(_ user: User, to newName: String) async throws(UserError) -> User {
         var edited = user

@@ -150,6 +150,17 @@ import UserListWire
             return
         }
         #expect(user?["email"] == "first@example.com" && user?["avatar_url"] == .null && user?["name"] == script.rows[2]["name"])
+        // A field set to what is stored changes nothing, and the result says so (userctl prints
+        // "unchanged"); a change has no such mark.
+        let avatar: JSONValue = "https://example.com/a.png"
+        let changed = try await script.intent("session", "set_user", ["id": id, "avatar_url": avatar])
+        let same = try await script.intent("session", "set_user", ["id": id, "avatar_url": avatar])
+        guard case .success(let set) = changed.outcome, case .success(let stored) = same.outcome else {
+            Issue.record("\(changed.outcome), \(same.outcome)")
+            return
+        }
+        #expect(set?["unchanged"] == nil && set?["avatar_url"] == avatar)
+        #expect(stored?["unchanged"] == .bool(true) && stored?["version"] == set?["version"])
         #expect(code(try await script.intent("session", "set_user", ["id": id])) == .invalidArgs, "nothing to change")
         await daemon.stop()
     }

@@ -96,6 +96,14 @@ package enum StateDocument {
         ])
     }
 
+    /// A one-shot save's result; `unchanged`: every field was already stored (no new version,
+    /// no history entry), which the reply says so the caller does not claim a change.
+    static func saved(_ saved: User, unchanged: Bool) -> JSONValue {
+        guard unchanged, case .object(var fields) = user(saved) else { return user(saved) }
+        fields["unchanged"] = .bool(true)
+        return .object(fields)
+    }
+
     /// `user(user)`'s bytes, written without building it: keys in the serializer's sorted order.
     static func write(_ user: User, into out: inout [UInt8]) {
         out.append(contentsOf: #"{"avatar_url":"#.utf8)
