@@ -166,8 +166,15 @@ public struct FollowedChange: Equatable, Codable, Sendable {
 public struct Removal: Equatable, Codable, Sendable {
     /// Who removed it, once known.
     public var author: String?
+    /// The stored user the draft was based on when it was removed. If someone else creates the
+    /// same id again, that user is merged in as a save over this one (`UserMerge`): fields this
+    /// person left follow the new user, so a screen nobody typed on never holds a stale draft.
+    public var base: User?
 
-    public init(author: String? = nil) { self.author = author }
+    public init(author: String? = nil, base: User? = nil) {
+        self.author = author
+        self.base = base
+    }
 }
 
 /// One-shot things the detail screen tells its host.

@@ -14,9 +14,14 @@ extension UserDetailViewModel {
         guard change.userID == state.userID else { return }
         switch change {
         case .saved(let stored), .added(let stored):
+            if !state.isNew, let removed = state.removal?.base {
+                merge(stored, over: removed, author: author, isolation: isolation)
+                return
+            }
             if state.isNew || state.removal != nil {
-                // The user exists (again): someone created this very id. The draft stays, now a
-                // draft of that user: its differences are the person's to save or drop.
+                // The user exists (again): someone created this very id while this screen was
+                // creating it. The draft stays, now a draft of that user: its differences are the
+                // person's to save or drop.
                 var updated = state
                 updated.settle(on: stored)
                 updated.errorMessage = nil
@@ -35,7 +40,7 @@ extension UserDetailViewModel {
             updated.user = nil
             updated.conflicts.removeAll()
             updated.followed.removeAll()
-            updated.removal = Removal(author: author)
+            updated.removal = Removal(author: author, base: state.user)
             updated.errorMessage = "This user was removed."
             state = updated
             lookUpAuthors(isolation: isolation)
@@ -45,9 +50,16 @@ extension UserDetailViewModel {
     }
 
     /// Merges `stored` (someone else's save) into the draft, and makes it the draft's base.
-    func merge(_ stored: User, author: String? = nil, isolation: isolated (any Actor) = #isolation) {
-        guard let base = state.user else { return }
+    /// `removed`: the user was removed and `stored` creates it again; the draft was based on
+    /// `removed`.
+    func merge(_ stored: User, over removed: User? = nil, author: String? = nil,
+               isolation: isolated (any Actor) = #isolation) {
+        guard let base = removed ?? state.user else { return }
         var updated = state
+        if removed != nil {
+            updated.removal = nil
+            updated.errorMessage = nil
+        }
         let theirs = UserFields(stored)
         let merge = UserMerge(base: UserFields(base), mine: updated.draft, theirs: theirs)
         updated.user = stored

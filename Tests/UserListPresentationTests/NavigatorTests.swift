@@ -180,7 +180,7 @@ import UserListPresentation
             removed.draft = UserFields(ada)
             removed.draftName = "Ada King"
             removed.errorMessage = "This user was removed."
-            removed.removal = Removal()
+            removed.removal = Removal(base: renamed)
             $0.screens[1] = .detail(removed)
         }
         states.expectNoMoreChanges()

@@ -341,7 +341,7 @@ import UserListPresentation
         detail.setDraftName("Ada King")
         states.expect { $0.draftName = "Ada King" }
         detail.apply(.removed(id: ada.id))
-        states.expect { $0.user = nil; $0.removal = Removal(); $0.errorMessage = "This user was removed." }
+        states.expect { $0.user = nil; $0.removal = Removal(base: ada); $0.errorMessage = "This user was removed." }
         #expect(!detail.state.canSave && detail.state.draftName == "Ada King")
         detail.onAppear()
         await settle()
@@ -361,12 +361,42 @@ import UserListPresentation
         // it again, not stay on "loading…".
         let (detail, states, _) = await loadedDetail()
         detail.apply(.removed(id: ada.id))
-        states.expect { $0.user = nil; $0.removal = Removal(); $0.errorMessage = "This user was removed." }
+        states.expect { $0.user = nil; $0.removal = Removal(base: ada); $0.errorMessage = "This user was removed." }
         var back = ada
         back.version = 3
         detail.apply(.added(back))
         states.expect { $0.user = back; $0.removal = nil; $0.errorMessage = nil }
         #expect(!detail.state.isDirty)
+    }
+
+    /// Someone else creates the removed user again (the undo of the removal, or another
+    /// screen's "create it again" with its own draft): merged as a save over the user this screen
+    /// last had. Fields this person left follow the new user; only their own edits stay a draft.
+    @Test func aUserCreatedAgainByAnotherIsMergedLikeTheirSave() async {
+        let (detail, states, _) = await loadedDetail()
+        var recreated = ada
+        recreated.name = "Ada B"
+        recreated.version = 3
+        detail.apply(.removed(id: ada.id))
+        states.expect { $0.user = nil; $0.removal = Removal(base: ada); $0.errorMessage = "This user was removed." }
+        detail.apply(.added(recreated))
+        states.expect { $0.user = recreated; $0.draftName = "Ada B"; $0.removal = nil; $0.errorMessage = nil }
+        #expect(!detail.state.isDirty, "nobody typed here: no draft to save over theirs")
+
+        let (typing, typed, _) = await loadedDetail()
+        typing.setDraft(.email, "ada@typed.example")
+        typed.expect { $0.draftEmail = "ada@typed.example" }
+        typing.apply(.removed(id: ada.id))
+        typed.expect { $0.user = nil; $0.removal = Removal(base: ada); $0.errorMessage = "This user was removed." }
+        typing.apply(.added(recreated))
+        typed.expect {
+            $0.user = recreated
+            $0.draftName = "Ada B"
+            $0.removal = nil
+            $0.errorMessage = nil
+            $0.followed = [FollowedChange(field: .name, version: 3)]
+        }
+        #expect(typing.state.dirtyFields == [.email])
     }
 
     // MARK: read-only, new users

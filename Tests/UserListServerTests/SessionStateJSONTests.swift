@@ -38,10 +38,21 @@ import UserListWire
                                         kind: .saved, author: ChangeAuthor(uid: 1000, userName: "alice", via: .intent),
                                         before: UserFields(alice), after: UserFields(bob), versionAfter: 8)]
         history.reverting = 51
+        // Removed while open: who removed it, and the user the draft was based on (or not known).
+        var removed = UserDetailState(userID: bob.id)
+        removed.draftName = "Bob B"
+        removed.removal = Removal(author: "alice", base: bob)
+        var removedUnknown = removed
+        removedUnknown.removal = Removal(base: alice)
+        var removedBare = removed
+        removedBare.removal = Removal()
         return [
             NavigationState(screens: [.list(UserListState())]),
             NavigationState(screens: [.list(plain), .detail(UserDetailState(userID: bob.id))]),
             NavigationState(screens: [.list(searched), .detail(editing), .history(history)]),
+            NavigationState(screens: [.list(plain), .detail(removed)]),
+            NavigationState(screens: [.list(plain), .detail(removedUnknown)]),
+            NavigationState(screens: [.list(plain), .detail(removedBare)]),
         ]
     }
 

@@ -160,6 +160,10 @@ enum SessionStateJSON {
                 out.append(contentsOf: #""author":"#.utf8)
                 JSONWriter.writeString(author, into: &out)
             }
+            if let base = removal.base {
+                out.append(contentsOf: (removal.author == nil ? #""base":"# : #","base":"#).utf8)
+                write(base, into: &out)
+            }
             out.append(UInt8(ascii: "}"))
         }
     }
@@ -310,7 +314,12 @@ enum SessionStateJSON {
                   let version = item["version"]?.int64Value.flatMap(Int.init(exactly:)) else { return nil }
             followed.append(FollowedChange(field: field, author: item["author"]?.stringValue, version: version))
         }
-        let removal = present(object["removal"]).map { Removal(author: $0["author"]?.stringValue) }
+        var removal: Removal?
+        if let removed = present(object["removal"]) {
+            let base = present(removed["base"]).map(user)
+            if base == .some(nil) { return nil }
+            removal = Removal(author: removed["author"]?.stringValue, base: base ?? nil)
+        }
         return (conflicts, followed, removal)
     }
 
