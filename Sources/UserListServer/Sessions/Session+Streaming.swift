@@ -22,6 +22,7 @@ extension Session {
         changes.feed(for: loop).follow(self)
         startPresence()
         sent = navigator.state
+        activity.withLock { $0.screens = navigator.state.screens.count }  // later, `sendChanges` keeps it
     }
 
     /// Its owner ended it (the registry dropped it): its loop stops applying changes to it, so

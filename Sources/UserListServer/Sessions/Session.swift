@@ -95,6 +95,7 @@ package actor Session {
         self.navigator = Navigator(useCases: useCases)
         self.mode = SessionMode(restoring: saved.map { ($0, listWindow) })
         self.link = SessionLink(self)
+        if let saved { activity.withLock { $0.screens = saved.screens.count } }  // `userctl sessions` before it starts
     }
 
     deinit { presenceBoard?.leave(id) }
