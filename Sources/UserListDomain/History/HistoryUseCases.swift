@@ -137,7 +137,11 @@ public struct RevertHistoryEntryUseCase: Sendable {
     /// An import undone already is `.alreadyUndone`; an entry that is no import is refused.
     public func undoImport(entry id: Int64, skippingChanged: Bool) async throws(UserError) -> ImportUndo {
         let entry = try await history.historyEntry(id)
-        guard entry.kind == .imported, entry.author.reverting == nil else {
+        if entry.kind == .imported, let undone = entry.author.reverting {
+            throw .validation(field: .name, message: "Entry \(id) undid import \(undone), and an undo of an import "
+                + "is not undone in turn: to bring its users back, import the file again.")
+        }
+        guard entry.kind == .imported else {
             throw .validation(field: .name,
                               message: "Entry \(id) is no import; revert it without --force-skip-changed.")
         }

@@ -127,6 +127,14 @@ import UserListTestSupport
             guard case .alreadyUndone(entry, _) = error as? UserError else { return false }
             return true
         }
+        // The undo is not undone in turn: the refusal says what it is and what to do instead,
+        // and names no flag the caller did not give.
+        let undoEntry = try #require(undo.entry)
+        await #expect { try await revert.undoImport(entry: undoEntry, skippingChanged: false) } throws: { error in
+            guard case .validation(_, let message) = error as? UserError else { return false }
+            return message.contains("undid import \(entry)") && message.contains("import the file again")
+                && !message.contains("--force-skip-changed")
+        }
     }
 
     @Test(arguments: StoreKind.allCases)
