@@ -38,9 +38,7 @@ public enum UserError: Error, Equatable, Sendable {
         case .alreadyUndone(let entry, let reason):
             "Entry \(entry) is already undone: \(reason)"
         case .changedSinceImport(let entry, let ids, let count):
-            "Entry \(entry) was not undone: \(count) user\(count == 1 ? "" : "s") changed since the import ("
-                + ids.map(UUIDText.lowercase).joined(separator: ", ") + (count > ids.count ? ", …" : "")
-                + "); nothing was changed. --force-skip-changed leaves them as they are and undoes the rest."
+            Self.importNotUndone(entry, count: count, users: ids.map(UUIDText.lowercase))
         case .conflict(let stored):
             "Someone else saved this user first; the stored name is now “\(stored.name)”."
         case .duplicateEmail(let email, let other):
@@ -55,6 +53,17 @@ public enum UserError: Error, Equatable, Sendable {
         case .rejectedEntry(let position, let id, let reason):
             "Entry \(position) (id \(id.uuidString.lowercased())): \(reason)"
         }
+    }
+}
+
+extension UserError {
+    /// `changedSinceImport`'s message, with `users` (the first few of `count`) told as the
+    /// caller can: ids here, a daemon adds who changed each and when.
+    public static func importNotUndone(_ entry: Int64, count: Int, users: [String]) -> String {
+        "Entry \(entry) was not undone: \(count) user\(count == 1 ? "" : "s") changed since the import ("
+            + users.joined(separator: users.contains { $0.contains(" ") } ? "; " : ", ")
+            + (count > users.count ? ", …" : "")
+            + "); nothing was changed. --force-skip-changed leaves them as they are and undoes the rest."
     }
 }
 

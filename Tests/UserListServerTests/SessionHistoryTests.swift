@@ -81,6 +81,29 @@ import UserListWire
         await harness.stop()
     }
 
+    /// `userctl revert` of a change the user has moved past says who moved it, what and when,
+    /// not "someone else saved this user first" (which a person reads as another person).
+    @Test func aRevertOfAChangeSinceOvertakenSaysWhatCameAfterIt() async throws {
+        let harness = try await DaemonHarness(sampleUsers: 3)
+        let client = try harness.client()
+        _ = try await client.hello(key: "history-overtaken")
+        let id = try await firstUserID(client)
+        _ = try await client.intent("session", "rename_user", ["id": .string(id), "name": "First"])
+        let page = try await client.intent("session", "history", ["user_id": .string(id), "limit": 1])
+        guard case .success(let result?) = page.outcome,
+              let entry = result["entries"]?.arrayValue?.first?["entry"]?.int64Value else {
+            Issue.record("\(page.outcome)")
+            return
+        }
+        _ = try await client.intent("session", "rename_user", ["id": .string(id), "name": "Later"])
+        let revert = try await client.intent("session", "revert", ["entry": .int(entry)])
+        guard case .failure(let error) = revert.outcome else { Issue.record("\(revert.outcome)"); return }
+        #expect(error.code == .conflict)
+        #expect(error.message.hasPrefix("Entry \(entry) was not undone: since it, ")
+                && error.message.contains("changed the name to “Later”"), "\(error.message)")
+        await harness.stop()
+    }
+
     @Test func historyFiltersByActorAndTimeAndRefusesABadTime() async throws {
         let harness = try await DaemonHarness(sampleUsers: 3)
         let client = try harness.client()

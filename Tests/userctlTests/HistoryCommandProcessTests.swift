@@ -114,7 +114,9 @@ struct HistoryCommandProcessTests {
         let refused = try userctl(daemon, ["revert", String(entry)])
         #expect(refused.status == 75, "\(refused.stdout) \(refused.stderr)")
         #expect(refused.stderr.contains("2 users changed since the import"), "\(refused.stderr)")
-        #expect(refused.stderr.contains(first), "\(refused.stderr)")
+        // Each by name, with who changed it, what and when: not bare ids.
+        #expect(refused.stderr.contains("“Renamed Since” (\(first.prefix(8))): "), "\(refused.stderr)")
+        #expect(refused.stderr.contains("changed the name to “Renamed Since”"), "\(refused.stderr)")
         #expect(try userctl(daemon, ["list", "--json"]).stdout.contains("Imported 5"))
         let forced = try userctl(daemon, ["revert", String(entry), "--force-skip-changed"])
         #expect(forced.status == 0, "\(forced.stderr)")

@@ -78,7 +78,7 @@ extension Session {
                 return .failure(IntentError(error))
             }
             guard found.kind == .imported || skippingChanged else {
-                return await session.write { _ in
+                let result = await session.write { _ in
                     do throws(UserError) {
                         let user = try await revert.execute(entry: entry)
                         return .success((["entry": .int(entry), "user": user.map(StateDocument.user) ?? .null],
@@ -87,16 +87,25 @@ extension Session {
                         return .failure(error)
                     }
                 }
+                guard let user = found.userID, let version = found.versionAfter else { return result }
+                return await session.tellingWhoSavedFirst(result, id: user, expectedVersion: version,
+                                                          lead: "Entry \(entry) was not undone: since it,")
             }
             // Many users: the store's one `reloaded` row reaches this session through the receipt.
-            return await session.write { _ in
+            var changedSince: (ids: [UUID], count: Int)?
+            let result = await session.write { _ in
                 do throws(UserError) {
                     let undo = try await revert.undoImport(entry: entry, skippingChanged: skippingChanged)
                     return .success((StateDocument.undo(of: entry, undo), nil))
                 } catch {
+                    if case .changedSinceImport(_, let ids, let count) = error { changedSince = (ids, count) }
                     return .failure(error)
                 }
             }
+            guard case .failure(let error) = result, let changedSince else { return result }
+            let told = await ImportUndoStory.changes(of: changedSince.ids, session.useCases)
+            return .failure(IntentError(error.code, UserError.importNotUndone(entry, count: changedSince.count,
+                                                                             users: told)))
         }
     }
 

@@ -273,14 +273,15 @@ extension Session {
 
     /// A one-shot write with a version check that lost: the conflict names who saved what since
     /// (`ConflictStory`), from the history, when the store keeps one.
-    func tellingWhoSavedFirst(_ result: Result<JSONValue?, IntentError>, id: UUID,
-                              expectedVersion: Int?) async -> Result<JSONValue?, IntentError> {
+    func tellingWhoSavedFirst(_ result: Result<JSONValue?, IntentError>, id: UUID, expectedVersion: Int?,
+                              lead: String? = nil) async -> Result<JSONValue?, IntentError> {
         guard case .failure(let error) = result, error.code == .conflict, let expectedVersion,
               let history = useCases.history,
               let page = try? await history.user(id, limit: 50),
               let story = ConflictStory.since(expectedVersion, in: page.entries)
         else { return result }
-        return .failure(IntentError(.conflict, "Version \(expectedVersion) is no longer current: \(story)"))
+        let lead = lead ?? "Version \(expectedVersion) is no longer current:"
+        return .failure(IntentError(.conflict, "\(lead) \(story)"))
     }
 
     static func noConflict(_ field: UserField) -> Outcome {

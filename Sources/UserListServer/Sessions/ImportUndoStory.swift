@@ -1,0 +1,20 @@
+import Foundation
+import UserListDomain
+import UserListPresentation
+
+/// Why an import's undo was refused, in a person's words: each user changed since the import
+/// by name, with who changed it last, what and when (from the history), instead of bare ids.
+enum ImportUndoStory {
+    /// "“Ada King” (6f1d2c3b): bob changed the name to “Ada King” 2 min ago" for each of `ids`;
+    /// a user removed since is told by its id and its removal.
+    static func changes(of ids: [UUID], _ useCases: UserUseCases, now: Date = Date()) async -> [String] {
+        var told: [String] = []
+        for id in ids {
+            let short = UUIDText.lowercase(id).prefix(8)
+            let name = (try? await useCases.fetchUser.execute(id: id)).map { "“\($0.name)” (\(short))" } ?? "\(short)"
+            let last = try? await useCases.history?.user(id, limit: 1).entries.first
+            told.append(last.map { "\(name): \(ConflictStory.describe($0, now: now))" } ?? name)
+        }
+        return told
+    }
+}
