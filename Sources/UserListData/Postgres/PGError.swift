@@ -25,6 +25,8 @@ struct PGError: Error, CustomStringConvertible {
     var isUniqueViolation: Bool { sqlState == "23505" }
 
     var description: String {
+        // libpq writes several lines, indented with tabs; a message is one line on a screen.
+        let detail = self.detail.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         if isConnectionLost {
             return "PostgreSQL at \(server) cannot be reached (\(operation): \(detail)); "
                 + "the request was not confirmed, try again"
