@@ -141,7 +141,7 @@ import UserListWire
             return
         }
         #expect(error.code == .conflict)
-        #expect(error.message.contains("changed the email to “first@example.com”") && error.message.contains("s ago"),
+        #expect(error.message.contains("changed the email to “first@example.com”") && error.message.contains("just now"),
                 "who, what and when: \(error.message)")
         // Only the fields given: the name is untouched by the first set, the avatar by both.
         let after = try await script.intent("session", "set_user", ["id": id, "avatar_url": .null])

@@ -2,7 +2,7 @@ import Foundation
 import UserListDomain
 
 /// What happened to a user since the version a one-shot write expected, in a person's words,
-/// from the history: "alice changed the name to “Ada King” 3 s ago". A `set` or `rename` with a
+/// from the history: "alice changed the name to “Ada King” just now". A `set` or `rename` with a
 /// version check that loses says who saved first, when and what, instead of "someone".
 enum ConflictStory {
     /// The changes in `entries` (any order) after `version`, oldest first; nil when none is kept.
@@ -35,11 +35,12 @@ enum ConflictStory {
         }
     }
 
-    /// "3 s ago", "5 min ago", "2 h ago", "4 days ago".
+    /// "just now", "5 min ago", "2 h ago", "4 days ago": as the TUI and `userctl history` say it.
     static func ago(_ seconds: TimeInterval) -> String {
         let whole = max(0, Int(seconds))
         switch whole {
-        case ..<60: return "\(whole) s ago"
+        case ..<45: return "just now"
+        case ..<60: return "1 min ago"
         case ..<3_600: return "\(whole / 60) min ago"
         case ..<86_400: return "\(whole / 3_600) h ago"
         default: return "\(whole / 86_400) days ago"
