@@ -126,7 +126,7 @@ enum Help {
                     """),
         CommandSpec(name: "sessions", positionals: [], options: [], summary: "list the daemon's sessions", details: """
                     One row per session: the login name it belongs to, the screen it is on (list, user,
-                    history), whether it holds an unsaved name (DRAFT; - while no terminal is attached),
+                    history), whether it holds unsaved changes (DRAFT, kept while no terminal is attached),
                     its terminals, how long it has been idle, its access, key and id; sorted by login
                     name, then the most recently active first. For root and the admin group. With --json:
                     the daemon's array of objects (id, uid, user, key, clients, screens, screen,

@@ -40,7 +40,7 @@ import UserListWire
 
     /// Sessions restored after a restart report the screen they are on (here a user's), as
     /// they did before it: `userctl sessions` said "list" for every restored session.
-    @Test func aRestoredSessionReportsTheScreenItIsOn() throws {
+    @Test func aRestoredSessionReportsTheScreenItIsOnAndItsDraft() throws {
         let directory = NSTemporaryDirectory() + "userlistd-introspection-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -67,6 +67,12 @@ import UserListWire
             row["key"]?.stringValue.map { ($0, row["screen"]?.stringValue) }
         })
         #expect(screens == ["on-user": "user", "on-list": "list"])
+        // Detached, as after a restart until its person comes back: its draft is the one being
+        // kept for them, and `userctl sessions` says so.
+        let onUserRow = try #require(rows.first { $0["key"] == "on-user" })
+        #expect(onUserRow["user_open"]?.stringValue == UUIDText.lowercase(ada.id) && onUserRow["draft"] == .bool(true))
+        let onListRow = try #require(rows.first { $0["key"] == "on-list" })
+        #expect(onListRow["user_open"] == .null && onListRow["draft"] == .bool(false))
         _ = feed
     }
 }

@@ -62,7 +62,6 @@ package struct Introspection: Sendable {
             let activity = session.activity.withLock { $0 }
             let uid = session.key.uid
             if names[uid] == nil { names[uid] = GroupMembership.user(uid).map { .string($0.name) } ?? .null }
-            let open = session.presenceBoard?.presence(of: session.id)
             return .object([
                 "id": .string(session.id),
                 "uid": .int(Int64(uid)),
@@ -72,9 +71,9 @@ package struct Introspection: Sendable {
                 "clients": .int(Int64(activity.clients)),
                 "screens": .int(Int64(activity.screens)),
                 "screen": .string(Self.screen(activity.screens)),
-                "user_open": open.map { .string(UUIDText.lowercase($0.user)) } ?? .null,
-                // Known while a client is attached (presence); null when detached.
-                "draft": open.map { .bool($0.editing) } ?? (activity.clients > 0 ? .bool(false) : .null),
+                "user_open": activity.open.map { .string(UUIDText.lowercase($0.user)) } ?? .null,
+                // Attached or not: a detached session's draft is the one being kept for its person.
+                "draft": .bool(activity.open?.draft ?? false),
                 "idle_seconds": .double(Self.seconds(now - activity.lastActive)),
                 "read_only": .bool(session.readOnly),
             ])

@@ -2,6 +2,7 @@ import Foundation
 import UserListDomain
 import UserListPresentation
 import UserListWire
+import ThreadLocks
 
 /// Presence (PROTOCOL.md §5.1): who else (in this daemon, or on another daemon sharing its
 /// PostgreSQL database) has the detail screen's user open, and the list's markers of users
@@ -17,13 +18,15 @@ extension Session {
     /// Only a change is published. Reading the others when its user changes keeps `present`
     /// about the user it shows.
     func publishPresence(_ state: NavigationState, shown: Bool) {
+        let open = Self.openUser(in: state)
+        if open?.user != noted?.user || open?.draft != noted?.draft {
+            noted = open
+            activity.withLock { $0.open = open }
+        }
         guard let board = presenceBoard else { return }
         var shows: (user: UUID, editing: Bool)?
-        if shown && !mode.isFinished,
-           let detail = state.screens.lazy.reversed().compactMap({ screen -> UserDetailState? in
-               if case .detail(let detail) = screen { detail } else { nil }
-           }).first {
-            shows = (detail.userID, detail.isDirty && !detail.isReadOnly)  // a read-only person never edits
+        if shown && !mode.isFinished, let open {
+            shows = (open.user, open.draft)
         }
         guard shows?.user != published?.user || shows?.editing != published?.editing else { return }
         let userChanged = shows?.user != published?.user
@@ -32,6 +35,15 @@ extension Session {
         if userChanged {
             presence.present = shows.map { SessionPresence.people(board.others(of: $0.user, seenBy: id).values) } ?? []
         }
+    }
+
+    /// The user of the detail screen (also under a history screen), and whether its draft
+    /// differs from what is stored; a read-only person never edits.
+    static func openUser(in state: NavigationState) -> (user: UUID, draft: Bool)? {
+        let detail = state.screens.lazy.reversed().compactMap { screen -> UserDetailState? in
+            if case .detail(let detail) = screen { detail } else { nil }
+        }.first
+        return detail.map { ($0.userID, $0.isDirty && !$0.isReadOnly) }
     }
 
     /// Someone else opened, closed, started or stopped editing `user` (a job on this session's

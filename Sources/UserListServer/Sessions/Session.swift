@@ -31,6 +31,9 @@ package actor Session {
         var detachedAt: ContinuousClock.Instant? = .now
         var lastActive: ContinuousClock.Instant = .now
         var screens = 1
+        /// The user whose screen the session shows, and whether that screen holds unsaved
+        /// changes: known attached or not (`userctl sessions` marks the drafts being kept).
+        var open: (user: UUID, draft: Bool)?
     }
 
     package let key: SessionKey
@@ -77,6 +80,8 @@ package actor Session {
     var presentSent: [SessionPresence.Person] = []
     /// What this session last put on the board.
     var published: (user: UUID, editing: Bool)?
+    /// What `activity.open` says, so the lock is taken only when it changes.
+    var noted: (user: UUID, draft: Bool)?
 
     package init(key: SessionKey, id: String = UUID().uuidString.lowercased(), loop: EventLoop,
                  canWrite: @escaping @Sendable () -> Bool,
@@ -95,7 +100,9 @@ package actor Session {
         self.navigator = Navigator(useCases: useCases)
         self.mode = SessionMode(restoring: saved.map { ($0, listWindow) })
         self.link = SessionLink(self)
-        if let saved { activity.withLock { $0.screens = saved.screens.count } }  // `userctl sessions` before it starts
+        if let saved {  // `userctl sessions` before it starts
+            activity.withLock { ($0.screens, $0.open) = (saved.screens.count, Self.openUser(in: saved)) }
+        }
     }
 
     deinit { presenceBoard?.leave(id) }
