@@ -82,7 +82,8 @@ case .run(let config):
 func fillWithSampleData(_ repository: some UserRepository, _ config: DaemonConfig,
                         logger: Logger) async throws(UserError) {
     guard config.sampleData > 0, try await repository.fetchPage(PageRequest(limit: 1)).users.isEmpty else { return }
-    let imported = try await repository.importUsers(SampleUsers.generate(count: config.sampleData))
+    let imported = try await repository.importUsers(SampleUsers.generate(count: config.sampleData),
+                                                    by: SessionAuthor.sampleData(socketPath: config.socketPath))
     logger.info("Filled the empty store with \(imported) sample users")
     // The generated users are gone; give their memory back rather than keep it for good.
     _ = ulio_release_free_memory()

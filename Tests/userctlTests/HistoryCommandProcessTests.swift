@@ -32,6 +32,11 @@ struct HistoryCommandProcessTests {
         #expect(top["after"]?["name"] == "Renamed For History")
         #expect(entries.last?["kind"] == "added" && entries.last?["before"] == .null)
         let entry = try #require(top["entry"]?.int64Value)
+        // The sample users came from the daemon itself, and the history says so.
+        let imports = try JSONValue(parsing: try userctl(daemon, ["history", "--kind", "imported", "--json"]).stdout)
+        let sample = try #require(imports.arrayValue?.last)
+        #expect(sample["import"]?["source"] == "sample data" && sample["user"]?.stringValue == WatchProcessTests.me,
+                "\(sample)")
 
         let table = try userctl(daemon, ["history", id])
         #expect(table.stdout.contains("name \"\(name)\" → \"Renamed For History\""), "\(table.stdout)")
@@ -54,7 +59,8 @@ struct HistoryCommandProcessTests {
         #expect(missing.stderr.contains("no history entry 999999"), "\(missing.stderr)")
 
         let mine = try userctl(daemon, ["history", "--by", String(getuid()), "--since", "1h", "--json"])
-        #expect(try JSONValue(parsing: mine.stdout).arrayValue?.count == 2)  // the rename and its undo
+        // The daemon's sample data (it runs as this uid), the rename and its undo.
+        #expect(try JSONValue(parsing: mine.stdout).arrayValue?.count == 3)
         let undone = try userctl(daemon, ["history", id])
         #expect(undone.stdout.contains("(undoes #\(entry))"), "the undo says what it undid: \(undone.stdout)")
         let bad = try userctl(daemon, ["history", "--since", "yesterday"])

@@ -6,9 +6,17 @@ import UserListPresentation
 /// Who a session's writes are recorded as: its uid (the key's, from SO_PEERCRED), that uid's
 /// login name, the client's name from the hello that created the session, and this daemon.
 /// Built once per session, handed to its use cases (`UserUseCases.authored(by:)`).
-enum SessionAuthor {
+package enum SessionAuthor {
     static func make(uid: UInt32, client: String?, daemon: String) -> ChangeAuthor {
         ChangeAuthor(uid: uid, userName: userName(of: uid), client: client, via: .intent, daemon: daemon)
+    }
+
+    /// The daemon itself filling an empty store with `--sample-data`: its own user, as an
+    /// import whose source says what it is (history: "userlistd import sample data: N added").
+    package static func sampleData(socketPath: String) -> ChangeAuthor {
+        var author = make(uid: geteuid(), client: "userlistd", daemon: daemonName(socketPath: socketPath)).via(.import)
+        author.source = "sample data"
+        return author
     }
 
     /// The login name of `uid`, or nil when the system has none.
