@@ -11,7 +11,8 @@ enum ImportUndoStory {
         var told: [String] = []
         for id in ids {
             let short = UUIDText.lowercase(id).prefix(8)
-            let name = (try? await useCases.fetchUser.execute(id: id)).map { "“\($0.name)” (\(short))" } ?? "\(short)"
+            let stored = try? await useCases.fetchUser.execute(id: id)
+            let name = stored.map { "“\($0.name)” (\(short))" } ?? "\(short)"
             let last = try? await useCases.history?.user(id, limit: 1).entries.first
             told.append(last.map { "\(name): \(ConflictStory.describe($0, now: now))" } ?? name)
         }

@@ -18,11 +18,9 @@ extension Session {
     /// Only a change is published. Reading the others when its user changes keeps `present`
     /// about the user it shows.
     func publishPresence(_ state: NavigationState, shown: Bool) {
-        let open = Self.openUser(in: state)
-        if open?.user != noted?.user || open?.draft != noted?.draft {
-            noted = open
-            activity.withLock { $0.open = open }
-        }
+        // `sent` is what the last flush left (and `activity` says): the lock only on a change.
+        let open = Self.openUser(in: state), before = sent.flatMap(Self.openUser(in:))
+        if open?.user != before?.user || open?.draft != before?.draft { activity.withLock { $0.open = open } }
         guard let board = presenceBoard else { return }
         var shows: (user: UUID, editing: Bool)?
         if shown && !mode.isFinished, let open {

@@ -22,7 +22,9 @@ extension Session {
         changes.feed(for: loop).follow(self)
         startPresence()
         sent = navigator.state
-        activity.withLock { $0.screens = navigator.state.screens.count }  // later, `sendChanges` keeps it
+        // Later, `sendChanges` and `publishPresence` keep them.
+        let state = navigator.state
+        activity.withLock { ($0.screens, $0.open) = (state.screens.count, Self.openUser(in: state)) }
     }
 
     /// Its owner ended it (the registry dropped it): its loop stops applying changes to it, so

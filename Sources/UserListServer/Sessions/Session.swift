@@ -80,8 +80,6 @@ package actor Session {
     var presentSent: [SessionPresence.Person] = []
     /// What this session last put on the board.
     var published: (user: UUID, editing: Bool)?
-    /// What `activity.open` says, so the lock is taken only when it changes.
-    var noted: (user: UUID, draft: Bool)?
 
     package init(key: SessionKey, id: String = UUID().uuidString.lowercased(), loop: EventLoop,
                  canWrite: @escaping @Sendable () -> Bool,
