@@ -96,7 +96,8 @@ extension PostgresUserRepository {
                 WHERE id = $7
                 """, [user.name, user.email, user.avatarURL, UserKey.fold(user.name), UserKey.fold(user.email),
                       String(saved.version), user.id.uuidString], operation)
-            try PostgresHistory.record("saved", id: user.id, before: stored, after: saved, author, connection, operation)
+            try PostgresHistory.record("saved", id: user.id, before: stored, after: saved, author, connection,
+                                       operation)
             let seq = try Self.logChange("saved", id: user.id, user: saved, connection, operation)
             return .done(saved, seq: seq)
         }, email: user.email)
