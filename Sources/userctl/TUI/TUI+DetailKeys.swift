@@ -236,8 +236,12 @@ extension TUI {
             draftsInFlight += 1
             let (action, argument) = field.draftAction
             client.enqueue(screen: "detail", action: action, args: [argument: .string(text)]) { result in
-                if case .failure(let error) = result {
-                    feed.yield(error.serverCode == .rateLimited ? .draftRefused : .intentFailed(error.message))
+                switch result {
+                case .failure(let error) where error.serverCode == .rateLimited: feed.yield(.draftRefused)
+                // Said as the word about the drop, which goes by itself once connected again.
+                case .failure(let error) where error.kind == .disconnected: feed.yield(.refusedWhileDisconnected)
+                case .failure(let error): feed.yield(.intentFailed(error.message))
+                case .success: break
                 }
                 feed.yield(.draftSent)
             }
