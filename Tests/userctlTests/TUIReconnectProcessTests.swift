@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import UserListTestSupport
+import UserListWire
 
 /// Issue 48 item 8c through tmux against a real daemon: a key pressed while the daemon is away
 /// is refused with a word ("Not connected (reconnecting): that key did nothing"), and that
@@ -68,5 +69,28 @@ struct TUIReconnectProcessTests {
         let lines = try await h.waitFor { $0.last?.contains("● connected") == true }
         #expect(lines.last?.contains("● connected") == true, "connected again: \(lines)")
         #expect(!lines.joined().lowercased().contains("not connected"), "no word about the drop stays: \(lines)")
+    }
+
+    /// README: "Typing on a user's screen is kept and sent once reconnected". The text shows as
+    /// typed while away, and after the reconnect the daemon has it (a save stores it): after a
+    /// stop (the daemon's journal keeps the screen), and after `kill -9` of a daemon without a
+    /// journal (the TUI offers the draft back and the daemon opens the user again).
+    @Test(arguments: [false, true])
+    func textTypedWhileAwayShowsAtOnceAndReachesTheDaemon(killedWithoutJournal: Bool) async throws {
+        let h = try H(daemonArguments: killedWithoutJournal ? ["--session-journal-interval", "0"] : [])
+        defer { h.tearDown() }
+        let user = try await Self.openFirstUser(h)
+        let expected = user.name + "QQ"
+        var lines = try await Self.typeWhileAway(h, "QQ", after: user.name, killed: killedWithoutJournal)
+        try #require(lines.contains { $0.contains("Name:     \(expected)▏") }, "shown as typed while away: \(lines)")
+        try h.daemon.start()
+        lines = try await h.waitFor { lines in
+            lines.last?.contains("● connected") == true && lines.contains { $0.contains(user.id) }
+        }
+        #expect(lines.contains { $0.contains("Name:     \(expected)▏") }, "still shown once reconnected: \(lines)")
+        try h.keys("C-s")
+        lines = try await h.waitFor { $0.contains { $0.contains("Version:  2") } }
+        let saved = try JSONValue(parsing: h.userctl(["show", user.id, "--json"]).output)["name"]?.stringValue
+        #expect(saved == expected, "the daemon had the text typed while away: \(lines)")
     }
 }

@@ -190,7 +190,6 @@ extension TUI {
     }
 
     func leaveDetail() {
-        typedDraft = nil
         drafts = [:]
         unsentFields = []
         followedAt = [:]
@@ -205,7 +204,6 @@ extension TUI {
     /// The focused field's new text, sent at most every `draftInterval`.
     func setDraft(_ text: String) {
         let field = focusedField
-        if field == .name { typedDraft = document.detail.map { ($0.userID, text) } }
         drafts[field] = text
         unsentFields.insert(field)
         scheduleDraftFlush()
@@ -225,8 +223,9 @@ extension TUI {
     }
 
     /// Sends each field the server does not have yet, whole, now.
+    /// While away, the draft waits as typed, on screen, and goes once reattached (`resumeDraft`).
     func flushDraft() {
-        guard draftUnsent, document.showsDetail else { return }
+        guard draftUnsent, document.showsDetail, connection.isConnected else { return }
         let fields = DetailField.allCases.filter(unsentFields.contains)
         unsentFields = []
         lastDraftSent = .now
@@ -237,9 +236,9 @@ extension TUI {
             let (action, argument) = field.draftAction
             client.enqueue(screen: "detail", action: action, args: [argument: .string(text)]) { result in
                 switch result {
-                case .failure(let error) where error.serverCode == .rateLimited: feed.yield(.draftRefused)
-                // Said as the word about the drop, which goes by itself once connected again.
-                case .failure(let error) where error.kind == .disconnected: feed.yield(.refusedWhileDisconnected)
+                // Sent again: after the rate limit's pause, or once connected again.
+                case .failure(let error) where error.serverCode == .rateLimited || error.kind == .disconnected:
+                    feed.yield(.draftRefused)
                 case .failure(let error): feed.yield(.intentFailed(error.message))
                 case .success: break
                 }

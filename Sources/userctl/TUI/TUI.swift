@@ -14,7 +14,8 @@ import UserListWire
 ///
 /// Typed and pasted text is never lost: edits change a local draft, which is sent whole
 /// (`set_draft_name`) at most every `draftInterval` and always right before a save, so a paste
-/// of any length is one intent, and a draft the rate limit refused is sent again.
+/// of any length is one intent, and a draft the rate limit refused is sent again. While the
+/// daemon is away typing goes on, on screen, and the draft is sent once reattached.
 final class TUI {
     static let draftInterval: Duration = .milliseconds(50)
 
@@ -66,10 +67,6 @@ final class TUI {
     var draftsInFlight = 0
     var lastDraftSent = ContinuousClock.now - .seconds(1)
     var flushScheduled = false
-    /// The unsaved edit held while reconnecting, offered back once reattached.
-    var heldDraft: DraftOffer?
-    /// The last text typed on a detail screen, and whose: ahead of the daemon until it has it.
-    var typedDraft: (userID: String, text: String)?
     /// Ctrl-C: leaving without `bye`, once the daemon has the draft (`Detaching`).
     var detaching: Detaching?
     /// The user of the detail screen on top, so that back on the list the cursor is on them
