@@ -224,6 +224,12 @@ struct TUIFieldsProcessTests {
         lines = try await h.waitFor { $0[0].contains("· Users ") && !$0.contains { $0.contains(users[1].email) } }
         #expect(lines[0].contains("· Users "), "back on the list: \(lines)")
         #expect(try h.userctl(["show", users[1].id]).status == 65, "removed")
+
+        // Both are recorded as made on a screen (`--via tui`), not by a one-shot command.
+        let removals = try JSONValue(parsing: h.userctl(["history", "--kind", "removed", "--json"]).output).arrayValue
+        #expect(removals?.count == 2 && removals?.allSatisfy { $0["via"] == "intent" } == true, "\(removals ?? [])")
+        let viaTUI = try JSONValue(parsing: h.userctl(["history", "--via", "tui", "--kind", "removed", "--json"]).output)
+        #expect(viaTUI.arrayValue?.count == 2, "history --via tui lists them: \(viaTUI)")
     }
 
     // MARK: 4. read-only

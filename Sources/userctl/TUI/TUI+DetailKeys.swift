@@ -162,10 +162,11 @@ extension TUI {
         prompt = .remove(userID: user.id, label: label)
     }
 
-    /// `y` to the question: removes the user; on its own screen, leaves it once removed.
+    /// `y` to the question: removes the user; on its own screen, leaves it once removed. The
+    /// list's intent, not the session's one-shot command, so history records it as the TUI's.
     func removeUser(_ id: String) {
         let onItsScreen = document.showsDetail && document.detail?.userID == id
-        send("session", "remove_user", ["id": .string(id)], then: onItsScreen ? .removedThenBack(userID: id) : nil)
+        send("list", "remove_user", ["id": .string(id)], then: onItsScreen ? .removedThenBack(userID: id) : nil)
     }
 
     /// `a` on the list: an empty user screen whose save creates the user.

@@ -127,6 +127,8 @@ final class TUI {
     func send(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil, then: Input? = nil,
               otherwise: Input? = nil) {
         let feed = self.feed
+        // A list intent sent from a user's screen (`d`): the list's message is not on screen.
+        let screenSaysIt = screen != "session" && !(screen == "list" && document.showsDetail)
         // Written now, in key order; the reply comes back through the input stream.
         client.enqueue(screen: screen, action: action, args: args) { result in
             guard case .failure(let error) = result else {
@@ -140,7 +142,7 @@ final class TUI {
             }
             // Failed loads and saves also show in the screen's own error_message; say it once.
             if case .server(let code) = error.kind, [.unavailable, .validation, .conflict, .notFound].contains(code),
-               screen != "session" {
+               screenSaysIt {
                 return
             }
             feed.yield(.intentFailed(error.message))
