@@ -33,6 +33,7 @@ extension TUI {
             syncDraft()
             followSeek()
             clampCursor()
+            seekReturnedUser()
         case .event(let event):
             if event.screen == "session", event.name == "changed", let id = event.payload["id"]?.stringValue {
                 highlights[id] = .now
@@ -156,6 +157,7 @@ extension TUI {
             syncDraft()
             if document.showsDetail, !hasUnsavedChanges { leaveDetail() }
         case .openedForHistory: openHistoryOfOpenedUser()
+        case .returnedUserPage(let loaded): followReturnedUserPage(loaded: loaded)
         case .removedThenBack(let userID):
             document = SessionDocument(client.document)
             if document.showsDetail, document.detail?.userID == userID { leaveDetail() }

@@ -18,6 +18,7 @@ extension TUI {
             return true
         }
         if answerPrompt(key) { return true }
+        returnedUserToSeek = nil  // a key's own job wins over finding the user just left
         if seekTarget != nil || seekUp > 0, !document.showsDetail {
             seekTarget = nil  // any key stops a PgDn or PgUp waiting for its page, and then does its own job
             seekUp = 0

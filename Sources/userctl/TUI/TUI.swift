@@ -72,6 +72,12 @@ final class TUI {
     /// The user of the detail screen on top, so that back on the list the cursor is on them
     /// wherever a saved name sorted them.
     var detailUserID: String?
+    /// Whether that user is stored (not removed, not a new user's unsaved screen).
+    var detailUserIsStored = false
+    /// Back from a user's screen whose row is not loaded: the user whose pages are being read,
+    /// and whether a page for them is on its way (`TUI+ReturnedUser`). Any key stops it.
+    var returnedUserToSeek: String?
+    var seekingReturnedUser = false
     /// A reload the TUI started by itself: the user the cursor stays on once it lands.
     var reloadKeepsCursorOn: String?
     /// The history screen's selected entry, and who changed the open user last (`TUI+History`).
