@@ -105,9 +105,9 @@ enum HistoryCommands {
         } catch let error as ClientError {
             // Undone already (reverted twice): the daemon's words say it all.
             if error.serverCode == .validation, error.message.hasPrefix("Entry \(entry) is already undone") {
-                throw CommandFailure(.dataError, "e" + error.message.dropFirst())
+                throw CommandFailure(error, "e" + error.message.dropFirst())
             }
-            throw CommandFailure(ExitCode.for(error), "cannot revert entry \(entry): \(error.message)")
+            throw CommandFailure(error, "cannot revert entry \(entry): \(error.message)")
         }
         if context.json {
             print((result ?? .null).description)

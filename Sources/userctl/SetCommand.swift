@@ -55,7 +55,7 @@ enum SetCommand {
         do {
             saved = try await context.client.send(screen: "session", action: "set_user", args: args)
         } catch let error as ClientError {
-            throw CommandFailure(ExitCode.for(error), "cannot change \(id): \(error.message)")
+            throw CommandFailure(error, "cannot change \(id): \(error.message)")
         }
         guard let user = UserRow(saved) else {
             throw CommandFailure(.dataError, "the daemon did not return the changed user")
