@@ -21,7 +21,9 @@ enum Help {
         CommandSpec(name: "show", positionals: ["ID"], options: [], summary: "show one user",
                     details: "Prints the user. With --json: one JSON object.\n" + idDetails),
         CommandSpec(name: "rename", positionals: ["ID", "NAME"], options: [], summary: "rename a user",
-                    details: "Renames the user in one step, without moving any screen of the session.\n" + idDetails
+                    details: "Renames the user in one step, without moving any screen of the session. A name the\n"
+                        + "user has already changes nothing: 'unchanged: …', exit 0 (--json: \"unchanged\": true).\n"
+                        + idDetails
                         + "\nExits 65 when the name is invalid or the id unknown or ambiguous, 75 on a conflict."),
         SetCommand.spec,
         CommandSpec(name: "add", positionals: [], options: [

@@ -123,6 +123,29 @@ struct UserctlCLIProcessTests {
         #expect(unreachable.stderr == "userctl: cannot connect to \(nothing): No such file or directory (is userlistd running? systemctl start userlistd.socket)\n", "\(unreachable.stderr)")
     }
 
+    /// `set` and `rename` of what is stored already: the daemon says `unchanged` (no new
+    /// version), and userctl says nothing changed, exits 0, and keeps `unchanged` in `--json`.
+    @Test func setAndRenameOfWhatIsStoredSayNothingChanged() throws {
+        let daemon = try RealDaemon(sampleData: 3)
+        defer { daemon.tearDown() }
+        let socket = ["--socket", daemon.socketPath]
+        let first = try JSONValue(parsing: Self.userctl(socket + ["list", "--json"]).stdout).arrayValue?.first
+        let id = try #require(first?["id"]?.stringValue), name = try #require(first?["name"]?.stringValue)
+        let email = try #require(first?["email"]?.stringValue)
+        let set = try Self.userctl(socket + ["set", id, "--email", email])
+        #expect(set.status == 0 && set.stdout.hasPrefix("unchanged: \(id) already has "), "\(set)")
+        #expect(set.stdout.contains("(version 1)") && !set.stdout.contains("changed \(id)"), "\(set)")
+        let rename = try Self.userctl(socket + ["rename", id, name])
+        #expect(rename.status == 0 && rename.stdout.hasPrefix("unchanged: \(id) is already named "), "\(rename)")
+        for command in [["set", id, "--name", name], ["rename", id, name]] {
+            let json = try Self.userctl(socket + command + ["--json"])
+            let reply = try JSONValue(parsing: json.stdout)
+            #expect(json.status == 0 && reply["unchanged"] == true && reply["version"] == 1, "\(command): \(json)")
+        }
+        let changed = try Self.userctl(socket + ["set", id, "--name", name + " Changed", "--json"])
+        #expect(try JSONValue(parsing: changed.stdout)["unchanged"] == nil, "a change says no such thing: \(changed)")
+    }
+
     /// A stored name with an escape sequence and a bidi override, through `list`, `show` and
     /// `--json`. When the daemon refuses such names (the Domain rule of issue 11), the refusal
     /// itself must reach the terminal escaped.
