@@ -93,8 +93,9 @@ enum Help {
                     details: """
                     Prints the changes to the user ID (without ID, to every user), newest first, like git log:
                     the entry number (what 'userctl revert' takes), when, who (login name, or uid), where from
-                    (TUI: a screen; userctl: a one-shot command; import; revert: an undo; another daemon on the
-                    same store), and what changed. An import is one entry (its file, how many users it added and
+                    (TUI: a screen; userctl: a one-shot command; import; another daemon on the same store: what
+                    --via takes; an undo is where it was made, its change saying "undoes #N"), and what
+                    changed. An import is one entry (its file, how many users it added and
                     updated); a user's own history shows what it did to them as "imported in #N". When more
                     entries match than are printed, the last line says how many ("N more: --limit M").
                     With --json: one array of objects with entry, at (RFC 3339, whatever --date says), uid, user,

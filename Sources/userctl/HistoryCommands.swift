@@ -69,10 +69,10 @@ enum HistoryCommands {
         }
     }
 
-    /// Where a change came from, as a person says it: TUI (a screen), userctl (a one-shot
-    /// command), import, revert (an undo), another daemon (on the same store).
+    /// Where a change came from, as a person says it and `--via` takes it: TUI (a screen),
+    /// userctl (a one-shot command), import, another daemon (on the same store). An undo is
+    /// where it was made (its WHAT says "undoes #N"): the daemon records no source "revert".
     static func source(_ entry: JSONValue) -> String {
-        if entry["reverts"]?.int64Value != nil { return "revert" }
         switch entry["via"]?.stringValue {
         case "intent": return "TUI"
         case "command": return "userctl"
