@@ -262,10 +262,13 @@ enum Help {
         return text
     }
 
+    /// One line per option, the texts in one column: 20 wide, or wider so that the longest
+    /// option still has two spaces before its text (the man page finds the text by them).
     private static func options(_ options: [OptionSpec]) -> String {
-        options.map { option in
-            let left = (option.short.map { "-\($0), " } ?? "") + option.spelled
-            return "  " + left.padding(toLength: 20, withPad: " ", startingAt: 0) + option.help + "\n"
+        let left = { (option: OptionSpec) in (option.short.map { "-\($0), " } ?? "") + option.spelled }
+        let width = max(20, (options.map { left($0).count }.max() ?? 0) + 2)
+        return options.map { option in
+            "  " + left(option).padding(toLength: width, withPad: " ", startingAt: 0) + option.help + "\n"
         }.joined()
     }
 }

@@ -42,6 +42,21 @@ struct UserctlCLIProcessTests {
         #expect(typo.status == 64 && typo.stderr.contains("did you mean 'rename'?"), "\(typo)")
     }
 
+    /// Every option of every command's help stands apart from its text (`--expected-version V`
+    /// and `--force-skip-changed` filled the column and were glued to it), as in the man page.
+    @Test func everyOptionInHelpIsApartFromItsText() throws {
+        let option = /^  (-\S, )?--[a-z-]+( [A-Z]+)?  +\S.*/
+        for command in Help.commands.map(\.name) {
+            let help = try Self.userctl(["help", command])
+            for line in help.stdout.split(separator: "\n") where line.hasPrefix("  -") {
+                #expect(line.wholeMatch(of: option) != nil, "\(command): \(line)")
+            }
+        }
+        let root = #filePath.components(separatedBy: "/Tests/")[0]
+        let page = try String(contentsOfFile: root + "/man/userctl.1", encoding: .utf8)
+        #expect(!page.contains("version Vchange") && !page.contains("changedundo"), "the man page too")
+    }
+
     @Test func typosGetADidYouMean() throws {
         let command = try Self.userctl(["lst"])
         #expect(command.status == 64)
