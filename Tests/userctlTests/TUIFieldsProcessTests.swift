@@ -209,6 +209,15 @@ struct TUIFieldsProcessTests {
         #expect(try h.userctl(["show", users[0].id]).status == 0, "Esc kept the user")
         try h.keys("d")
         _ = try await h.waitFor { $0.contains { $0.contains(question) } }
+        try h.keys("Y")  // only a lowercase y removes (README)
+        lines = try await h.waitFor { !$0.contains { $0.contains("Remove ") } }
+        // Y would have sent the removal before this frame was drawn: its reply (the row gone) follows.
+        try h.keys("j", "k")
+        lines = try await h.waitFor { H.cursorRow($0) == 2 }
+        #expect(lines[2].contains(users[0].email), "Y kept the user on the list: \(lines)")
+        #expect(try h.userctl(["show", users[0].id]).status == 0, "Y kept the user")
+        try h.keys("d")
+        _ = try await h.waitFor { $0.contains { $0.contains(question) } }
         try h.keys("y")
         lines = try await h.waitFor { !$0.contains { $0.contains(users[0].email) } && $0[2].contains(users[1].email) }
         #expect(!lines.contains { $0.contains(users[0].email) }, "y removed it from the list: \(lines)")
