@@ -163,11 +163,9 @@ enum Commands {
         guard let user = UserRow(saved) else {
             throw CommandFailure(.dataError, "the daemon did not return the renamed user")
         }
-        if context.json {
-            print(user.json.description)
-        } else {
-            print("renamed \(user.id) to \"\(DisplayWidth.sanitized(user.name))\" (version \(user.version))")
-        }
+        let shown = "\"\(DisplayWidth.sanitized(user.name))\" (version \(user.version))"
+        SetCommand.printSaved(user, reply: saved, json: context.json, changed: "renamed \(user.id) to \(shown)",
+                              unchanged: "unchanged: \(user.id) is already named \(shown)")
     }
 
     static func add(_ context: CommandContext) async throws {

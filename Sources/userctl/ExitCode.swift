@@ -71,7 +71,8 @@ struct CommandFailure: Error {
         self.init(error, error.message)
     }
 
-    /// `error`'s status and code, in words of the command's own (`message`).
+    /// `error`'s status and code, in words of the command's own (`message`). Every refusal by
+    /// the daemon goes through here, so `--json` names its code the same way in every command.
     init(_ error: ClientError, _ message: String) {
         self.init(ExitCode.for(error), message, reason: error.serverCode?.rawValue)
     }

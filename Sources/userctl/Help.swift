@@ -21,7 +21,9 @@ enum Help {
         CommandSpec(name: "show", positionals: ["ID"], options: [], summary: "show one user",
                     details: "Prints the user. With --json: one JSON object.\n" + idDetails),
         CommandSpec(name: "rename", positionals: ["ID", "NAME"], options: [], summary: "rename a user",
-                    details: "Renames the user in one step, without moving any screen of the session.\n" + idDetails
+                    details: "Renames the user in one step, without moving any screen of the session. A name the\n"
+                        + "user has already changes nothing: 'unchanged: …', exit 0 (--json: \"unchanged\": true).\n"
+                        + idDetails
                         + "\nExits 65 when the name is invalid or the id unknown or ambiguous, 75 on a conflict."),
         SetCommand.spec,
         CommandSpec(name: "add", positionals: [], options: [
@@ -91,8 +93,9 @@ enum Help {
                     details: """
                     Prints the changes to the user ID (without ID, to every user), newest first, like git log:
                     the entry number (what 'userctl revert' takes), when, who (login name, or uid), where from
-                    (TUI: a screen; userctl: a one-shot command; import; revert: an undo; another daemon on the
-                    same store), and what changed. An import is one entry (its file, how many users it added and
+                    (TUI: a screen; userctl: a one-shot command; import; another daemon on the same store: what
+                    --via takes; an undo is where it was made, its change saying "undoes #N"), and what
+                    changed. An import is one entry (its file, how many users it added and
                     updated); a user's own history shows what it did to them as "imported in #N". When more
                     entries match than are printed, the last line says how many ("N more: --limit M").
                     With --json: one array of objects with entry, at (RFC 3339, whatever --date says), uid, user,
@@ -259,10 +262,13 @@ enum Help {
         return text
     }
 
+    /// One line per option, the texts in one column: 20 wide, or wider so that the longest
+    /// option still has two spaces before its text (the man page finds the text by them).
     private static func options(_ options: [OptionSpec]) -> String {
-        options.map { option in
-            let left = (option.short.map { "-\($0), " } ?? "") + option.spelled
-            return "  " + left.padding(toLength: 20, withPad: " ", startingAt: 0) + option.help + "\n"
+        let left = { (option: OptionSpec) in (option.short.map { "-\($0), " } ?? "") + option.spelled }
+        let width = max(20, (options.map { left($0).count }.max() ?? 0) + 2)
+        return options.map { option in
+            "  " + left(option).padding(toLength: width, withPad: " ", startingAt: 0) + option.help + "\n"
         }.joined()
     }
 }

@@ -69,10 +69,10 @@ enum HistoryCommands {
         }
     }
 
-    /// Where a change came from, as a person says it: TUI (a screen), userctl (a one-shot
-    /// command), import, revert (an undo), another daemon (on the same store).
+    /// Where a change came from, as a person says it and `--via` takes it: TUI (a screen),
+    /// userctl (a one-shot command), import, another daemon (on the same store). An undo is
+    /// where it was made (its WHAT says "undoes #N"): the daemon records no source "revert".
     static func source(_ entry: JSONValue) -> String {
-        if entry["reverts"]?.int64Value != nil { return "revert" }
         switch entry["via"]?.stringValue {
         case "intent": return "TUI"
         case "command": return "userctl"
@@ -105,9 +105,9 @@ enum HistoryCommands {
         } catch let error as ClientError {
             // Undone already (reverted twice): the daemon's words say it all.
             if error.serverCode == .validation, error.message.hasPrefix("Entry \(entry) is already undone") {
-                throw CommandFailure(.dataError, "e" + error.message.dropFirst())
+                throw CommandFailure(error, "e" + error.message.dropFirst())
             }
-            throw CommandFailure(ExitCode.for(error), "cannot revert entry \(entry): \(error.message)")
+            throw CommandFailure(error, "cannot revert entry \(entry): \(error.message)")
         }
         if context.json {
             print((result ?? .null).description)

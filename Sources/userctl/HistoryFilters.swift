@@ -21,7 +21,9 @@ enum HistoryFilters {
 
     static func via(_ text: String) throws -> String {
         guard let via = sources[text.lowercased()] else {
-            throw UsageError(message: "--via takes tui, userctl, import or another-daemon, not '\(text)'",
+            let undo = text.lowercased().hasPrefix("revert") || text.lowercased().hasPrefix("undo")
+                ? " (an undo is listed under where it was made, and says \"undoes #N\")" : ""
+            throw UsageError(message: "--via takes tui, userctl, import or another-daemon, not '\(text)'" + undo,
                              command: "history")
         }
         return via

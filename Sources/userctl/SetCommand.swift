@@ -18,7 +18,8 @@ enum SetCommand {
         the session; the fields not given keep what is stored, whoever changed them last.
         With --expected-version V the change is made only while the user is at version V (what
         'userctl show' printed), so a change made since is never overwritten. Prints the user
-        (with --json, as a JSON object).
+        (with --json, as a JSON object). When every field given is stored already nothing
+        changes (no new version): it says 'unchanged: …' and exits 0 (--json: "unchanged": true).
         """ + "\n" + Help.idDetails
             + "\nExits 65 when a field is invalid or the id unknown or ambiguous, 75 on a conflict (the user is no\n"
             + "longer at version V, or someone saved at the same moment), 77 on a read-only session.")
@@ -55,17 +56,26 @@ enum SetCommand {
         do {
             saved = try await context.client.send(screen: "session", action: "set_user", args: args)
         } catch let error as ClientError {
-            throw CommandFailure(ExitCode.for(error), "cannot change \(id): \(error.message)")
+            throw CommandFailure(error, "cannot change \(id): \(error.message)")
         }
         guard let user = UserRow(saved) else {
             throw CommandFailure(.dataError, "the daemon did not return the changed user")
         }
-        if context.json {
-            print(user.json.description)
-        } else {
-            let avatar = user.avatarURL.map { DisplayWidth.sanitized($0) } ?? "no avatar"
-            let (name, email) = (DisplayWidth.sanitized(user.name), DisplayWidth.sanitized(user.email))
-            print("changed \(user.id): \"\(name)\" <\(email)> \(avatar) (version \(user.version))")
-        }
+        let avatar = user.avatarURL.map { DisplayWidth.sanitized($0) } ?? "no avatar"
+        let (name, email) = (DisplayWidth.sanitized(user.name), DisplayWidth.sanitized(user.email))
+        let fields = "\"\(name)\" <\(email)> \(avatar) (version \(user.version))"
+        printSaved(user, reply: saved, json: context.json, changed: "changed \(user.id): \(fields)",
+                   unchanged: "unchanged: \(user.id) already has \(fields)")
+    }
+
+    /// The saved user, as `set` and `rename` print it. The daemon says `unchanged` when every
+    /// field given was stored already (no new version): then the line says so, and `--json`
+    /// keeps it.
+    static func printSaved(_ user: UserRow, reply: JSONValue?, json: Bool, changed: String, unchanged: String) {
+        let same = reply?["unchanged"] == true
+        guard json else { return print(same ? unchanged : changed) }
+        guard same, case .object(var fields) = user.json else { return print(user.json.description) }
+        fields["unchanged"] = true
+        print(JSONValue.object(fields).description)
     }
 }

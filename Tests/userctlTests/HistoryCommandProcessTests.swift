@@ -63,6 +63,14 @@ struct HistoryCommandProcessTests {
         #expect(try JSONValue(parsing: mine.stdout).arrayValue?.count == 3)
         let undone = try userctl(daemon, ["history", id])
         #expect(undone.stdout.contains("(undoes #\(entry))"), "the undo says what it undid: \(undone.stdout)")
+        // Its SOURCE is where it was made, as --via takes it: `--via userctl` lists the undo.
+        let undoLine = undone.stdout.split(separator: "\n").first { $0.contains("(undoes #\(entry))") } ?? ""
+        #expect(undoLine.contains(" userctl "), "the undo's source, as --via names it: \(undoLine)")
+        let viaUserctl = try userctl(daemon, ["history", id, "--via", "userctl", "--json"])
+        let reverts = try JSONValue(parsing: viaUserctl.stdout).arrayValue?.compactMap { $0["reverts"]?.int64Value }
+        #expect(reverts == [entry], "--via userctl lists the undo: \(viaUserctl.stdout)")
+        let viaRevert = try userctl(daemon, ["history", "--via", "revert"])
+        #expect(viaRevert.status == 64 && viaRevert.stderr.contains("undoes #N"), "says where undos are: \(viaRevert)")
         let bad = try userctl(daemon, ["history", "--since", "yesterday"])
         #expect(bad.status == 64)
     }

@@ -209,6 +209,15 @@ struct TUIFieldsProcessTests {
         #expect(try h.userctl(["show", users[0].id]).status == 0, "Esc kept the user")
         try h.keys("d")
         _ = try await h.waitFor { $0.contains { $0.contains(question) } }
+        try h.keys("Y")  // only a lowercase y removes (README)
+        lines = try await h.waitFor { !$0.contains { $0.contains("Remove ") } }
+        // Y would have sent the removal before this frame was drawn: its reply (the row gone) follows.
+        try h.keys("j", "k")
+        lines = try await h.waitFor { H.cursorRow($0) == 2 }
+        #expect(lines[2].contains(users[0].email), "Y kept the user on the list: \(lines)")
+        #expect(try h.userctl(["show", users[0].id]).status == 0, "Y kept the user")
+        try h.keys("d")
+        _ = try await h.waitFor { $0.contains { $0.contains(question) } }
         try h.keys("y")
         lines = try await h.waitFor { !$0.contains { $0.contains(users[0].email) } && $0[2].contains(users[1].email) }
         #expect(!lines.contains { $0.contains(users[0].email) }, "y removed it from the list: \(lines)")
@@ -224,6 +233,12 @@ struct TUIFieldsProcessTests {
         lines = try await h.waitFor { $0[0].contains("· Users ") && !$0.contains { $0.contains(users[1].email) } }
         #expect(lines[0].contains("· Users "), "back on the list: \(lines)")
         #expect(try h.userctl(["show", users[1].id]).status == 65, "removed")
+
+        // Both are recorded as made on a screen (`--via tui`), not by a one-shot command.
+        let removals = try JSONValue(parsing: h.userctl(["history", "--kind", "removed", "--json"]).output).arrayValue
+        #expect(removals?.count == 2 && removals?.allSatisfy { $0["via"] == "intent" } == true, "\(removals ?? [])")
+        let viaTUI = try JSONValue(parsing: h.userctl(["history", "--via", "tui", "--kind", "removed", "--json"]).output)
+        #expect(viaTUI.arrayValue?.count == 2, "history --via tui lists them: \(viaTUI)")
     }
 
     // MARK: 4. read-only

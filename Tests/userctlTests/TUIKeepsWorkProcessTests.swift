@@ -114,4 +114,45 @@ struct TUIKeepsWorkProcessTests {
                 "the cursor is on the renamed user: \(lines)")
         #expect(cursor > 4, "moved down with the user, not left on its old row: \(lines)")
     }
+
+    /// Back on the list, the cursor is on the user just left even when their row is not among
+    /// the loaded ones (300 users, 50 loaded): a name saved to sort last, and a user added
+    /// with `a` whose name sorts last too.
+    @Test func backFromAUserWhoseRowIsNotLoadedTheCursorIsOnThem() async throws {
+        let h = try H(sampleData: 300)
+        defer { h.tearDown() }
+        let users = try h.allUsers()
+        let target = users[0]
+        let newName = users[299].name + " Zz"  // sorts last, far past the loaded rows
+        _ = try await h.waitFor { H.cursorRow($0) == 2 && H.shows($0, loaded: 50, of: 300) }
+        try h.keys("Enter")
+        _ = try await h.waitFor { $0.contains { $0.contains("ID:       \(target.id)") } }
+        try h.keys("C-u")
+        try h.type(newName)
+        _ = try await h.waitFor { $0.contains { $0.contains("Name:     \(newName)▏") } }
+        try h.keys("C-s")
+        _ = try await h.waitFor { $0.contains { $0.contains("Version:  2") } }
+        try h.keys("Escape")
+        var lines = try await h.waitFor { H.shows($0, place: 300, of: 300) && H.cursorRow($0) != nil }
+        #expect(H.shows(lines, place: 300, of: 300), "the cursor is at the renamed user's place: \(lines[0])")
+        var cursor = try #require(H.cursorRow(lines), "a cursor: \(lines)")
+        #expect(lines[cursor].contains(newName) && lines[cursor].contains(target.email), "on the user: \(lines)")
+
+        try h.keys("g")
+        _ = try await h.waitFor { H.shows($0, place: 1, of: 300) }
+        let added = newName + "z"  // after the renamed user: last of 301
+        try h.keys("a")
+        _ = try await h.waitFor { $0[0].contains("New user") }
+        try h.type(added)
+        try h.keys("Tab")
+        try h.type("added.last@example.org")
+        _ = try await h.waitFor { $0.contains { $0.contains("modified: Enter or Ctrl-S saves") } }
+        try h.keys("Enter")
+        _ = try await h.waitFor { $0.contains { $0.contains("Version:  1") } }
+        try h.keys("Escape")
+        lines = try await h.waitFor { H.shows($0, place: 301, of: 301) && H.cursorRow($0) != nil }
+        #expect(H.shows(lines, place: 301, of: 301), "the cursor is at the added user's place: \(lines[0])")
+        cursor = try #require(H.cursorRow(lines), "a cursor: \(lines)")
+        #expect(lines[cursor].contains("added.last@example.org"), "on the added user: \(lines)")
+    }
 }

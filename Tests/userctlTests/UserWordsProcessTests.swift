@@ -58,6 +58,30 @@ struct UserWordsProcessTests {
                 "the daemon's code: \(invalid.stderr)")
     }
 
+    /// `set` and `revert` say the daemon's code as `rename` and `add` do: `validation` for a bad
+    /// email, `conflict` for a version overtaken (not `invalid_data`, `try_again`).
+    @Test func everyCommandSaysTheDaemonsCode() throws {
+        let daemon = try RealDaemon(sampleData: 3)
+        defer { daemon.tearDown() }
+        let socket = ["--socket", daemon.socketPath, "--json"]
+        let list = try UserctlCommandTests.userctl(socket + ["list"])
+        let id = try #require(try JSONValue(parsing: list.stdout).arrayValue?.first?["id"]?.stringValue)
+        func code(_ arguments: [String], status: Int32) throws -> String? {
+            let run = try UserctlCommandTests.userctl(socket + arguments)
+            #expect(run.status == status, "\(arguments): \(run)")
+            return try Self.jsonError(run)["code"]?.stringValue
+        }
+        #expect(try code(["rename", id, ""], status: 65) == "validation")
+        #expect(try code(["set", id, "--email", "not an email"], status: 65) == "validation")
+        #expect(try UserctlCommandTests.userctl(socket + ["rename", id, "Renamed Once"]).status == 0)
+        #expect(try UserctlCommandTests.userctl(socket + ["rename", id, "Renamed Twice"]).status == 0)
+        #expect(try code(["set", id, "--name", "Late", "--expected-version", "1"], status: 75) == "conflict")
+        let history = try UserctlCommandTests.userctl(socket + ["history", id])
+        let entries = try #require(try JSONValue(parsing: history.stdout).arrayValue, "\(history)")
+        let older = entries.compactMap { $0["entry"]?.int64Value }.min() ?? 0
+        #expect(try code(["revert", String(older)], status: 75) == "conflict", "the user changed since")
+    }
+
     @Test(.enabled(if: getuid() == 0, asRoot))
     func aReadOnlyRefusalNamesTheActionTheGroupAndHowToJoin() throws {
         let daemon = try Self.openDaemon("0666")
@@ -88,6 +112,9 @@ struct UserWordsProcessTests {
         #expect(json.status == 77)
         let error = try Self.jsonError(json)
         #expect(error["code"]?.stringValue == "read_only" && error["status"]?.int64Value == 77, "\(error)")
+        let set = try Self.asNobody(socket + ["set", id, "--name", "Not Allowed", "--json"])
+        let setCode = try Self.jsonError(set)["code"]?.stringValue
+        #expect(set.status == 77 && setCode == "read_only", "as rename: \(set)")
 
         let status = try Self.asNobody(socket + ["status"])
         #expect(status.status == 77)

@@ -42,6 +42,21 @@ struct UserctlCLIProcessTests {
         #expect(typo.status == 64 && typo.stderr.contains("did you mean 'rename'?"), "\(typo)")
     }
 
+    /// Every option of every command's help stands apart from its text (`--expected-version V`
+    /// and `--force-skip-changed` filled the column and were glued to it), as in the man page.
+    @Test func everyOptionInHelpIsApartFromItsText() throws {
+        let option = /^  (-\S, )?--[a-z-]+( [A-Z]+)?  +\S.*/
+        for command in Help.commands.map(\.name) {
+            let help = try Self.userctl(["help", command])
+            for line in help.stdout.split(separator: "\n") where line.hasPrefix("  -") {
+                #expect(line.wholeMatch(of: option) != nil, "\(command): \(line)")
+            }
+        }
+        let root = #filePath.components(separatedBy: "/Tests/")[0]
+        let page = try String(contentsOfFile: root + "/man/userctl.1", encoding: .utf8)
+        #expect(!page.contains("version Vchange") && !page.contains("changedundo"), "the man page too")
+    }
+
     @Test func typosGetADidYouMean() throws {
         let command = try Self.userctl(["lst"])
         #expect(command.status == 64)
@@ -121,6 +136,29 @@ struct UserctlCLIProcessTests {
         let unreachable = try Self.userctl(["--socket", nothing, "status"])
         #expect(unreachable.status == 69)
         #expect(unreachable.stderr == "userctl: cannot connect to \(nothing): No such file or directory (is userlistd running? systemctl start userlistd.socket)\n", "\(unreachable.stderr)")
+    }
+
+    /// `set` and `rename` of what is stored already: the daemon says `unchanged` (no new
+    /// version), and userctl says nothing changed, exits 0, and keeps `unchanged` in `--json`.
+    @Test func setAndRenameOfWhatIsStoredSayNothingChanged() throws {
+        let daemon = try RealDaemon(sampleData: 3)
+        defer { daemon.tearDown() }
+        let socket = ["--socket", daemon.socketPath]
+        let first = try JSONValue(parsing: Self.userctl(socket + ["list", "--json"]).stdout).arrayValue?.first
+        let id = try #require(first?["id"]?.stringValue), name = try #require(first?["name"]?.stringValue)
+        let email = try #require(first?["email"]?.stringValue)
+        let set = try Self.userctl(socket + ["set", id, "--email", email])
+        #expect(set.status == 0 && set.stdout.hasPrefix("unchanged: \(id) already has "), "\(set)")
+        #expect(set.stdout.contains("(version 1)") && !set.stdout.contains("changed \(id)"), "\(set)")
+        let rename = try Self.userctl(socket + ["rename", id, name])
+        #expect(rename.status == 0 && rename.stdout.hasPrefix("unchanged: \(id) is already named "), "\(rename)")
+        for command in [["set", id, "--name", name], ["rename", id, name]] {
+            let json = try Self.userctl(socket + command + ["--json"])
+            let reply = try JSONValue(parsing: json.stdout)
+            #expect(json.status == 0 && reply["unchanged"] == true && reply["version"] == 1, "\(command): \(json)")
+        }
+        let changed = try Self.userctl(socket + ["set", id, "--name", name + " Changed", "--json"])
+        #expect(try JSONValue(parsing: changed.stdout)["unchanged"] == nil, "a change says no such thing: \(changed)")
     }
 
     /// A stored name with an escape sequence and a bidi override, through `list`, `show` and

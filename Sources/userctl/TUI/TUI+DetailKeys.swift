@@ -162,10 +162,11 @@ extension TUI {
         prompt = .remove(userID: user.id, label: label)
     }
 
-    /// `y` to the question: removes the user; on its own screen, leaves it once removed.
+    /// `y` to the question: removes the user; on its own screen, leaves it once removed. The
+    /// list's intent, not the session's one-shot command, so history records it as the TUI's.
     func removeUser(_ id: String) {
         let onItsScreen = document.showsDetail && document.detail?.userID == id
-        send("session", "remove_user", ["id": .string(id)], then: onItsScreen ? .removedThenBack(userID: id) : nil)
+        send("list", "remove_user", ["id": .string(id)], then: onItsScreen ? .removedThenBack(userID: id) : nil)
     }
 
     /// `a` on the list: an empty user screen whose save creates the user.
@@ -190,7 +191,6 @@ extension TUI {
     }
 
     func leaveDetail() {
-        typedDraft = nil
         drafts = [:]
         unsentFields = []
         followedAt = [:]
@@ -205,7 +205,6 @@ extension TUI {
     /// The focused field's new text, sent at most every `draftInterval`.
     func setDraft(_ text: String) {
         let field = focusedField
-        if field == .name { typedDraft = document.detail.map { ($0.userID, text) } }
         drafts[field] = text
         unsentFields.insert(field)
         scheduleDraftFlush()
@@ -225,8 +224,9 @@ extension TUI {
     }
 
     /// Sends each field the server does not have yet, whole, now.
+    /// While away, the draft waits as typed, on screen, and goes once reattached (`resumeDraft`).
     func flushDraft() {
-        guard draftUnsent, document.showsDetail else { return }
+        guard draftUnsent, document.showsDetail, connection.isConnected else { return }
         let fields = DetailField.allCases.filter(unsentFields.contains)
         unsentFields = []
         lastDraftSent = .now
@@ -236,8 +236,12 @@ extension TUI {
             draftsInFlight += 1
             let (action, argument) = field.draftAction
             client.enqueue(screen: "detail", action: action, args: [argument: .string(text)]) { result in
-                if case .failure(let error) = result {
-                    feed.yield(error.serverCode == .rateLimited ? .draftRefused : .intentFailed(error.message))
+                switch result {
+                // Sent again: after the rate limit's pause, or once connected again.
+                case .failure(let error) where error.serverCode == .rateLimited || error.kind == .disconnected:
+                    feed.yield(.draftRefused)
+                case .failure(let error): feed.yield(.intentFailed(error.message))
+                case .success: break
                 }
                 feed.yield(.draftSent)
             }

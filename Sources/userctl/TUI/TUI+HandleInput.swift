@@ -33,6 +33,7 @@ extension TUI {
             syncDraft()
             followSeek()
             clampCursor()
+            seekReturnedUser()
         case .event(let event):
             if event.screen == "session", event.name == "changed", let id = event.payload["id"]?.stringValue {
                 highlights[id] = .now
@@ -48,15 +49,9 @@ extension TUI {
         }
     }
 
-    /// A drop keeps the unsaved edit as typed; once reattached, it is offered back if the
-    /// daemon lost it (killed between two of its journal writes).
+    /// A drop keeps the unsaved edit as typed, and typing goes on meanwhile; once reattached,
+    /// the edit reaches the daemon (`resumeDraft`).
     private func follow(_ state: ConnectionState) {
-        if case .reconnecting = state, connection.isConnected {
-            // The document as the drop left it (this loop's copy may already be newer).
-            let before = SessionDocument(client.documentAtLastDrop)
-            let typed = typedDraft.flatMap { $0.userID == before.detail?.userID ? $0.text : nil }
-            heldDraft = DraftOffer.held(in: before, localDraft: typed)
-        }
         let wasConnected = connection.isConnected
         connection = state
         if case .connected(let welcome) = state {
@@ -67,16 +62,27 @@ extension TUI {
             banner = nil
             bannerIsDisconnection = false
         }
-        if state.isConnected, let offer = heldDraft {
-            heldDraft = nil
-            document = SessionDocument(client.document)
-            if offer.isMissing(from: document) {
-                drafts = [:]
-                unsentFields = []
-                typedDraft = nil
-                send("session", "offer_draft", offer.arguments)
+        if state.isConnected, !wasConnected { resumeDraft() }
+    }
+
+    /// Once reattached: a name the restored session lacks (the daemon lost it in a crash between
+    /// two journal writes, or it was typed while away) is offered back whole (`offer_draft`,
+    /// which opens the user again if need be); the other fields typed while away go as drafts.
+    private func resumeDraft() {
+        document = SessionDocument(client.document)
+        // The document as the drop left it: what was on screen while away.
+        let before = SessionDocument(client.documentAtLastDrop)
+        let typed = before.detail == nil ? nil : drafts[.name]
+        if let offer = DraftOffer.held(in: before, localDraft: typed), offer.isMissing(from: document) {
+            unsentFields.remove(.name)
+            draftsInFlight += 1  // the name stays as typed until the daemon answers
+            let feed = self.feed
+            client.enqueue(screen: "session", action: "offer_draft", args: offer.arguments) { result in
+                if case .failure(let error) = result { feed.yield(.intentFailed(error.message)) }
+                feed.yield(.draftSent)
             }
         }
+        flushDraft()
     }
 
     /// Messages, the clock and the terminal's size: nothing asked of the daemon.
@@ -112,6 +118,8 @@ extension TUI {
                 // holds the last draft; the `.update` carrying it may not have arrived here yet.
                 document = SessionDocument(client.document)
                 syncDraft()
+                // Fields that waited for an offered name's screen to open (`resumeDraft`).
+                if draftUnsent { scheduleDraftFlush() }
             }
         case .draftRefused:
             unsentFields.formUnion(drafts.keys)
@@ -149,6 +157,7 @@ extension TUI {
             syncDraft()
             if document.showsDetail, !hasUnsavedChanges { leaveDetail() }
         case .openedForHistory: openHistoryOfOpenedUser()
+        case .returnedUserPage(let loaded): followReturnedUserPage(loaded: loaded)
         case .removedThenBack(let userID):
             document = SessionDocument(client.document)
             if document.showsDetail, document.detail?.userID == userID { leaveDetail() }

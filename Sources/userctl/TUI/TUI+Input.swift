@@ -26,6 +26,8 @@ extension TUI {
         case savedThenBack
         /// `h` on the list opened the user: now its history.
         case openedForHistory
+        /// A page read to find the user just left (`seekReturnedUser`) is in, or was refused.
+        case returnedUserPage(loaded: Bool)
         /// `d` on a user's screen removed that user: leave its screen.
         case removedThenBack(userID: String)
         /// The newest history entry of a user (for "changed by alice 3 min ago").

@@ -18,6 +18,7 @@ extension TUI {
             return true
         }
         if answerPrompt(key) { return true }
+        returnedUserToSeek = nil  // a key's own job wins over finding the user just left
         if seekTarget != nil || seekUp > 0, !document.showsDetail {
             seekTarget = nil  // any key stops a PgDn or PgUp waiting for its page, and then does its own job
             seekUp = 0
@@ -44,10 +45,11 @@ extension TUI {
         }
     }
 
-    /// A remove or undo question takes the next key: only y does it, any other key (n, Enter,
-    /// Esc...) leaves things as they are. Returns whether there was a question.
+    /// A remove or undo question takes the next key: only a lowercase y does it (as README and
+    /// the "y/N" say), any other key (Y, n, Enter, Esc...) leaves things as they are. Returns
+    /// whether there was a question.
     private func answerPrompt(_ key: Key) -> Bool {
-        let yes = key == .character("y") || key == .character("Y")
+        let yes = key == .character("y")
         switch prompt {
         case .remove(let id, _):
             prompt = nil

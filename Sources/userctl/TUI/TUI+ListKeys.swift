@@ -73,32 +73,6 @@ extension TUI {
         send("detail", "open_history")
     }
 
-    /// Back from a user's screen: the cursor goes to that user's row (a saved name may have
-    /// moved it), and the list scrolls to show it. While the screen is on top, remembers whose.
-    func followReturnedUser() {
-        if document.showsDetail {
-            if document.detail?.userID != detailUserID {
-                focusedField = .name  // another user's screen (or a new one): typing starts at the name
-                followedAt = [:]
-            }
-            detailUserID = document.detail?.userID
-            return
-        }
-        guard let id = detailUserID, let list = document.list else { return }
-        detailUserID = nil
-        if let index = (0..<list.rowCount).first(where: { list.user(at: $0)?.id == id }) {
-            cursor = index
-            clampCursor()
-        }
-        // Back on a stale list whose first page is on screen: read it again (the cursor stays
-        // on this user), so `[stale]` does not linger until `r`. Deeper down a reload would
-        // drop the pages read, so there it waits for `r` or `g`.
-        if list.isStale, !list.hasPrevious, cursor < listRows, list.loading == ListScreen.Loading.none {
-            reloadKeepsCursorOn = id
-            send("list", "refresh", then: .listReloaded)
-        }
-    }
-
     /// Moves the cursor `rows` down; past the loaded rows it waits at the last one and goes on
     /// once the next page is in, so PgDn always moves a full screen.
     func moveForward(_ rows: Int) {

@@ -14,7 +14,8 @@ import UserListWire
 ///
 /// Typed and pasted text is never lost: edits change a local draft, which is sent whole
 /// (`set_draft_name`) at most every `draftInterval` and always right before a save, so a paste
-/// of any length is one intent, and a draft the rate limit refused is sent again.
+/// of any length is one intent, and a draft the rate limit refused is sent again. While the
+/// daemon is away typing goes on, on screen, and the draft is sent once reattached.
 final class TUI {
     static let draftInterval: Duration = .milliseconds(50)
 
@@ -66,15 +67,17 @@ final class TUI {
     var draftsInFlight = 0
     var lastDraftSent = ContinuousClock.now - .seconds(1)
     var flushScheduled = false
-    /// The unsaved edit held while reconnecting, offered back once reattached.
-    var heldDraft: DraftOffer?
-    /// The last text typed on a detail screen, and whose: ahead of the daemon until it has it.
-    var typedDraft: (userID: String, text: String)?
     /// Ctrl-C: leaving without `bye`, once the daemon has the draft (`Detaching`).
     var detaching: Detaching?
     /// The user of the detail screen on top, so that back on the list the cursor is on them
     /// wherever a saved name sorted them.
     var detailUserID: String?
+    /// Whether that user is stored (not removed, not a new user's unsaved screen).
+    var detailUserIsStored = false
+    /// Back from a user's screen whose row is not loaded: the user whose pages are being read,
+    /// and whether a page for them is on its way (`TUI+ReturnedUser`). Any key stops it.
+    var returnedUserToSeek: String?
+    var seekingReturnedUser = false
     /// A reload the TUI started by itself: the user the cursor stays on once it lands.
     var reloadKeepsCursorOn: String?
     /// The history screen's selected entry, and who changed the open user last (`TUI+History`).
@@ -130,6 +133,8 @@ final class TUI {
     func send(_ screen: String, _ action: String, _ args: [String: JSONValue]? = nil, then: Input? = nil,
               otherwise: Input? = nil) {
         let feed = self.feed
+        // A list intent sent from a user's screen (`d`): the list's message is not on screen.
+        let screenSaysIt = screen != "session" && !(screen == "list" && document.showsDetail)
         // Written now, in key order; the reply comes back through the input stream.
         client.enqueue(screen: screen, action: action, args: args) { result in
             guard case .failure(let error) = result else {
@@ -143,7 +148,7 @@ final class TUI {
             }
             // Failed loads and saves also show in the screen's own error_message; say it once.
             if case .server(let code) = error.kind, [.unavailable, .validation, .conflict, .notFound].contains(code),
-               screen != "session" {
+               screenSaysIt {
                 return
             }
             feed.yield(.intentFailed(error.message))
