@@ -122,7 +122,7 @@ struct TUIFieldsProcessTests {
         #expect(note.contains("⚡ root saved \"Stored Elsewhere\"") && note.contains("Ctrl-K keep mine") && note.contains("Ctrl-T take theirs"),
                 "theirs beside mine: \(lines)")
         #expect(Self.field("Name:", lines).line.contains("\(draft)▏"), "mine is still in the field: \(lines)")
-        #expect(lines.contains { $0.contains("settle each ⚡ conflict first") }, "the save waits for a choice: \(lines)")
+        #expect(lines.contains { $0.contains("Settle each ⚡ conflict before saving") }, "the save waits for a choice: \(lines)")
 
         try h.keys("C-k")
         lines = try await h.waitFor { !$0.contains { $0.contains("⚡") } && $0.contains { $0.contains("modified: Enter or Ctrl-S saves") } }
@@ -155,9 +155,10 @@ struct TUIFieldsProcessTests {
         let user = try h.allUsers()[0]
         try await open(h, user)
         #expect(try h.userctl(["remove", user.id]).status == 0)
-        var lines = try await h.waitFor { $0.contains { $0.contains("root removed this user") } }
-        #expect(lines.contains { $0.contains("root removed this user.") && $0.contains("Ctrl-R create it again") }, "\(lines)")
+        var lines = try await h.waitFor { $0.contains { $0.contains("You removed this user") } }
+        #expect(lines.contains { $0.contains("You removed this user.") && $0.contains("Ctrl-R create it again") }, "\(lines)")
         #expect(lines.joined().contains("Esc discard"), "\(lines)")
+        #expect(!lines.joined().contains("type to edit"), "a removed user takes no typing: \(lines)")
         try h.keys("C-r")
         // Created again: the screen shows a stored user again (its version is the store's, not 1).
         lines = try await h.waitFor { !$0.contains { $0.contains("removed this user") } && $0.contains { $0.hasPrefix("  Version:") } }

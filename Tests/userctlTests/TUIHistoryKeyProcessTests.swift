@@ -19,6 +19,10 @@ struct TUIHistoryKeyProcessTests {
         try h.keys("h")
         var lines = try await h.waitFor { $0[0].contains("istory") }
         #expect(lines[0].contains("istory"), "h opened the user's history: \(lines.prefix(4))")
+        // Its keys in short words, above the status line as on every screen.
+        let hints = try #require(lines.firstIndex { $0.contains("F1 help") }, "\(lines)")
+        let status = try #require(lines.firstIndex { $0.contains("● connected") }, "\(lines)")
+        #expect(hints < status && lines[hints].contains("u undo") && lines[hints].contains("Esc back"), "\(lines)")
         try h.keys("Escape")
         lines = try await h.waitFor { $0.contains { $0.contains("ID:       \(user.id)") } }
         #expect(lines.contains { $0.contains("Name:     \(user.name)▏") }, "back on the user, name unchanged: \(lines.prefix(8))")

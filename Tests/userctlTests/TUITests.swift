@@ -203,8 +203,8 @@ struct TUITests {
 
         // A save waits for a choice; the store keeps the other save meanwhile.
         try h.keys("C-s")
-        lines = try await h.waitFor { $0.contains { $0.contains("settle each ⚡ conflict first") } }
-        #expect(lines.contains { $0.contains("settle each ⚡ conflict first") }, "\(lines.prefix(14))")
+        lines = try await h.waitFor { $0.contains { $0.contains("Settle each ⚡ conflict before saving") } }
+        #expect(lines.contains { $0.contains("Settle each ⚡ conflict before saving") }, "\(lines.prefix(14))")
         let stored = try JSONValue(parsing: h.userctl(["show", user.id, "--json"]).output)
         #expect(stored["name"]?.stringValue == "Stored Elsewhere", "the store kept the other save")
 

@@ -38,6 +38,7 @@ extension TUI {
         }
         var out = Self.fitted(lines, rows: max(0, size.rows - 2))
         let hints = detail?.readOnly == true ? ["read-only", "Esc back", "h history", "Ctrl-C quit"]
+            : detail?.removal != nil ? ["Ctrl-R create it again", "Esc discard", "h history", "Ctrl-C quit"]
             : ["type to edit", "Tab next field", "Enter/Ctrl-S save", "Esc back", "Ctrl-U clear", "Ctrl-W word",
                "Ctrl-C quit"]
         out.append(hintBar(hints, help: "F1 help"))
@@ -91,7 +92,9 @@ extension TUI {
     private func detailStateLines(_ detail: DetailScreen) -> [RankedLine] {
         let edited = hasUnsavedChanges
         if let removal = detail.removal, !detail.isNew {
-            let who = removal.author.map(DisplayWidth.sanitized) ?? "someone"
+            // Your own removal (an undo, or `userctl remove` in another terminal) is yours.
+            let who = removal.author.map { $0 == DaemonLocator.loginName ? "You" : DisplayWidth.sanitized($0) }
+                ?? "Someone"
             let pieces = detail.readOnly ? ["\(who) removed this user.", "Esc back"]
                 : ["\(who) removed this user.", "Ctrl-R create it again (and save)", "Esc discard"]
             return Self.wrapped(pieces, width: size.columns).map { (Line($0, .error), 10) }
@@ -99,8 +102,7 @@ extension TUI {
         if detail.readOnly { return [(Line("  read-only: this session can look but not change users"), 9)] }
         if detail.isSaving { return [(Line("  \(Self.spinnerFrames[spinner % 10]) saving…"), 9)] }
         if !detail.conflicts.isEmpty {
-            let pieces = ["Someone else saved this user too: settle each ⚡ conflict first:", "Ctrl-K keep mine",
-                          "Ctrl-T take theirs"]
+            let pieces = ["Settle each ⚡ conflict before saving:", "Ctrl-K keep mine", "Ctrl-T take theirs"]
             return Self.wrapped(pieces, width: size.columns).map { (Line($0, .bold), 9) }
         }
         if edited, let problem = firstProblem(in: detail) {

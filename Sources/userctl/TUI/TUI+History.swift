@@ -67,12 +67,13 @@ extension TUI {
             lines.append(Line(text, index == historyCursor ? .reverse : .plain))
         }
         while lines.count < size.rows - 2 { lines.append(Line("")) }
-        lines.append(statusLine())
+        // Above the status line, as on the other screens; the short words (help has the long).
         if case .undo(_, let question) = prompt {
             lines.append(Line("  \(question) y/N", .error))
         } else {
-            lines.append(hintBar(Self.historyKeys.map { "\($0.keys) \($0.does)" }, help: "F1 help"))
+            lines.append(hintBar(["u undo", "Esc back", "r reload", "j k ↑ ↓ move"], help: "F1 help"))
         }
+        lines.append(statusLine())
         return lines
     }
 
