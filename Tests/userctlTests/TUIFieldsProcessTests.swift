@@ -177,6 +177,9 @@ struct TUIFieldsProcessTests {
         try h.keys("a")
         var lines = try await h.waitFor { $0[0].contains("New user") && $0.contains { $0.hasSuffix("Name:     ▏") } }
         #expect(lines[0].contains("New user") && lines.contains { $0.hasSuffix("Name:     ▏") }, "an empty user screen: \(lines)")
+        try h.keys("Enter")  // nothing typed yet: the screen says what it needs, not nothing
+        lines = try await h.waitFor { $0.contains { $0.contains("Nothing to save yet") } }
+        #expect(lines.contains { $0.contains("type the new user's name") }, "\(lines)")
         try h.type("Ada Added")
         try h.keys("Tab")
         try h.type("ada.added@example.org")

@@ -29,6 +29,10 @@ extension TUI {
         case .backTab, .up: moveFocus(by: -1)
         case .enter, .control("s"):
             if detail.readOnly { return refuseReadOnly("save changes") }
+            if detail.isNew && !hasUnsavedChanges {  // the daemon would save nothing, silently
+                banner = "Nothing to save yet: type the new user's name, then Tab to the email."
+                return true
+            }
             save(then: nil)
         case .control("k"), .control("t"): settleConflict(keepingMine: key == .control("k"), detail)
         case .character("h") where commandLettersWork(detail), .control("o"):
