@@ -155,4 +155,25 @@ struct TUIKeepsWorkProcessTests {
         cursor = try #require(H.cursorRow(lines), "a cursor: \(lines)")
         #expect(lines[cursor].contains("added.last@example.org"), "on the added user: \(lines)")
     }
+
+    /// A user saved to the far end of a long list is not looked for through every page in
+    /// between (each read page is kept on the list): after a few pages the TUI says how to get
+    /// there instead.
+    @Test func backFromAUserSavedFarDownALongListSaysHowToGetThere() async throws {
+        let h = try H(sampleData: 800)
+        defer { h.tearDown() }
+        let users = try h.allUsers()
+        let newName = (users.map(\.name).max() ?? "") + " Zz"
+        _ = try await h.waitFor { H.cursorRow($0) == 2 && H.shows($0, loaded: 50, of: 800) }
+        try h.keys("Enter")
+        _ = try await h.waitFor { $0.contains { $0.contains("ID:       \(users[0].id)") } }
+        try h.keys("C-u")
+        try h.type(newName)
+        try h.keys("C-s")
+        _ = try await h.waitFor { $0.contains { $0.contains("Version:  2") } }
+        try h.keys("Escape")
+        let lines = try await h.waitFor { $0.contains { $0.contains("sorts further down the list") } }
+        #expect(lines.contains { $0.contains("/ and part of the name finds them") }, "\(lines)")
+        #expect(!H.shows(lines, loaded: 800, of: 800), "not every page read: \(lines[0])")
+    }
 }

@@ -23,6 +23,7 @@ extension TUI {
         guard let index = list.index(of: id) else {
             if detailUserIsStored, !document.showsHistory {
                 returnedUserToSeek = id
+                returnedUserPagesRead = 0
                 seekReturnedUser()
             }
             return
@@ -59,11 +60,23 @@ extension TUI {
             returnedUserToSeek = nil
             return
         }
+        // A few pages at most: a name saved to the far end of a large list is not worth reading
+        // (and keeping) every page in between; the person is told how to get there instead.
+        guard returnedUserPagesRead < Self.seekPageLimit else {
+            returnedUserToSeek = nil
+            banner = "The user you left sorts further down the list: / and part of the name finds them, "
+                + "G goes to the end."
+            return
+        }
+        returnedUserPagesRead += 1
         let row = list.hasMore ? list.rowCount - 1 : 0
         seekingReturnedUser = true
         send("list", "did_display_row", ["index": .int(Int64(row))],
              then: .returnedUserPage(loaded: true), otherwise: .returnedUserPage(loaded: false))
     }
+
+    /// How many pages back on the list are read looking for the user just left.
+    static let seekPageLimit = 10
 
     /// A page asked for by `seekReturnedUser` is in (or was refused: then the search stops).
     func followReturnedUserPage(loaded: Bool) {

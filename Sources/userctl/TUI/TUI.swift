@@ -78,6 +78,8 @@ final class TUI {
     /// and whether a page for them is on its way (`TUI+ReturnedUser`). Any key stops it.
     var returnedUserToSeek: String?
     var seekingReturnedUser = false
+    /// Pages read so far looking for it (`seekReturnedUser` gives up at `seekPageLimit`).
+    var returnedUserPagesRead = 0
     /// A reload the TUI started by itself: the user the cursor stays on once it lands.
     var reloadKeepsCursorOn: String?
     /// The history screen's selected entry, and who changed the open user last (`TUI+History`).
