@@ -140,18 +140,27 @@ struct CrashSafeSessionsProcessTests {
             let back = try FaultClient(path: daemon.socketPath)
             try back.hello(key: "offerer")
             #expect(Self.detail(back) == nil, "without the journal the crash lost the screen")
-            let taken = try back.intent("session", "offer_draft", ["user_id": .string(ids[0]), "name": "Held By The Client", "base_version": 1])
+            // Every field the client holds comes back, not the name alone.
+            let taken = try back.intent("session", "offer_draft", ["user_id": .string(ids[0]), "name": "Held By The Client",
+                                                                   "email": "held@client.example",
+                                                                   "avatar_url": "https://client.example/a.png", "base_version": 1])
             #expect(taken.isOK, "\(String(describing: taken.failure))")
             let detail = try #require(Self.detail(back), "offer_draft opened the user's screen: \(back.document)")
             #expect(detail["draft_name"]?.stringValue == "Held By The Client")
+            #expect(detail["draft_email"]?.stringValue == "held@client.example")
+            #expect(detail["draft_avatar_url"]?.stringValue == "https://client.example/a.png")
             #expect(detail["is_dirty"]?.boolValue == true)
+            let empty = try back.intent("session", "offer_draft", ["user_id": .string(ids[0]), "base_version": 1])
+            #expect(empty.failure?.code == .invalidArgs, "an offer of no field is refused")
 
             // The second user changes (version 2) before its draft is offered: a conflict that
             // quotes the text, and the screen is left as it was.
             #expect(try back.intent("session", "rename_user", ["id": .string(ids[1]), "name": "Renamed Meanwhile"]).isOK)
-            let refused = try back.intent("session", "offer_draft", ["user_id": .string(ids[1]), "name": "Stale Draft", "base_version": 1])
+            let refused = try back.intent("session", "offer_draft", ["user_id": .string(ids[1]), "name": "Stale Draft",
+                                                                     "email": "stale@draft.example", "base_version": 1])
             #expect(refused.failure?.code == .conflict)
-            #expect(refused.failure?.message.contains("Stale Draft") == true, "\(String(describing: refused.failure?.message))")
+            let message = refused.failure?.message ?? ""
+            #expect(message.contains("name \"Stale Draft\" and email \"stale@draft.example\""), "\(message)")
             #expect(Self.detail(back)?["user_id"]?.stringValue == ids[0], "a refused offer leaves the screens alone")
             back.disconnect()
         }

@@ -93,4 +93,27 @@ struct TUIReconnectProcessTests {
         let saved = try JSONValue(parsing: h.userctl(["show", user.id, "--json"]).output)["name"]?.stringValue
         #expect(saved == expected, "the daemon had the text typed while away: \(lines)")
     }
+
+    /// An edit of the email made before a `kill -9` of a daemon without a journal comes back
+    /// with the reconnect (the TUI offers every changed field back, not the name alone).
+    @Test func anEmailEditTheDaemonLostInACrashComesBack() async throws {
+        let h = try H(daemonArguments: ["--session-journal-interval", "0"])
+        defer { h.tearDown() }
+        let user = try await Self.openFirstUser(h)
+        let email = try #require(try h.allUsers().first { $0.id == user.id }?.email)
+        try h.keys("Tab")
+        try h.type("x")
+        let edited = email + "x"
+        _ = try await h.waitFor { $0.contains { $0.contains("Email:    \(edited)▏") } && $0.joined().contains("modified") }
+        h.daemon.kill9()
+        _ = try await h.waitFor { $0.last?.contains("reconnecting") == true }
+        try h.daemon.start()
+        var lines = try await h.waitFor { lines in
+            lines.last?.contains("● connected") == true && lines.contains { $0.contains("Email:    \(edited)▏") }
+        }
+        try h.keys("C-s")
+        lines = try await h.waitFor { $0.contains { $0.contains("Version:  2") } }
+        let saved = try JSONValue(parsing: h.userctl(["show", user.id, "--json"]).output)["email"]?.stringValue
+        #expect(saved == edited, "the daemon had the email edit back: \(lines)")
+    }
 }

@@ -131,9 +131,9 @@ enum SessionIntent: Equatable {
     case removeUser(id: UUID)
     /// Opens an empty user screen whose save creates the user (the TUI's `a`).
     case openNewUser
-    /// A draft the client still holds that the daemon lost (a crash between journal writes),
-    /// typed against `baseVersion` of the user.
-    case offerDraft(userID: UUID, name: String, baseVersion: Int)
+    /// A draft the client still holds that the daemon lost (a crash between journal writes, or
+    /// typed while away): its changed fields as typed, against `baseVersion` of the user.
+    case offerDraft(userID: UUID, fields: [UserField: String], baseVersion: Int)
     /// One page of the store read by keyset, past every screen (`BulkExport.swift`).
     case exportPage(ExportPageRequest)
     /// The users whose id starts with a prefix, past every screen (`IDPrefixLookup.swift`).
@@ -159,7 +159,7 @@ enum SessionIntent: Equatable {
             self = .revert(entry: Int64(try args.int("entry")), skippingChanged: skipping)
         case "open_user": self = .openUser(id: try args.uuid("id"))
         case "offer_draft":
-            self = .offerDraft(userID: try args.uuid("user_id"), name: try args.string("name"),
+            self = .offerDraft(userID: try args.uuid("user_id"), fields: try args.draftFields(),
                                baseVersion: try args.int("base_version"))
         case "back": self = .back
         case "import_users": self = .importUsers(try args.users("users"))

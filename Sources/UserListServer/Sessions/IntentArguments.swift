@@ -79,6 +79,19 @@ struct IntentArguments {
         return edit
     }
 
+    /// A draft's fields as typed (`offer_draft`): any of `name`, `email`, `avatar_url` (empty:
+    /// no avatar), at least one; not validated, as a draft is not.
+    func draftFields() throws(IntentError) -> [UserField: String] {
+        var fields: [UserField: String] = [:]
+        for (field, key) in [(UserField.name, "name"), (.email, "email"), (.avatarURL, "avatar_url")] {
+            if let text = try optionalString(key) { fields[field] = text }
+        }
+        guard !fields.isEmpty else {
+            throw IntentError(.invalidArgs, "Give at least one of 'name', 'email' and 'avatar_url' of the draft.")
+        }
+        return fields
+    }
+
     func uuid(_ name: String) throws(IntentError) -> UUID {
         // Not `UUID(uuidString:)`: it goes through `sscanf`, a quarter of the daemon's CPU in an import.
         guard let text = values[name]?.stringValue, let id = UUIDText.parse(text) else {

@@ -205,8 +205,10 @@ extension Session {
         case .back:
             navigator.back()
             return .done(nil)
-        case .offerDraft(let id, let name, let baseVersion):
-            return .pending { session in await session.takeOfferedDraft(id: id, name: name, baseVersion: baseVersion) }
+        case .offerDraft(let id, let fields, let baseVersion):
+            return .pending { session in
+                await session.takeOfferedDraft(id: id, fields: fields, baseVersion: baseVersion)
+            }
         case .exportPage(let request):
             return exportPage(request)
         case .findUsers(let request):
@@ -230,40 +232,6 @@ extension Session {
         case .removeUser(let id):
             return removeUser(id)
         }
-    }
-
-    /// A draft a client offers back after reattaching (the daemon lost it in a crash): taken,
-    /// on that user's detail screen (opened if need be), only while the stored user is still at
-    /// the version the draft was typed against; otherwise `conflict`, quoting the text.
-    func takeOfferedDraft(id: UUID, name: String, baseVersion: Int) async -> Result<JSONValue?, IntentError> {
-        let stored: User
-        do throws(UserError) {
-            stored = try await useCases.fetchUser.execute(id: id)
-        } catch {
-            return .failure(IntentError(error))
-        }
-        guard stored.version == baseVersion else {
-            return .failure(IntentError(.conflict, """
-                Your unsaved name "\(name)" was typed on version \(baseVersion) of this user, which has changed since \
-                (now version \(stored.version), "\(stored.name)"); it was not put back. \
-                Type it again if you still want it.
-                """))
-        }
-        if let open = navigator.topDetail, open.userID != id, open.state.isDirty {
-            return .failure(IntentError(.conflict,
-                                        "Your unsaved name \"\(name)\" was not put back: "
-                                          + "this session now has another user's unsaved edit open."))
-        }
-        if navigator.topDetail?.userID != id, case .failure(let error) = await navigator.openUser(id) {
-            return .failure(IntentError(error))
-        }
-        guard let detail = navigator.topDetail, detail.userID == id else {
-            return .failure(IntentError(.conflict,
-                                        "Your unsaved name \"\(name)\" was not put back: "
-                                          + "the session moved on while it was offered."))
-        }
-        detail.setDraft(.name, name)
-        return .success(StateDocument.user(stored))
     }
 
     /// An outcome that waits for a list load.

@@ -65,17 +65,17 @@ extension TUI {
         if state.isConnected, !wasConnected { resumeDraft() }
     }
 
-    /// Once reattached: a name the restored session lacks (the daemon lost it in a crash between
-    /// two journal writes, or it was typed while away) is offered back whole (`offer_draft`,
-    /// which opens the user again if need be); the other fields typed while away go as drafts.
+    /// Once reattached: a draft the restored session lacks (the daemon lost it in a crash between
+    /// two journal writes, or it was typed while away) is offered back whole, every changed field
+    /// (`offer_draft`, which opens the user again if need be).
     private func resumeDraft() {
         document = SessionDocument(client.document)
         // The document as the drop left it: what was on screen while away.
         let before = SessionDocument(client.documentAtLastDrop)
-        let typed = before.detail == nil ? nil : drafts[.name]
-        if let offer = DraftOffer.held(in: before, localDraft: typed), offer.isMissing(from: document) {
-            unsentFields.remove(.name)
-            draftsInFlight += 1  // the name stays as typed until the daemon answers
+        let typed = before.detail == nil ? [:] : drafts
+        if let offer = DraftOffer.held(in: before, localDrafts: typed), offer.isMissing(from: document) {
+            unsentFields.subtract(offer.fields.keys)
+            draftsInFlight += 1  // the fields stay as typed until the daemon answers
             let feed = self.feed
             client.enqueue(screen: "session", action: "offer_draft", args: offer.arguments) { result in
                 if case .failure(let error) = result { feed.yield(.intentFailed(error.message)) }
