@@ -95,7 +95,7 @@ package enum Handover {
         var file = File()
         var descriptors: [(name: String, fd: Int32)] = []
         /// Every session's state to save, read in the same visit.
-        var savedStates: [(session: Session, state: NavigationState)] = []
+        var savedStates: [(session: Session, saved: Session.Saved)] = []
     }
 
     // MARK: the stopping process
@@ -162,7 +162,7 @@ package enum Handover {
     /// What one session gave up: the state its clients hold, the state to save, its connections.
     struct TakenOver: Sendable {
         var held: NavigationState
-        var saved: NavigationState
+        var saved: Session.Saved
         var taken: [Taken]
     }
 
@@ -181,7 +181,7 @@ package enum Handover {
             guard let handed else { continue }
             taken.append((stream, handler, handed))
         }
-        return TakenOver(held: held, saved: session.savedState, taken: taken)
+        return TakenOver(held: held, saved: session.saved, taken: taken)
     }
 
     /// Writes `handover.json` (aside, synced, renamed). Returns whether it is in place.

@@ -36,7 +36,7 @@ struct SessionShutdown: Sendable {
         // saved below: each is a JSON encode of about a thousand entries on a big restart, and
         // every client waits for both.
         var handoverWritten: Task<[(name: String, fd: Int32)]?, Never>?
-        var states: [(session: Session, state: NavigationState)]?
+        var states: [(session: Session, saved: Session.Saved)]?
         if let route {
             var collected = await Handover.collect(sessions: sessions, handlers: context.allHandlers, logger: logger)
             collected.file.throughStore = route == .descriptorStore
@@ -73,11 +73,11 @@ struct SessionShutdown: Sendable {
 
     /// Every session's state at once (each is its own actor).
     private static func saveStates(of sessions: [Session]) async -> [SavedSession] {
-        let states = await withTaskGroup(of: (session: Session, state: NavigationState).self) { group in
+        let states = await withTaskGroup(of: (session: Session, saved: Session.Saved).self) { group in
             for session in sessions {
-                group.addTask { (session, await session.savedState) }
+                group.addTask { (session, await session.saved) }
             }
-            var all: [(session: Session, state: NavigationState)] = []
+            var all: [(session: Session, saved: Session.Saved)] = []
             for await item in group { all.append(item) }
             return all
         }
@@ -86,15 +86,16 @@ struct SessionShutdown: Sendable {
 
     /// What a restore uses of each state (the list's rows are reloaded: a tenth of the bytes to
     /// write and read back), and since when its session has had no client.
-    private static func saved(_ states: [(session: Session, state: NavigationState)]) -> [SavedSession] {
+    private static func saved(_ states: [(session: Session, saved: Session.Saved)]) -> [SavedSession] {
         let wallNow = Date()
         let clockNow = ContinuousClock.now
-        return states.map { session, state in
+        return states.map { session, saved in
             // Clients still attached now are being told goodbye: their retention starts now.
             let detachedAt = session.activity.withLock { activity in
                 activity.clients == 0 ? activity.detachedAt.map { wallNow - seconds(clockNow - $0) } : wallNow
             } ?? wallNow
-            return SavedSession(key: session.key, id: session.id, fullState: state, detachedAt: detachedAt)
+            return SavedSession(key: session.key, id: session.id, state: SessionJournal.reduced(saved.state),
+                                detachedAt: detachedAt, listWindow: saved.listWindow)
         }
     }
 

@@ -106,7 +106,18 @@ package actor Session {
     deinit { presenceBoard?.leave(id) }
 
     /// The state to save across a daemon restart.
-    package var savedState: NavigationState { navigator.state }
+    /// A session restored whose screens have not started (nobody came back yet) still has what
+    /// it was restored from: a second restart keeps its screens and drafts.
+    package var savedState: NavigationState { mode.restoring?.state ?? navigator.state }
+
+    /// A state to save, and how far its list was read (a restore reads as far again).
+    package typealias Saved = (state: NavigationState, listWindow: UserListWindow?)
+
+    /// `savedState` with its list's window.
+    package var saved: Saved {
+        if let restoring = mode.restoring { return restoring }
+        return (navigator.state, SessionJournal.listWindow(of: navigator.state))
+    }
 
 
     // MARK: attach and detach

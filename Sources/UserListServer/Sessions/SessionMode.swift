@@ -46,6 +46,11 @@ struct SessionMode {
         if case .finished = life { true } else { false }
     }
 
+    /// What a restored session's screens will start from, until they do.
+    var restoring: Restoring? {
+        if case .waiting(let restoring) = life { restoring } else { nil }
+    }
+
     /// Starts the screens, once: what to restore them from (nil: load the first page, whose
     /// replies are held until `firstPageLoaded`). Nil when it was not waiting.
     mutating func start() -> (restoring: Restoring?, loadsFirstPage: Bool)? {
