@@ -137,6 +137,14 @@ func openPostgresStore(_ config: DaemonConfig, logger: Logger) async throws(User
                 health.report(.unavailable(reason: reason))
             case .reconnected:
                 health.report(.available)
+                // An import the outage cut short is applied now, before people edit its users.
+                Task {
+                    do throws(UserError) {
+                        try await database.finishCommittedImports()
+                    } catch {
+                        logger.warning("Could not finish an import the outage cut short: \(error.message)")
+                    }
+                }
             case .resync:
                 logger.warning("The PostgreSQL change log was pruned past what this daemon had seen; "
                                + "cached pages dropped and every screen reads its rows again")

@@ -24,9 +24,11 @@ struct PGError: Error, CustomStringConvertible {
     }
     var isUniqueViolation: Bool { sqlState == "23505" }
 
+    /// `detail` as one line: libpq writes several, indented with tabs; a message is one line on a screen.
+    var oneLineDetail: String { detail.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
+
     var description: String {
-        // libpq writes several lines, indented with tabs; a message is one line on a screen.
-        let detail = self.detail.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let detail = oneLineDetail
         if isConnectionLost {
             return "PostgreSQL at \(server) cannot be reached (\(operation): \(detail)); "
                 + "the request was not confirmed, try again"

@@ -119,9 +119,9 @@ struct PostgresImportStaging: ImportStaging {
                     return (try PostgresImportMerge.run(id, connection), true)
                 } catch {
                     // A store failure, not a refused entry: the import stays committed for the next open.
-                    return (.failure(.unavailable(reason: error.description
-                        + " The import was accepted whole: a daemon finishes it when it next opens the database.")),
-                            false)
+                    return (.failure(.unavailable(reason: "PostgreSQL at \(error.server) went away while the import "
+                        + "was being applied (\(error.oneLineDetail)). The import was accepted whole: it is "
+                        + "applied once the database is back; there is nothing to do.")), false)
                 }
             }, after: { connection, merged in
                 // After the reply: nobody waits for it. A failure is left to the next open's sweep.
@@ -153,10 +153,17 @@ struct PostgresImportStaging: ImportStaging {
     static func recover(_ connection: PGConnection) throws(PGError) {
         try connection.transaction(operation) { () throws(PGError) in try drop(abandoned: true, connection) }
         try PostgresImportCleanup.sweep(connection)
+        try finishCommitted(waiting: recoveryLockWait, connection)
+    }
+
+    /// Finishes the committed imports no daemon is merging: at open, and when the database is
+    /// back after an outage cut a merge short (its client was told a daemon would finish it; at
+    /// once, before people edit its users, rather than at some daemon's next start).
+    static func finishCommitted(waiting seconds: Int, _ connection: PGConnection) throws(PGError) {
         let ids = try connection.query("SELECT id FROM imports WHERE state = 'committed' ORDER BY id", [],
                                        operation).rows.compactMap { $0[0].flatMap { Int($0) } }
         for id in ids {
-            guard try lock(id, waiting: recoveryLockWait, connection) else { continue }  // a live daemon is merging it
+            guard try lock(id, waiting: seconds, connection) else { continue }  // a live daemon is merging it
             defer {
                 _ = try? connection.query("SELECT pg_advisory_unlock($1, $2)", [String(importLock), String(id)],
                                           operation)
@@ -172,8 +179,13 @@ struct PostgresImportStaging: ImportStaging {
     /// lock is free; a live daemon's merge takes longer, and finishes the import itself.
     static let recoveryLockWait = 15
 
-    /// Takes import `id`'s session lock, waiting up to `seconds`; false when another holds it.
+    /// Takes import `id`'s session lock, waiting up to `seconds` (0: not at all); false when
+    /// another holds it.
     static func lock(_ id: Int, waiting seconds: Int, _ connection: PGConnection) throws(PGError) -> Bool {
+        if seconds == 0 {  // a `lock_timeout` of 0 would wait for ever
+            return try connection.query("SELECT pg_try_advisory_lock($1, $2)", [String(importLock), String(id)],
+                                        operation).first?[0] == "t"
+        }
         do {
             try connection.execute("SET lock_timeout = '\(seconds)s'", operation)
             defer { _ = try? connection.execute("SET lock_timeout = 0", operation) }
@@ -210,6 +222,17 @@ struct PostgresImportStaging: ImportStaging {
 
 extension PostgresUserRepository {
     public var importStaging: (any ImportStaging)? { PostgresImportStaging(repository: self) }
+
+    /// The database is back after an outage: finishes the imports it cut short
+    /// (`PostgresImportStaging.finishCommitted`); one another daemon is merging is left to it.
+    public func finishCommittedImports() async throws(UserError) {
+        try await perform { connection throws(PGError) in
+            // The pool's connection may be one the outage broke: once more on a fresh one.
+            try connection.read { () throws(PGError) in
+                try PostgresImportStaging.finishCommitted(waiting: 0, connection)
+            }
+        }
+    }
 
     /// Runs `body` on a pool connection (no transaction of its own), mapping errors.
     func perform<T: Sendable>(

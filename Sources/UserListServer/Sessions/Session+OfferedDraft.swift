@@ -26,14 +26,15 @@ extension Session {
                 """))
         }
         if let open = navigator.topDetail, open.userID != id, open.state.isDirty {
-            return .failure(IntentError(.conflict,
-                                        "\(yours): not put back, this session now has another user's unsaved edit open."))
+            return .failure(IntentError(.conflict, "\(yours): not put back, this session now has another user's "
+                                        + "unsaved edit open."))
         }
         if navigator.topDetail?.userID != id, case .failure(let error) = await navigator.openUser(id) {
             return .failure(IntentError(error))
         }
         guard let detail = navigator.topDetail, detail.userID == id else {
-            return .failure(IntentError(.conflict, "\(yours): not put back, the session moved on while it was offered."))
+            return .failure(IntentError(.conflict, "\(yours): not put back, the session moved on while it was "
+                                        + "offered."))
         }
         for field in UserField.allCases { if let text = fields[field] { detail.setDraft(field, text) } }
         return .success(StateDocument.user(stored))

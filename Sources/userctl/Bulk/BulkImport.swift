@@ -113,9 +113,11 @@ enum BulkImport {
         }
     }
 
-    /// `message`, then that nothing was imported.
+    /// `message`, then that nothing was imported; unless the daemon said it took the import
+    /// whole and finishes it itself (its store went away while applying it).
     static func nothingImported(_ message: String) -> String {
-        message.hasSuffix(".") ? message + " Nothing was imported." : message + "; nothing was imported"
+        if message.contains("was accepted whole") { return message }
+        return message.hasSuffix(".") ? message + " Nothing was imported." : message + "; nothing was imported"
     }
 
     private static func report(_ outcome: ImportReport, _ path: String, _ context: CommandContext) {
