@@ -73,11 +73,13 @@ enum Help {
                     details: """
                     Prints each change until interrupted: a user saved, added or removed elsewhere, one line
                     each, and an import as who imported how many users, read from the history
-                    ("alice imported 20,000 users (#31)": the entry 'userctl revert' takes to undo it whole). When
-                    the daemon could not follow changes one by one it says the users were read again.
-                    With --json: one object per line, {"screen", "name", "payload"} as the daemon sends
-                    them; an import is {"screen": "session", "name": "imported", "payload": {"user",
-                    "uid", "count", "first_entry", "last_entry"}}.
+                    ("alice imported 20,000 users (#31)": the entry 'userctl revert' takes to undo it whole),
+                    made through this daemon or another sharing its store, and an undo of one as "bob undid
+                    import #31: 20,000 removed, 0 restored (#35)". When the daemon could not follow changes
+                    one by one it says the users were read again. With --json: one object per line,
+                    {"screen", "name", "payload"} as the daemon sends them; an import is {"screen":
+                    "session", "name": "imported", "payload": {"user", "uid", "count", "first_entry",
+                    "last_entry"}}, its undo the same with "undid", "removed" and "restored".
                     """),
         CommandSpec(name: "history", positionals: [], optionalPositionals: ["ID"], options: [
             OptionSpec(name: "by", value: "USER", help: "only changes made by USER (a login name or a uid)"),

@@ -4,9 +4,10 @@ import UserListWire
 /// What `userctl watch` says when the daemon sends `session` `reloaded`: the users changed as a
 /// whole (an import, or changes the daemon could not follow one by one) rather than user by user.
 /// The event does not say who or how many, so userctl asks the history for the entries since the
-/// newest it knew of, and reports those made `via` an import (one entry each, with its counts),
-/// one line per person who imported: "alice imported 20,000 users (#31)". Entries of other kinds
-/// were already reported by their own `changed` events.
+/// newest it knew of, and reports the imports among them (one entry each, with its counts, on
+/// whichever daemon sharing the store made it), one line per person who imported: "alice
+/// imported 20,000 users (#31)", and each undo of one: "bob undid import #31: 20,000 removed,
+/// 0 restored (#35)". Entries of other kinds were already reported by their own `changed` events.
 final class WatchImports {
     /// One person's part of an import.
     struct Import: Equatable {
@@ -15,6 +16,14 @@ final class WatchImports {
         var count: Int
         var firstEntry: Int
         var lastEntry: Int
+        /// For the undo of an import: the import it undid, and the users it removed and put back.
+        var undid: (entry: Int, removed: Int, restored: Int)?
+
+        static func == (a: Import, b: Import) -> Bool {
+            a.user == b.user && a.uid == b.uid && a.count == b.count && a.firstEntry == b.firstEntry
+                && a.lastEntry == b.lastEntry && a.undid?.entry == b.undid?.entry
+                && a.undid?.removed == b.undid?.removed && a.undid?.restored == b.undid?.restored
+        }
 
         /// "alice", "uid 1001", or "the daemon" (its own sample data, no peer).
         var who: String {
@@ -25,13 +34,24 @@ final class WatchImports {
         var entries: String { firstEntry == lastEntry ? "#\(firstEntry)" : "#\(firstEntry)-#\(lastEntry)" }
 
         var text: String {
-            "\(who) imported \(count == 1 ? "1 user" : Progress.grouped(count) + " users") (\(entries))"
+            if let undid {
+                return "\(who) undid import #\(undid.entry): \(Progress.grouped(undid.removed)) removed, "
+                    + "\(Progress.grouped(undid.restored)) restored (\(entries))"
+            }
+            return "\(who) imported \(count == 1 ? "1 user" : Progress.grouped(count) + " users") (\(entries))"
         }
 
         var json: JSONValue {
-            .object(["user": user.map(JSONValue.string) ?? .null, "uid": uid.map { .int(Int64($0)) } ?? .null,
-                     "count": .int(Int64(count)), "first_entry": .int(Int64(firstEntry)),
-                     "last_entry": .int(Int64(lastEntry))])
+            var fields: [String: JSONValue] = [
+                "user": user.map(JSONValue.string) ?? .null, "uid": uid.map { .int(Int64($0)) } ?? .null,
+                "count": .int(Int64(count)), "first_entry": .int(Int64(firstEntry)),
+                "last_entry": .int(Int64(lastEntry))]
+            if let undid {
+                fields["undid"] = .int(Int64(undid.entry))
+                fields["removed"] = .int(Int64(undid.removed))
+                fields["restored"] = .int(Int64(undid.restored))
+            }
+            return .object(fields)
         }
     }
 
@@ -69,12 +89,7 @@ final class WatchImports {
                     return (Self.grouped(found), true)
                 }
                 newest = max(newest, number)
-                guard entry["via"]?.stringValue == "import" else { continue }
-                // One entry per import, with its counts; an older daemon's entry is one user.
-                let counts = entry["import"]
-                let count = counts.map { Int(($0["added"]?.int64Value ?? 0) + ($0["updated"]?.int64Value ?? 0)) } ?? 1
-                found.append(Import(user: entry["user"]?.stringValue, uid: entry["uid"]?.int64Value.map(Int.init),
-                                    count: count, firstEntry: number, lastEntry: number))
+                if let item = Self.importItem(entry, number: number) { found.append(item) }
             }
             guard let next else {
                 newestSeen = newest
@@ -86,11 +101,30 @@ final class WatchImports {
         return (Self.grouped(found), false)
     }
 
-    /// Entries (newest first) as one import per person, oldest import first.
+    /// The import (or undo of one) `entry` stands for, nil for any other entry. Its kind says
+    /// so: its source reads "another daemon" where another daemon made it. An older daemon's
+    /// entries are one per user, `via` an import.
+    static func importItem(_ entry: JSONValue, number: Int) -> Import? {
+        let counts = entry["import"]
+        guard entry["kind"]?.stringValue == "imported" || entry["via"]?.stringValue == "import" else { return nil }
+        func count(_ key: String) -> Int { Int(counts?[key]?.int64Value ?? 0) }
+        var item = Import(user: entry["user"]?.stringValue, uid: entry["uid"]?.int64Value.map(Int.init),
+                          count: counts == nil ? 1 : count("added") + count("updated"),
+                          firstEntry: number, lastEntry: number)
+        if let undone = entry["reverts"]?.int64Value {
+            item.undid = (Int(undone), count("removed"), count("updated"))
+        }
+        return item
+    }
+
+    /// Entries (newest first) as one import per person, oldest import first; each undo of an
+    /// import on its own.
     static func grouped(_ entries: [Import]) -> [Import] {
         var imports: [Import] = []
         for entry in entries.reversed() {
-            if let index = imports.lastIndex(where: { $0.user == entry.user && $0.uid == entry.uid }) {
+            if entry.undid == nil, let index = imports.lastIndex(where: {
+                $0.undid == nil && $0.user == entry.user && $0.uid == entry.uid
+            }) {
                 imports[index].count += entry.count
                 imports[index].firstEntry = min(imports[index].firstEntry, entry.firstEntry)
                 imports[index].lastEntry = max(imports[index].lastEntry, entry.lastEntry)

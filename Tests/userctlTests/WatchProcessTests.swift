@@ -102,5 +102,16 @@ struct WatchProcessTests {
         #expect(await text.printed { $0.contains("saved") && $0.contains("Renamed Watcher") }, "text: \(text.out)")
         #expect(await json.printed { $0.contains(#""kind":"saved""#) }, "json: \(json.out)")
         #expect(text.out.components(separatedBy: "imported").count == 3, "each import once: \(text.out)")
+
+        // Undoing an import is reported as what it is, not as a reload of unknown changes.
+        let entries = json.out.split(separator: "\n").compactMap { line -> Int64? in
+            let event = try? JSONValue(parsing: String(line))
+            return event?["payload"]?["count"]?.int64Value == 2 ? event?["payload"]?["first_entry"]?.int64Value : nil
+        }
+        let stdinImport = try #require(entries.first, "\(json.out)")
+        #expect(try UserctlCommandTests.userctl(socket + ["revert", String(stdinImport)]).status == 0)
+        #expect(await text.printed { $0.contains("\(Self.me) undid import #\(stdinImport): 2 removed, 0 restored (#") },
+                "text: \(text.out)")
+        #expect(!text.out.contains("changed in bulk"), "text: \(text.out)")
     }
 }
