@@ -89,7 +89,7 @@ public final class UserHistoryViewModel {
             }
             var updated = self.state
             updated.reverting = nil
-            if case .failure(let error) = result { updated.errorMessage = Self.message(for: error) }
+            if case .failure(let error) = result { updated.errorMessage = self.message(for: error, reverting: id) }
             self.state = updated
             if case .success(let user) = result { self.onEvent?(.didRevert(entry: id, user: user)) }
             return result
@@ -187,9 +187,14 @@ public final class UserHistoryViewModel {
         return task
     }
 
-    /// A conflict says what to do about it: the user changed after the entry.
-    static func message(for error: UserError) -> String {
+    /// A conflict says who changed the user after entry `id`, what and when (from the entries
+    /// on screen), and what to do about it.
+    func message(for error: UserError, reverting id: Int64) -> String {
         guard case .conflict(let stored) = error else { return error.message }
+        if let version = state.entries.first(where: { $0.id == id })?.versionAfter,
+           let story = ConflictStory.since(version, in: state.entries) {
+            return "This change cannot be undone: since it, \(story) Undo the later changes first."
+        }
         return "This change cannot be undone: the user was changed after it "
             + "(now “\(stored.name)”, version \(stored.version)). Undo the later changes first."
     }

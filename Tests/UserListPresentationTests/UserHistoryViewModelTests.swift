@@ -109,7 +109,9 @@ import UserListPresentation
         #expect(stored.name == "Ada 2")
         states.expect {
             $0.reverting = nil
-            $0.errorMessage = "This change cannot be undone: the user was changed after it (now “Ada 2”, version 3). Undo the later changes first."
+            // Who changed it since, what and when, from the entries on screen (as `userctl revert` says it).
+            $0.errorMessage = "This change cannot be undone: since it, alice changed the name to “Ada 2” just now. "
+                + "Undo the later changes first."
         }
         #expect(events.all.isEmpty)
         #expect(try await store.fetchUser(id: ada.id).name == "Ada 2")

@@ -2,11 +2,11 @@ import Foundation
 import UserListDomain
 
 /// What happened to a user since the version a one-shot write expected, in a person's words,
-/// from the history: "alice changed the name to “Ada King” just now". A `set` or `rename` with a
-/// version check that loses says who saved first, when and what, instead of "someone".
-enum ConflictStory {
+/// from the history: "alice changed the name to “Ada King” just now". A `set`, `rename` or undo
+/// that loses its version check says who saved first, when and what, instead of "someone".
+public enum ConflictStory {
     /// The changes in `entries` (any order) after `version`, oldest first; nil when none is kept.
-    static func since(_ version: Int, in entries: [HistoryEntry], now: Date = Date()) -> String? {
+    public static func since(_ version: Int, in entries: [HistoryEntry], now: Date = Date()) -> String? {
         let ordered = entries.sorted { $0.id < $1.id }
         // Everything after the last entry that left the user at `version` (or below).
         let start = ordered.lastIndex { ($0.versionAfter ?? Int.max) <= version }.map { $0 + 1 } ?? 0
@@ -17,7 +17,7 @@ enum ConflictStory {
         return told.joined(separator: "; ") + more + "."
     }
 
-    static func describe(_ entry: HistoryEntry, now: Date) -> String {
+    public static func describe(_ entry: HistoryEntry, now: Date) -> String {
         let who = entry.author.personName
         let when = ago(now.timeIntervalSince(entry.at))
         switch entry.kind {
@@ -36,7 +36,7 @@ enum ConflictStory {
     }
 
     /// "just now", "5 min ago", "2 h ago", "4 days ago": as the TUI and `userctl history` say it.
-    static func ago(_ seconds: TimeInterval) -> String {
+    public static func ago(_ seconds: TimeInterval) -> String {
         let whole = max(0, Int(seconds))
         switch whole {
         case ..<45: return "just now"
