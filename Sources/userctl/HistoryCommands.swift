@@ -167,9 +167,11 @@ enum HistoryCommands {
     static func change(_ entry: JSONValue) -> String {
         if let batch = entry["import"]?.objectValue { return imported(entry, batch) }
         let number = entry["entry"]?.int64Value ?? 0
-        var what = fields(entry)
+        let what = fields(entry)
         if entry["part_of_import"] == .bool(true) {
-            what += entry["reverts"]?.int64Value == nil ? " (imported in #\(number))" : " (import undone in #\(number))"
+            // One note: the undo's own entry already says which import it undid.
+            guard let undone = entry["reverts"]?.int64Value else { return what + " (imported in #\(number))" }
+            return what + " (in #\(number), the undo of import #\(undone))"
         }
         guard let undone = entry["reverts"]?.int64Value else { return what }
         return what + " (undoes #\(undone))"
@@ -198,7 +200,10 @@ enum HistoryCommands {
         case (let before?, let after?):
             let changed = ["name", "email", "avatar_url"].filter { before[$0] != after[$0] }
             if changed.isEmpty { return "saved unchanged" }
-            return changed.map { "\($0) \(field(before, $0)) → \(field(after, $0))" }.joined(separator: ", ")
+            // As a person says the field ("avatar URL"), not its key.
+            return changed.map { key in
+                "\(key == "avatar_url" ? "avatar URL" : key) \(field(before, key)) → \(field(after, key))"
+            }.joined(separator: ", ")
         case (nil, nil): return "-"
         }
     }

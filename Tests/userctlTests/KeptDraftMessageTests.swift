@@ -15,6 +15,16 @@ import Testing
         #expect(text.hasSuffix(format.string(from: noon.addingTimeInterval(300))), "local time: \(text)")
     }
 
+    /// Coming back to a lost draft: "expired at" a time past, never at a time still to come (the
+    /// daemon restarted with a shorter retention dropped it before the time Ctrl-C gave).
+    @Test func aDraftLostBeforeItsTimeIsGoneNotExpiredInTheFuture() {
+        let note = KeptDraftNote.Note(user: "Ada", fields: [(field: "name", text: "Ada B")],
+                                      expires: noon.addingTimeInterval(300))
+        #expect(note.message(now: noon).hasPrefix("Your unsaved changes to Ada are gone: the daemon no longer had them"))
+        #expect(note.message(now: noon).hasSuffix(": name “Ada B”"))
+        #expect(note.message(now: noon.addingTimeInterval(600)).contains("expired at "))
+    }
+
     @Test func secondsForShortRetentions() {
         #expect(TUI.keptFor(3, now: noon).hasPrefix(" for 3 seconds, until "))
         #expect(TUI.keptFor(60, now: noon).hasPrefix(" for 1 minute, until "))

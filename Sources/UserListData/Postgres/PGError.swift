@@ -24,6 +24,11 @@ struct PGError: Error, CustomStringConvertible {
     }
     var isUniqueViolation: Bool { sqlState == "23505" }
 
+    /// Whether what failed only read (or connected): then nothing can have half happened.
+    var isRead: Bool {
+        ["reading", "connecting", "listening", "checking"].contains { operation.hasPrefix($0) }
+    }
+
     /// `detail` as one line: libpq writes several, indented with tabs; a message is one line on a screen.
     var oneLineDetail: String { detail.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
 
@@ -31,7 +36,7 @@ struct PGError: Error, CustomStringConvertible {
         let detail = oneLineDetail
         if isConnectionLost {
             return "PostgreSQL at \(server) cannot be reached (\(operation): \(detail)); "
-                + "the request was not confirmed, try again"
+                + (isRead ? "try again" : "the request was not confirmed, try again")
         }
         return "PostgreSQL at \(server) refused the request (\(operation), SQLSTATE \(sqlState ?? "-"): \(detail))"
     }

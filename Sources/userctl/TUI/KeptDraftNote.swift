@@ -17,13 +17,16 @@ enum KeptDraftNote {
                 && a.fields.map(\.text) == b.fields.map(\.text)
         }
 
-        /// "Your unsaved changes to Ada Lovelace expired at 17:42: name “Ada L”, email “a@x”"
-        var message: String {
+        /// "Your unsaved changes to Ada Lovelace expired at 17:42: name “Ada L”, email “a@x”"; told
+        /// `now`, before the time it was given (the daemon was restarted with a shorter retention,
+        /// or lost the session), it says they are gone, not that they expired at a time to come.
+        func message(now: Date = Date()) -> String {
             let format = DateFormatter()
             format.dateFormat = "HH:mm"
             let what = fields.map { "\($0.field) “\(DisplayWidth.sanitized($0.text))”" }.joined(separator: ", ")
-            return "Your unsaved changes to \(DisplayWidth.sanitized(user)) expired at \(format.string(from: expires))"
-                + (what.isEmpty ? "" : ": " + what)
+            let lost = expires > now ? "are gone: the daemon no longer had them"
+                : "expired at \(format.string(from: expires))"
+            return "Your unsaved changes to \(DisplayWidth.sanitized(user)) \(lost)" + (what.isEmpty ? "" : ": " + what)
         }
     }
 

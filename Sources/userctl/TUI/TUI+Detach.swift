@@ -60,7 +60,7 @@ extension TUI {
         guard !checkedKeptDraft else { return }
         checkedKeptDraft = true
         guard let note = KeptDraftNote.take(client.configuration.sessionKey), !welcome.resumed else { return }
-        banner = note.message
+        banner = note.message()
     }
 
     /// " for 5 minutes, until 17:42" from the daemon's retention, or nothing when it did not say.

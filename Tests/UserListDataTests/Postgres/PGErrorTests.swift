@@ -13,3 +13,10 @@ import UserListDomain
             + "Is the server running locally?); the request was not confirmed, try again")
     #expect(!error.userError.message.contains { $0 == "\t" || $0 == "\n" })
 }
+
+/// A read that failed says to try again; only a write says it may or may not have happened.
+@Test func aFailedReadDoesNotSpeakOfARequestNotConfirmed() {
+    let error = PGError(sqlState: nil, detail: "server closed the connection unexpectedly",
+                        server: "host=/tmp/pg port=5439", operation: "reading a user")
+    #expect(error.description.hasSuffix("; try again") && !error.description.contains("not confirmed"))
+}
