@@ -175,7 +175,7 @@ public struct Removal: Equatable, Codable, Sendable {
     }
 
     /// One reference in place of a whole user: a screen's state is as large as its largest kind
-    /// (this one's), and every session holds one, a list's included (measured: 0.3 KiB a session).
+    /// (this one's), and every session holds one, a list's included.
     private var boxed: Boxed?
 
     private final class Boxed: Sendable {
