@@ -100,14 +100,7 @@ struct TUIKeepsWorkProcessTests {
         try h.keys("j", "j")
         var lines = try await h.waitFor { $0.contains { $0.hasPrefix("▸ ") && $0.contains(target.email) } }
         try #require(lines.contains { $0.hasPrefix("▸ ") && $0.contains(target.email) }, "on user 2: \(lines)")
-        try h.keys("Enter")
-        _ = try await h.waitFor { $0.contains { $0.contains("ID:       \(target.id)") } }
-        try h.keys("C-u")
-        try h.type(newName)
-        _ = try await h.waitFor { $0.contains { $0.contains("Name:     \(newName)▏") } }
-        try h.keys("C-s")
-        _ = try await h.waitFor { $0.contains { $0.contains("Version:  2") } }
-        try h.keys("Escape")
+        try await Self.openRenameAndLeave(h, target.id, to: newName)
         lines = try await h.waitFor { $0[0].contains("· Users ") && $0.contains { $0.contains(newName) } && H.cursorRow($0) != nil }
         let cursor = try #require(H.cursorRow(lines), "a cursor: \(lines)")
         #expect(lines[cursor].contains(newName) && lines[cursor].contains(target.email),
@@ -125,14 +118,7 @@ struct TUIKeepsWorkProcessTests {
         let target = users[0]
         let newName = users[299].name + " Zz"  // sorts last, far past the loaded rows
         _ = try await h.waitFor { H.cursorRow($0) == 2 && H.shows($0, loaded: 50, of: 300) }
-        try h.keys("Enter")
-        _ = try await h.waitFor { $0.contains { $0.contains("ID:       \(target.id)") } }
-        try h.keys("C-u")
-        try h.type(newName)
-        _ = try await h.waitFor { $0.contains { $0.contains("Name:     \(newName)▏") } }
-        try h.keys("C-s")
-        _ = try await h.waitFor { $0.contains { $0.contains("Version:  2") } }
-        try h.keys("Escape")
+        try await Self.openRenameAndLeave(h, target.id, to: newName)
         var lines = try await h.waitFor { H.shows($0, place: 300, of: 300) && H.cursorRow($0) != nil }
         #expect(H.shows(lines, place: 300, of: 300), "the cursor is at the renamed user's place: \(lines[0])")
         var cursor = try #require(H.cursorRow(lines), "a cursor: \(lines)")
@@ -165,15 +151,21 @@ struct TUIKeepsWorkProcessTests {
         let users = try h.allUsers()
         let newName = (users.map(\.name).max() ?? "") + " Zz"
         _ = try await h.waitFor { H.cursorRow($0) == 2 && H.shows($0, loaded: 50, of: 800) }
-        try h.keys("Enter")
-        _ = try await h.waitFor { $0.contains { $0.contains("ID:       \(users[0].id)") } }
-        try h.keys("C-u")
-        try h.type(newName)
-        try h.keys("C-s")
-        _ = try await h.waitFor { $0.contains { $0.contains("Version:  2") } }
-        try h.keys("Escape")
+        try await Self.openRenameAndLeave(h, users[0].id, to: newName)
         let lines = try await h.waitFor { $0.contains { $0.contains("sorts further down the list") } }
         #expect(lines.contains { $0.contains("/ and part of the name finds them") }, "\(lines)")
         #expect(!H.shows(lines, loaded: 800, of: 800), "not every page read: \(lines[0])")
+    }
+
+    /// Opens the user under the cursor (`id`), renames it to `name`, saves, and goes back to the list.
+    static func openRenameAndLeave(_ h: H, _ id: String, to name: String) async throws {
+        try h.keys("Enter")
+        _ = try await h.waitFor { $0.contains { $0.contains("ID:       \(id)") } }
+        try h.keys("C-u")
+        try h.type(name)
+        _ = try await h.waitFor { $0.contains { $0.contains("Name:     \(name)▏") } }
+        try h.keys("C-s")
+        _ = try await h.waitFor { $0.contains { $0.contains("Version:  2") } }
+        try h.keys("Escape")
     }
 }
