@@ -58,6 +58,10 @@ struct TUIFieldsProcessTests {
         lines = try await h.waitFor { Self.field("Email:", $0).line.hasSuffix("grace@▏") && Self.field("Email:", $0).note.contains("✕") }
         #expect(Self.field("Email:", lines).note.contains("✕"), "an invalid email says why under the field: \(lines)")
         #expect(lines.contains { $0.contains("cannot be saved") }, "and that it cannot be saved: \(lines)")
+        // And that it is modified, as a valid change is: the person sees it differs from the stored email.
+        let email = try #require(lines.firstIndex { $0.hasPrefix("  Email:") })
+        #expect(lines.count > email + 2 && lines[email + 2].contains("• modified (was \"\(user.email)\")"),
+                "the invalid email is marked modified too: \(lines)")
         try h.type("navy.example")
         lines = try await h.waitFor {
             Self.field("Email:", $0).line.hasSuffix("grace@navy.example▏") && Self.field("Email:", $0).note.contains("modified")
