@@ -172,6 +172,22 @@ struct TUIFieldsProcessTests {
         #expect(stored["name"]?.stringValue == user.name && stored["email"]?.stringValue == user.email, "back in the store: \(stored)")
     }
 
+    /// A Ctrl-R re-create that is refused (another user took the email meanwhile) leaves the
+    /// title naming the user, as before it: it is no "New user".
+    @Test func aRefusedCtrlRKeepsTheUserInTheTitle() async throws {
+        let h = try H()
+        defer { h.tearDown() }
+        let user = try h.allUsers()[0]
+        try await open(h, user)
+        #expect(try h.userctl(["remove", user.id]).status == 0)
+        _ = try await h.waitFor { $0.contains { $0.contains("You removed this user") } }
+        #expect(try h.userctl(["add", "--name", "Email Taker", "--email", user.email]).status == 0)
+        try h.keys("C-r")
+        let lines = try await h.waitFor { $0.contains { $0.contains("already used") } }
+        #expect(lines[0].contains("User: \(user.name)") && !lines[0].contains("New user"),
+                "the refused re-create is still the user: \(lines)")
+    }
+
     // MARK: 3. add and remove
 
     @Test func aOnTheListCreatesAUser() async throws {

@@ -23,6 +23,8 @@ extension TUI {
     func detailLines() -> [Line] {
         let detail = document.detail
         var title = detail?.isNew == true ? "New user" : "User" + (detail?.user.map { ": \($0.name)" } ?? "")
+        // A removed user created again (Ctrl-R) is that user, also while its create is refused.
+        if let detail, detail.isNew, detail.userID == recreatedUserID { title = "User: " + fieldText(.name) }
         if detail?.removal != nil, detail?.isNew == false { title += " (removed)" }
         if detail?.readOnly == true { title += "  · read-only" }
         var lines: [RankedLine] = [(header(title), 8)]
