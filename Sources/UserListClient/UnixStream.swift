@@ -110,6 +110,19 @@ struct UnixStream: Sendable {
         return true
     }
 
+    /// The pid of the process listening on the other end (`SO_PEERCRED`: the process that
+    /// called listen()), nil when the kernel does not say.
+    var peerPID: Int32? {
+        // struct ucred (pid, uid, gid): Glibc's module leaves it out (it needs _GNU_SOURCE).
+        var credentials: (pid: Int32, uid: UInt32, gid: UInt32) = (0, 0, 0)
+        var length = socklen_t(MemoryLayout.size(ofValue: credentials))
+        let result = withUnsafeMutablePointer(to: &credentials) {
+            getsockopt(fd, SOL_SOCKET, SO_PEERCRED, $0, &length)
+        }
+        guard result == 0, credentials.pid > 0 else { return nil }
+        return credentials.pid
+    }
+
     func shutdown() { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
     func close() { _ = Glibc.close(fd) }
 }

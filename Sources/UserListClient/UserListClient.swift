@@ -74,6 +74,11 @@ public final class UserListClient: Sendable {
 
     public var resyncCount: Int { core.withLock { $0.mirror.resyncCount } }
 
+    /// The pid of the process listening on the socket of the current connection (its
+    /// `SO_PEERCRED`), nil while not connected: the daemon's, unless another process (systemd's
+    /// socket activation, a handover) created the listening socket.
+    public var peerPID: Int? { writer.withLock { $0?.peerPID.map(Int.init) } }
+
     /// The state document as it was when the connection last dropped, before any reconnect
     /// replaced it: what a view compares the restored session with (`DraftOffer`).
     public var documentAtLastDrop: JSONValue? { core.withLock { $0.documentAtDrop } }

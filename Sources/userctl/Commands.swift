@@ -95,9 +95,15 @@ enum Commands {
             return
         }
         print(tableText(shown, style: context.style, shorten: context.terminal))
+        if let search, shown.isEmpty { return context.footer(noMatch(search)) }
         let total = first.totalCount.map { " of \($0)" } ?? ""
         context.footer((total.isEmpty ? Plural.users(shown.count) : "\(shown.count)\(total) users")
                        + (first.hasMore ? " (more: --all)" : ""))
+    }
+
+    /// What `list --search TEXT` says when no user matches (not "0 of 0 users").
+    static func noMatch(_ search: String) -> String {
+        "no user matches \"" + DisplayWidth.sanitized(search) + "\""
     }
 
     /// The users as aligned NAME EMAIL ID columns (`UserTable`); `shorten`: cut to fit a screen.

@@ -115,7 +115,7 @@ enum Help {
                     name before, an added user is removed, a removed user comes back. It is recorded as its own
                     entry. Exits 75 (conflict) when the user changed since the entry: revert the later changes
                     first. Exits 65 when no entry ENTRY is kept (never recorded, or older than history-days), and
-                    when the change is undone already (nothing to do).
+                    when the change is undone already (nothing to do); 64 when ENTRY is not a positive number.
                     An import is undone whole, all or nothing: the users it added are removed, the users it
                     updated get their fields back. When users changed since the import, they are listed and
                     nothing is undone (exit 75), unless --force-skip-changed leaves them as they are and undoes

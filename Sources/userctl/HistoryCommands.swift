@@ -94,8 +94,9 @@ enum HistoryCommands {
     static func revert(_ context: CommandContext) async throws {
         let text = context.invocation.positionals[0]
         guard let entry = Int64(text), entry > 0 else {
-            throw CommandFailure(.dataError,
-                                 "'\(text)' is not a history entry: entries are the numbers 'userctl history' prints")
+            // A malformed argument, as a malformed --limit is: a usage error (64), not data (65).
+            throw UsageError(message: "'\(text)' is not a history entry: "
+                             + "entries are the numbers 'userctl history' prints", command: "revert")
         }
         var args: [String: JSONValue] = ["entry": .int(entry)]
         if context.invocation.flags.contains("force-skip-changed") { args["skip_changed"] = .bool(true) }

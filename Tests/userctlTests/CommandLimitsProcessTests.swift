@@ -122,5 +122,11 @@ struct CommandLimitsProcessTests {
         #expect(run.stdout == "imported 1 user from \(file)\n", "\(run.stdout)")
         let all = try Self.userctl(daemon, ["list", "--all", "--search", "Single User"])
         #expect(all.stderr.hasSuffix("1 user\n"), "\(all.stderr)")
+        // A search that matches no one says so, and is no failure.
+        for extra in [[], ["--all"]] {
+            let none = try Self.userctl(daemon, ["list", "--search", "Nobody Has This"] + extra)
+            #expect(none.status == 0, "\(extra): \(none.stderr)")
+            #expect(none.stderr == "no user matches \"Nobody Has This\"\n", "\(extra): \(none.stderr)")
+        }
     }
 }

@@ -57,6 +57,12 @@ struct HistoryCommandProcessTests {
         let missing = try userctl(daemon, ["revert", "999999"])
         #expect(missing.status == 65, "an entry that is not kept is the caller's error: \(missing.stderr)")
         #expect(missing.stderr.contains("no history entry 999999"), "\(missing.stderr)")
+        // A malformed ENTRY is a usage error, as a malformed --limit is: 64, not 65 (data).
+        for text in ["abc", "0"] {
+            let malformed = try userctl(daemon, ["revert", text])
+            #expect(malformed.status == 64, "'\(text)': \(malformed.stderr)")
+            #expect(malformed.stderr.contains("'\(text)' is not a history entry"), "\(malformed.stderr)")
+        }
 
         let mine = try userctl(daemon, ["history", "--by", String(getuid()), "--since", "1h", "--json"])
         // The daemon's sample data (it runs as this uid), the rename and its undo.

@@ -94,4 +94,26 @@ struct ScriptOutputProcessTests {
             }
         }
     }
+
+    /// An import from standard input (`import -`) names it "stdin" in its errors, not "-".
+    @Test func anImportErrorFromStandardInputSaysStdin() throws {
+        let daemon = try RealDaemon(sampleData: 0)
+        defer { daemon.tearDown() }
+        let products = try #require(RealDaemon.productsDirectory)
+        for (third, why) in [(#"{"name": "C", "email": "not an email"}"#, "invalid"), (#"{"name": "C"}"#, "no")] {
+            let file = daemon.directory + "/users-\(why).json"
+            let users = #"[{"name": "A", "email": "a@example.org"}, {"name": "B", "email": "b@example.org"}, "#
+            try Data((users + third + "]").utf8).write(to: URL(fileURLWithPath: file))
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            let command = [products + "/userctl", "--socket", daemon.socketPath, "import", "-", "--quiet"]
+            let line = command.map(Self.shellQuoted).joined(separator: " ") + " < " + Self.shellQuoted(file)
+            process.arguments = ["-c", line]
+            let run = try UserctlCommandTests.collect(process)
+            #expect(run.status == 65, "\(run.stderr)")
+            #expect(run.stderr.hasPrefix("userctl: stdin: "), "\(run.stderr)")
+            #expect(run.stderr.lowercased().contains("entry 3"), "\(run.stderr)")
+            #expect(!run.stderr.contains("-:"), "\(run.stderr)")
+        }
+    }
 }

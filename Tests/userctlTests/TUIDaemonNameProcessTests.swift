@@ -50,6 +50,19 @@ struct TUIDaemonNameProcessTests {
         #expect(H.shows(lines, place: 1, of: 200) && lines[0].contains("pid \(pid)"), "a narrow list: \(lines[0])")
     }
 
+    /// A read-only person (whom the daemon's `status` refuses) sees the daemon's pid too, as the
+    /// README promises ("daemon pid 4242, SOCKET"), not "daemon, SOCKET".
+    @Test(.enabled(if: getuid() == 0, "needs root to run the TUI as nobody"))
+    func aReadOnlySessionNamesTheDaemonByPidToo() async throws {
+        let h = try H(columns: 100, rows: 30, command: H.readOnlyShell)
+        defer { h.tearDown() }
+        let pid = try #require(h.daemon.pid, "the test's daemon runs")
+        let named = "daemon pid \(pid), \(h.daemon.socketPath)"
+        _ = try await h.startReadOnlyTUI()
+        let lines = try await h.waitFor { $0[0].contains(named) }
+        #expect(lines[0].contains("· Users ") && lines[0].contains(named), "the read-only list: \(lines[0])")
+    }
+
     /// The private daemon userctl starts (on `$XDG_RUNTIME_DIR/userlistd.sock`) is named so.
     @Test(.disabled(if: UnixProbe.answers(path: DaemonLocator.systemSocket),
                     "a system userlistd answers, and discovery uses it first"))

@@ -58,6 +58,10 @@ struct TUIFieldsProcessTests {
         lines = try await h.waitFor { Self.field("Email:", $0).line.hasSuffix("grace@▏") && Self.field("Email:", $0).note.contains("✕") }
         #expect(Self.field("Email:", lines).note.contains("✕"), "an invalid email says why under the field: \(lines)")
         #expect(lines.contains { $0.contains("cannot be saved") }, "and that it cannot be saved: \(lines)")
+        // And that it is modified, as a valid change is: the person sees it differs from the stored email.
+        let email = try #require(lines.firstIndex { $0.hasPrefix("  Email:") })
+        #expect(lines.count > email + 2 && lines[email + 2].contains("• modified (was \"\(user.email)\")"),
+                "the invalid email is marked modified too: \(lines)")
         try h.type("navy.example")
         lines = try await h.waitFor {
             Self.field("Email:", $0).line.hasSuffix("grace@navy.example▏") && Self.field("Email:", $0).note.contains("modified")
@@ -166,6 +170,22 @@ struct TUIFieldsProcessTests {
         #expect(lines.contains { $0.hasPrefix("  Version:") }, "a stored user again: \(lines)")
         let stored = try Self.show(h, user.id)
         #expect(stored["name"]?.stringValue == user.name && stored["email"]?.stringValue == user.email, "back in the store: \(stored)")
+    }
+
+    /// A Ctrl-R re-create that is refused (another user took the email meanwhile) leaves the
+    /// title naming the user, as before it: it is no "New user".
+    @Test func aRefusedCtrlRKeepsTheUserInTheTitle() async throws {
+        let h = try H()
+        defer { h.tearDown() }
+        let user = try h.allUsers()[0]
+        try await open(h, user)
+        #expect(try h.userctl(["remove", user.id]).status == 0)
+        _ = try await h.waitFor { $0.contains { $0.contains("You removed this user") } }
+        #expect(try h.userctl(["add", "--name", "Email Taker", "--email", user.email]).status == 0)
+        try h.keys("C-r")
+        let lines = try await h.waitFor { $0.contains { $0.contains("already used") } }
+        #expect(lines[0].contains("User: \(user.name)") && !lines[0].contains("New user"),
+                "the refused re-create is still the user: \(lines)")
     }
 
     // MARK: 3. add and remove

@@ -128,6 +128,7 @@ enum BulkExport {
         }
         if !complete { throw CommandFailure(.interrupted, "interrupted after \(Plural.users(count))") }
         if table == nil { print(context.style.bold("NAME  EMAIL  ID")) }
+        if let search, count == 0 { return context.footer(Commands.noMatch(search)) }
         context.footer(Plural.users(count))
     }
 }

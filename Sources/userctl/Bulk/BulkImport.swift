@@ -24,12 +24,14 @@ enum BulkImport {
     static let commitTimeout: Duration = .seconds(1_800)
 
     static func run(_ context: CommandContext) async throws {
-        let path = context.invocation.positionals[0]
-        if path != "-", !FileManager.default.fileExists(atPath: path) {
-            throw CommandFailure(.noInput, "no such file: \(path)")
+        let argument = context.invocation.positionals[0]
+        if argument != "-", !FileManager.default.fileExists(atPath: argument) {
+            throw CommandFailure(.noInput, "no such file: \(argument)")
         }
         let reader: JSONArrayReader
-        do { reader = try JSONArrayReader(path: path) } catch { throw CommandFailure(.noInput, describe(error)) }
+        do { reader = try JSONArrayReader(path: argument) } catch { throw CommandFailure(.noInput, describe(error)) }
+        // What the messages call the file: standard input is "stdin" ("stdin: entry 3 …"), not "-".
+        let path = argument == "-" ? "stdin" : argument
         let first: UInt8?
         do { first = try reader.peekFirst() } catch { throw CommandFailure(.noInput, describe(error)) }
         guard let first else { throw CommandFailure(.dataError, "\(path) is empty; nothing was imported") }
@@ -85,7 +87,7 @@ enum BulkImport {
     private static func commit(_ context: CommandContext, token: String, entries: Int,
                                _ path: String) async throws -> (read: Int, written: Int) {
         // The history names the import by the file's name ("stdin" for `-`), as the person gave it.
-        let source = path == "-" ? "stdin" : (path as NSString).lastPathComponent
+        let source = (path as NSString).lastPathComponent
         let args: [String: JSONValue] = ["import": .string(token), "source": .string(source)]
         let reply = PendingReply(await enqueue(context.client, action: "import_commit", args, timeout: commitTimeout))
         let handedOver = "the daemon has all \(Plural.users(entries)) of \(path) and applies them all or none"

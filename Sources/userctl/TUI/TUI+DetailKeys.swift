@@ -73,6 +73,7 @@ extension TUI {
         switch key {
         case .control("r"):
             if detail.readOnly { return refuseReadOnly("create users") }
+            recreatedUserID = detail.userID
             send("detail", "recreate")
             save(then: nil)
         case .escape:

@@ -23,6 +23,8 @@ extension TUI {
     func detailLines() -> [Line] {
         let detail = document.detail
         var title = detail?.isNew == true ? "New user" : "User" + (detail?.user.map { ": \($0.name)" } ?? "")
+        // A removed user created again (Ctrl-R) is that user, also while its create is refused.
+        if let detail, detail.isNew, detail.userID == recreatedUserID { title = "User: " + fieldText(.name) }
         if detail?.removal != nil, detail?.isNew == false { title += " (removed)" }
         if detail?.readOnly == true { title += "  · read-only" }
         var lines: [RankedLine] = [(header(title), 8)]
@@ -72,7 +74,7 @@ extension TUI {
             let focused = editable && field == focusedField
             let text = fieldText(field)
             lines.append((Line(fieldLine(field, text, focused: focused), focused ? .bold : .plain), focused ? 9 : 4))
-            if let note = fieldNote(field, in: detail) {
+            for note in fieldNotes(field, in: detail) {
                 for wrapped in Self.wrapped(note.pieces, width: size.columns, indent: 12) {
                     lines.append((Line(wrapped, note.style), focused || note.style == .bold ? 9 : 4))
                 }
@@ -157,12 +159,26 @@ extension TUI {
             let recent = followedAt[field].map { ContinuousClock.now - $0 < .seconds(8) } ?? false
             return (["↻ \(who) changed the \(field.label)" + (recent ? " just now" : "")], recent ? .reverse : .dim)
         }
-        if !detail.readOnly, detail.removal == nil, fieldText(field) != detail.stored(field), detail.user != nil {
-            let was = detail.stored(field)
-            let shown = was.isEmpty ? "empty" : "\"" + DisplayWidth.sanitized(was) + "\""
-            return (["• modified (was " + shown + ")"], .dim)
+        return modifiedNote(field, in: detail)
+    }
+
+    /// The lines under a field: its note; under a changed field's validation message also that
+    /// it is modified, and what it was (the person sees it differs from the stored value).
+    func fieldNotes(_ field: DetailField, in detail: DetailScreen) -> [(pieces: [String], style: Line.Look)] {
+        guard let note = fieldNote(field, in: detail) else { return [] }
+        guard note.pieces.first?.hasPrefix("✕ ") == true, let modified = modifiedNote(field, in: detail) else {
+            return [note]
         }
-        return nil
+        return [note, modified]
+    }
+
+    /// "• modified (was …)" under a field whose text differs from the stored user's.
+    func modifiedNote(_ field: DetailField, in detail: DetailScreen) -> (pieces: [String], style: Line.Look)? {
+        guard !detail.readOnly, detail.removal == nil, fieldText(field) != detail.stored(field), detail.user != nil
+        else { return nil }
+        let was = detail.stored(field)
+        let shown = was.isEmpty ? "empty" : "\"" + DisplayWidth.sanitized(was) + "\""
+        return (["• modified (was " + shown + ")"], .dim)
     }
 
     /// "  bob is editing this user", "  alice also has this user open": who else has it open (the

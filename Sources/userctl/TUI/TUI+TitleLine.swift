@@ -1,3 +1,4 @@
+import Foundation
 import UserListClient
 import UserListWire
 
@@ -18,13 +19,25 @@ extension TUI {
 
     /// Asks the daemon its pid (`status`) for the title line, on every connection: a reconnect
     /// may reach a daemon started again. Not the system daemon's (its socket names it, and there
-    /// `status` is for admins); a refusal (a read-only session) leaves the pid unsaid.
+    /// `status` is for admins). `status` refuses a read-only session: then the pid is the
+    /// socket's listener's (`SO_PEERCRED`), when that process is a userlistd.
     func askDaemonPID() {
         guard daemon.kind != .system else { return }
         let feed = self.feed
+        let client = self.client
         client.enqueue(screen: "session", action: "status") { result in
-            guard case .success(let status) = result, let pid = status?["pid"]?.int64Value else { return }
-            feed.yield(.daemonPID(Int(pid)))
+            if case .success(let status) = result, let pid = status?["pid"]?.int64Value {
+                feed.yield(.daemonPID(Int(pid)))
+            } else if let pid = client.peerPID, TUI.isDaemon(pid) {
+                feed.yield(.daemonPID(pid))
+            }
         }
+    }
+
+    /// Whether process `pid` is a userlistd (its /proc comm), so that a listener that is not
+    /// (systemd's socket activation) is never named as the daemon.
+    static func isDaemon(_ pid: Int) -> Bool {
+        guard let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8) else { return false }
+        return comm.trimmingCharacters(in: .whitespacesAndNewlines) == "userlistd"
     }
 }

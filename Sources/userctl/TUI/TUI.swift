@@ -60,6 +60,9 @@ final class TUI {
     var drafts: [DetailField: String] = [:]
     var unsentFields: Set<DetailField> = []
     var draftUnsent: Bool { !unsentFields.isEmpty }
+    /// The user whose Ctrl-R re-create was asked (its id): while it is not stored again (or the
+    /// create is refused), its screen is still that user's, not a "New user".
+    var recreatedUserID: String?
     /// The field that typing edits on the user screen (Tab and Shift-Tab move it).
     var focusedField: DetailField = .name
     /// When each field of the open user last followed someone else's save ("just now").
