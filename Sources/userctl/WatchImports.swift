@@ -17,12 +17,12 @@ final class WatchImports {
         var firstEntry: Int
         var lastEntry: Int
         /// For the undo of an import: the import it undid, and the users it removed and put back.
-        var undid: (entry: Int, removed: Int, restored: Int)?
+        var undid: Undo?
 
-        static func == (a: Import, b: Import) -> Bool {
-            a.user == b.user && a.uid == b.uid && a.count == b.count && a.firstEntry == b.firstEntry
-                && a.lastEntry == b.lastEntry && a.undid?.entry == b.undid?.entry
-                && a.undid?.removed == b.undid?.removed && a.undid?.restored == b.undid?.restored
+        struct Undo: Equatable {
+            var entry: Int
+            var removed: Int
+            var restored: Int
         }
 
         /// "alice", "uid 1001", or "the daemon" (its own sample data, no peer).
@@ -112,7 +112,7 @@ final class WatchImports {
                           count: counts == nil ? 1 : count("added") + count("updated"),
                           firstEntry: number, lastEntry: number)
         if let undone = entry["reverts"]?.int64Value {
-            item.undid = (Int(undone), count("removed"), count("updated"))
+            item.undid = Import.Undo(entry: Int(undone), removed: count("removed"), restored: count("updated"))
         }
         return item
     }

@@ -145,31 +145,25 @@ extension TUI {
         return detail.fieldErrors[field]
     }
 
-    /// The line under a field: its conflict (theirs beside mine, and the keys), its validation
-    /// message, who changed it just now, or that it is modified.
-    func fieldNote(_ field: DetailField, in detail: DetailScreen) -> (pieces: [String], style: Line.Look)? {
+    /// The lines under a field: its conflict (theirs beside mine, and the keys); or its validation
+    /// message, and that it is modified (the person sees it differs from the stored value); or
+    /// who changed it just now; or that it is modified.
+    func fieldNotes(_ field: DetailField, in detail: DetailScreen) -> [(pieces: [String], style: Line.Look)] {
         if let conflict = detail.conflict(on: field) {
             let who = conflict.author.map(DisplayWidth.sanitized) ?? "someone"
             let theirs = conflict.theirs.isEmpty ? "(none)" : "\"" + DisplayWidth.sanitized(conflict.theirs) + "\""
-            return (["⚡ \(who) saved \(theirs) (yours is above):", "Ctrl-K keep mine", "Ctrl-T take theirs"], .bold)
+            return [(["⚡ \(who) saved \(theirs) (yours is above):", "Ctrl-K keep mine", "Ctrl-T take theirs"], .bold)]
         }
-        if !detail.readOnly, let problem = fieldProblem(field, in: detail) { return (["✕ " + problem], .bold) }
+        let modified = modifiedNote(field, in: detail).map { [$0] } ?? []
+        if !detail.readOnly, let problem = fieldProblem(field, in: detail) {
+            return [(["✕ " + problem], .bold)] + modified
+        }
         if let change = detail.followed.first(where: { $0.field == field }) {
             let who = change.author.map(DisplayWidth.sanitized) ?? "someone"
             let recent = followedAt[field].map { ContinuousClock.now - $0 < .seconds(8) } ?? false
-            return (["↻ \(who) changed the \(field.label)" + (recent ? " just now" : "")], recent ? .reverse : .dim)
+            return [(["↻ \(who) changed the \(field.label)" + (recent ? " just now" : "")], recent ? .reverse : .dim)]
         }
-        return modifiedNote(field, in: detail)
-    }
-
-    /// The lines under a field: its note; under a changed field's validation message also that
-    /// it is modified, and what it was (the person sees it differs from the stored value).
-    func fieldNotes(_ field: DetailField, in detail: DetailScreen) -> [(pieces: [String], style: Line.Look)] {
-        guard let note = fieldNote(field, in: detail) else { return [] }
-        guard note.pieces.first?.hasPrefix("✕ ") == true, let modified = modifiedNote(field, in: detail) else {
-            return [note]
-        }
-        return [note, modified]
+        return modified
     }
 
     /// "• modified (was …)" under a field whose text differs from the stored user's.
