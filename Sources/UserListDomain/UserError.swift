@@ -61,7 +61,7 @@ extension UserError {
     /// caller can: ids here, a daemon adds who changed each and when.
     public static func importNotUndone(_ entry: Int64, count: Int, users: [String]) -> String {
         "Entry \(entry) was not undone: \(count) user\(count == 1 ? "" : "s") changed since the import ("
-            + users.joined(separator: users.contains { $0.contains(" ") } ? "; " : ", ")
+            + users.joined(separator: "; ")
             + (count > users.count ? ", …" : "")
             + "); nothing was changed. --force-skip-changed leaves them as they are and undoes the rest."
     }
