@@ -77,18 +77,20 @@ public struct UpdateUserUseCase: Sendable {
         return try await repository.update(user)
     }
 
-    /// Changes only the fields `edit` names over `stored`, whatever version others save
-    /// meanwhile (`userctl set` without a version): a save overtaken between the read and the
-    /// write is applied again over what the other saved, since `edit` leaves their fields
-    /// alone. A few tries, each after another's commit; then the conflict stands. `changed`
-    /// is false when every field was already stored (nothing written).
-    public func set(_ edit: UserEdit, over stored: User) async throws(UserError) -> (user: User, changed: Bool) {
+    /// Changes only the fields `edit` names over `stored` (`userctl set`). `changed` is false
+    /// when every field was already stored (nothing written). `retrying` (no version named:
+    /// whatever others save meanwhile): a save overtaken between the read and the write is
+    /// applied again over what the other saved, since `edit` leaves their fields alone; a few
+    /// tries, each after another's commit, then the conflict stands. Without it, `stored`'s
+    /// version is checked once.
+    public func set(_ edit: UserEdit, over stored: User,
+                    retrying: Bool = true) async throws(UserError) -> (user: User, changed: Bool) {
         var base = stored, attempts = 1
         while true {
             do throws(UserError) {
                 let saved = try await execute(edit.applied(to: base))
                 return (saved, saved.version != base.version)
-            } catch .conflict(let newer) where attempts < Self.setAttempts {
+            } catch .conflict(let newer) where retrying && attempts < Self.setAttempts {
                 base = newer
                 attempts += 1
             }

@@ -185,4 +185,9 @@ func implausibleEmailsAreRejected(email: String) async {
         _ = try await UpdateUserUseCase(repository: repository).set(UserEdit(name: "Countess"), over: ada)
     }
     #expect(repository.tries == 5)
+    // A version named by the caller is checked once: its conflict is the answer.
+    await #expect(throws: UserError.self) {
+        _ = try await UpdateUserUseCase(repository: repository).set(UserEdit(name: "Countess"), over: ada, retrying: false)
+    }
+    #expect(repository.tries == 6)
 }

@@ -29,14 +29,9 @@ extension Session {
             let result = await session.write { _ in
                 do throws(UserError) {
                     var user = try await useCases.fetchUser.execute(id: id)
-                    let (saved, changed): (User, Bool)
-                    if let expectedVersion {
-                        user.version = expectedVersion
-                        saved = try await useCases.update.execute(edit.applied(to: user))
-                        changed = saved.version != user.version  // a save of what is stored comes back as it is
-                    } else {
-                        (saved, changed) = try await useCases.update.set(edit, over: user)
-                    }
+                    if let expectedVersion { user.version = expectedVersion }
+                    let (saved, changed) = try await useCases.update.set(edit, over: user,
+                                                                         retrying: expectedVersion == nil)
                     return .success((StateDocument.saved(saved, unchanged: !changed), changed ? .saved(saved) : nil))
                 } catch {
                     return .failure(error)
