@@ -8,4 +8,10 @@
 static inline int userlistd_sqlite_disable_memory_statistics(void) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
+
+/// sqlite3_db_config is variadic too. Switches `db`'s triggers off or on (statements prepared
+/// before are re-prepared at their next step); returns SQLite's result code.
+static inline int userlistd_sqlite_enable_triggers(sqlite3 *db, int on) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, on, (int *)0);
+}
 #endif

@@ -27,9 +27,10 @@ enum SQLiteImportGuard {
         """
     }
 
-    /// The triggers. The merge's own writes pass at the first test: its slices switch the
-    /// change log off (`log_changes`), which every other writer leaves on; two index lookups a
-    /// row in the merge's upsert cost it about a third of its time.
+    /// The triggers. The merge's own writes do not meet them: its slices run with the writer's
+    /// triggers off (`SQLiteConnection.withoutTriggers`). The first test passes the writes of a
+    /// slice that switches the change log off (`log_changes`) instead, as releases before did:
+    /// one of them may finish an import this one committed.
     static func create(_ id: Int) -> String {
         let raise = "BEGIN SELECT RAISE(ABORT, '\(message)'); END;"
         let others = "(SELECT log_changes FROM store_state WHERE only = 1)"

@@ -5,8 +5,10 @@ import UserListDomain
 /// The checks a staged import passes before its merge writes anything (`SQLiteImportMerge`):
 /// set queries over the staged entries and the store, so the merge itself cannot be refused
 /// half-way, and the first bad entry is named by its position in the file whatever order the
-/// merge writes in. They only read: the daemon runs them on a connection of their own, off the
-/// writer, while the import's guard (`SQLiteImportGuard`) keeps what they read from changing.
+/// merge writes in. They only read: the daemon runs them on a connection of their own, beside
+/// the sort and fill that make the import's guard (`SQLiteImportGuard`) whole; from then on it
+/// keeps what they read from changing, and a write that came first has them run again
+/// (`SQLiteUserRepository.sortFillAndCheck`).
 ///
 /// - An email address another stored user has (compared folded, as the unique index does),
 ///   even if the file changes that user's address too: the rule that keeps every order of
@@ -72,6 +74,13 @@ enum SQLiteImportValidation {
             guard let refusal = error.refusal else { throw error }
             return refusal
         }
+    }
+
+    /// The change log's last `seq` (`AUTOINCREMENT`: it never goes back, even when the log is
+    /// trimmed); 0 before the first change.
+    static func lastChange(_ connection: SQLiteConnection) throws(SQLiteError) -> Int {
+        try connection.integer("SELECT ifnull((SELECT seq FROM sqlite_sequence WHERE name = 'changes'), 0)",
+                               operation)
     }
 
     private static func boolean(_ id: Int, _ connection: SQLiteConnection, _ sql: String) throws(SQLiteError) -> Bool {

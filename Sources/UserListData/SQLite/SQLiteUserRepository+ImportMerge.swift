@@ -43,8 +43,7 @@ extension SQLiteUserRepository {
     }
 
     private func mergeSlices(_ id: Int) async throws(UserError) -> Result<SQLiteImportMerge.Outcome, UserError> {
-        try await sortAndFill(id)
-        let refusal = try await checkApart(id)
+        let refusal = try await sortFillAndCheck(id)
         try await write({ connection throws(SQLiteError) in
             try SQLiteImportMerge.decide(id, accepted: refusal == nil, connection)
         }, committed: { _ in nil })
@@ -196,17 +195,51 @@ extension SQLiteUserRepository {
         return min(max(Int(scaled.rounded()), range.lowerBound, rows / 2), range.upperBound, rows + rows / 4)
     }
 
+    /// Sorts and fills (`sortAndFill`, on the writer) while the checks run beside it, on the
+    /// other core: they read only `import_staged` and `users`. The guard is whole only once the
+    /// fill ends, so a write committed after the checks began may have slipped past it: then
+    /// they run again. The change log's last `seq` tells, as every write to `users` but a merge's
+    /// slices (which `mergeTurns` keeps apart from this) adds a row to it in its transaction.
+    private func sortFillAndCheck(_ id: Int) async throws(UserError) -> UserError? {
+        async let checked = checkApart(id)
+        if let pause = options.afterImportChecks {
+            _ = await checked
+            await pause()
+        }
+        let filled: Result<Void, UserError>
+        do throws(UserError) {
+            try await sortAndFill(id)
+            filled = .success(())
+        } catch {
+            filled = .failure(error)
+        }
+        let first = await checked
+        try filled.get()
+        let (refusal, seen) = try first.get()
+        let now = try read { connection throws(SQLiteError) -> Int in
+            try SQLiteImportValidation.lastChange(connection)
+        }
+        return now == seen ? refusal : try await checkApart(id).get().refusal
+    }
+
     /// The checks (`SQLiteImportValidation`) on a read connection of their own, off the writer
-    /// and off the reader the sessions share: at 330,000 entries they take a second or two.
-    private func checkApart(_ id: Int) async throws(UserError) -> UserError? {
+    /// and off the reader the sessions share (at 330,000 entries they take half a second), with
+    /// the change log's last `seq` they saw.
+    private func checkApart(_ id: Int) async -> Result<(refusal: UserError?, lastChange: Int), UserError> {
         let path = self.path
-        return try await apart { () throws(SQLiteError) -> UserError? in
-            let connection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: 5_000)
-            // Sorts past the page cache go to files rather than into the daemon's memory.
-            try connection.execute("PRAGMA temp_store = FILE", SQLiteImportMerge.operation)
-            return try connection.readTransaction(SQLiteImportMerge.operation) { () throws(SQLiteError) -> UserError? in
-                try SQLiteImportValidation.refusal(id, connection)
-            }
+        do throws(UserError) {
+            return .success(try await apart { () throws(SQLiteError) -> (refusal: UserError?, lastChange: Int) in
+                let connection = try SQLiteConnection(path: path, mode: .readOnly, busyTimeoutMilliseconds: 5_000)
+                // Sorts past the page cache go to files rather than into the daemon's memory.
+                try connection.execute("PRAGMA temp_store = FILE", SQLiteImportMerge.operation)
+                return try connection.readTransaction(SQLiteImportMerge.operation) {
+                    () throws(SQLiteError) -> (refusal: UserError?, lastChange: Int) in
+                    let seen = try SQLiteImportValidation.lastChange(connection)
+                    return (try SQLiteImportValidation.refusal(id, connection), seen)
+                }
+            })
+        } catch {
+            return .failure(error)
         }
     }
 

@@ -35,6 +35,8 @@ public final class SQLiteUserRepository: UserRepository {
         /// Tests: a merge slice's fixed size, and a pause after each slice (its number) commits.
         var mergeSliceRows: Int?
         var afterMergeSlice: (@Sendable (Int) async -> Void)?
+        /// Tests: a pause after an import's first checks, before its sort and fill.
+        var afterImportChecks: (@Sendable () async -> Void)?
         /// Tests: a pause after an import's reply, before its rows are deleted.
         var beforeClearingImport: (@Sendable () async -> Void)?
         /// Tests: a pause on the writer right after a write commits, before its receipt and
