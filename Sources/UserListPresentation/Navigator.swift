@@ -49,7 +49,7 @@ public final class Navigator {
     /// What the screens call (see `NavigatorCallbacks`).
     private let callbacks = NavigatorCallbacks()
 
-    private let useCases: UserUseCases
+    private var useCases: UserUseCases
     /// Set by the list's `userSelected` event during `selectRow`, which opens it.
     private var pendingSelection: UUID?
 
@@ -251,6 +251,19 @@ public final class Navigator {
             case .list(let list): list.resync(isolation: isolation)
             case .detail(let detail): detail.resync(isolation: isolation)
             case .history(let history): history.refresh(isolation: isolation)
+            }
+        }
+    }
+
+    /// Its screens' writes from now on recorded as `useCases`' author (its host's client
+    /// reattached under another name); a write already under way keeps the author it started with.
+    public func reauthor(_ useCases: UserUseCases) {
+        self.useCases = useCases
+        for screen in screens {
+            switch screen {
+            case .list(let list): list.useCases = useCases
+            case .detail(let detail): detail.useCases = useCases
+            case .history(let history): history.useCases = useCases
             }
         }
     }

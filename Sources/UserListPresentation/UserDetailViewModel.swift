@@ -14,7 +14,8 @@ public final class UserDetailViewModel {
     public var onStateChange: (() -> Void)?
     public var onEvent: ((UserDetailEvent) -> Void)?
 
-    let useCases: UserUseCases
+    /// Replaced when the session's client is renamed (`Navigator.reauthor`).
+    var useCases: UserUseCases
     private var loadTask: Load?
     private var saveTask: Task<Result<User, UserError>, Never>?
     /// True until a load succeeds. A restored screen has a `user` but still needs the stored one.

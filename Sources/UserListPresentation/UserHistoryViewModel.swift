@@ -16,7 +16,8 @@ public final class UserHistoryViewModel {
 
     public typealias Load = Task<Result<Void, UserError>, Never>
 
-    private let useCases: UserUseCases
+    /// Replaced when the session's client is renamed (`Navigator.reauthor`).
+    var useCases: UserUseCases
     private let pageSize: Int
     private var next: Int64?
     private var loadTask: Load?

@@ -23,7 +23,8 @@ public final class UserListViewModel {
     public var onStateChange: (() -> Void)?
     public var onEvent: ((UserListEvent) -> Void)?
 
-    private let useCases: UserUseCases
+    /// Replaced when the session's client is renamed (`Navigator.reauthor`).
+    var useCases: UserUseCases
     private let pageSize: Int
     private var next: PageCursor?
     /// Where the rows before the first loaded one are read from (`hasPrevious`).

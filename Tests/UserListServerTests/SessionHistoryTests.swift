@@ -46,6 +46,27 @@ import UserListWire
         await harness.stop()
     }
 
+    /// A second terminal attaching to a session under another client name: the session's saves
+    /// are recorded with the name of the client that attached last, on a screen already open too.
+    @Test func aSaveIsRecordedWithTheNameOfTheClientThatAttachedLast() async throws {
+        let harness = try await DaemonHarness(sampleUsers: 5)
+        let first = try harness.client()
+        _ = try await first.hello(key: "history-renamed", client: "userctl 1.0")
+        let id = try await firstUserID(first)
+        _ = try await first.intent("session", "open_user", ["id": .string(id)])
+        let second = try harness.client()
+        #expect(try await second.hello(key: "history-renamed", client: "userctl 1.1").resumed)
+        _ = try await second.intent("detail", "set_draft_name", ["name": "Saved By The Second"])
+        let saved = try await second.intent("detail", "save")
+        #expect(saved.outcome.isSuccess, "\(saved.outcome)")
+        let reply = try await second.intent("session", "history", ["user_id": .string(id), "limit": 1])
+        guard case .success(let result?) = reply.outcome else { Issue.record("\(reply.outcome)"); return }
+        let entry = try #require(result["entries"]?.arrayValue?.first)
+        #expect(entry["after"]?["name"] == "Saved By The Second")
+        #expect(entry["client"] == "userctl 1.1", "the save's history entry: \(entry)")
+        await harness.stop()
+    }
+
     @Test func theHistoryScreenShowsAChangeFromAnotherTerminalAtItsTopAndRevertUndoesIt() async throws {
         let harness = try await DaemonHarness(sampleUsers: 5)
         let alice = try harness.client()

@@ -53,12 +53,12 @@ import ThreadLocks
         journal.start(with: [])
         let key = SessionKey(uid: 1000, clientKey: "typist")
         let other = SessionKey(uid: 1000, clientKey: "reader")
-        journal.record(key: other, id: "reader", state: Self.state(draft: "Unchanged"))
+        journal.record(key: other, id: "reader", state: Self.state(draft: "Unchanged"), client: nil)
         // 24 drafts of 64 KiB each: 1.5 MiB typed, against one live session of 64 KiB.
         let filler = String(repeating: "x", count: 64 * 1024)
         for round in 0..<24 {
             let draft = "\(round) " + filler
-            journal.record(key: key, id: "typist", state: Self.state(draft: draft, rows: 50))
+            journal.record(key: key, id: "typist", state: Self.state(draft: draft, rows: 50), client: nil)
             #expect(await Self.waitForDraft(draft, key: key, in: directory, written: written),
                     "round \(round) reached the disk")
         }
@@ -122,6 +122,27 @@ import ThreadLocks
         #expect(!SessionJournal.restoreChanged(from: state(rows: 100), to: state(rows: 99)))
     }
 
+    /// The client name a session's writes are recorded with is journaled with its state, so a
+    /// restore after a crash records them so again; a client attaching under another name
+    /// replaces it, with no change of screens to carry it.
+    @Test func theClientNameIsJournaledAndAnAttachUnderAnotherNameReplacesIt() async throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (logger, written) = Self.observedLogger()
+        let journal = SessionJournal(directory: directory, interval: .milliseconds(1), logger: logger)
+        journal.start(with: [])
+        let key = SessionKey(uid: 1000, clientKey: "renamed")
+        func journaledClient() -> String? {
+            let reader = Logger(sink: .memory, level: .error)
+            return SessionJournal.load(directory: directory, logger: reader)?.first { $0.key == key }?.client
+        }
+        journal.record(key: key, id: "renamed", state: Self.state(draft: "Draft"), client: "userctl 1.0")
+        #expect(await written.until { journaledClient() == "userctl 1.0" })
+        journal.attachmentChanged(key: key, detachedAt: nil, client: "userctl 1.1")
+        #expect(await written.until { journaledClient() == "userctl 1.1" })
+        journal.finish()
+    }
+
     @Test func aTornLastLineIsSkipped() async throws {
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -129,7 +150,7 @@ import ThreadLocks
         let journal = SessionJournal(directory: directory, interval: .milliseconds(1), logger: logger)
         journal.start(with: [])
         let key = SessionKey(uid: 1000, clientKey: "crash")
-        journal.record(key: key, id: "crash", state: Self.state(draft: "Complete Line"))
+        journal.record(key: key, id: "crash", state: Self.state(draft: "Complete Line"), client: nil)
         #expect(await Self.waitForDraft("Complete Line", key: key, in: directory, written: written))
         journal.finish()
         // A crash in the middle of the next write.

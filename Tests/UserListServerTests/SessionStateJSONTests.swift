@@ -61,7 +61,8 @@ import UserListWire
             SavedSession(key: SessionKey(uid: UInt32(index == 2 ? UInt32.max : 1000), clientKey: "tty\(index) \"x\""),
                          id: "s-\(index)", state: state,
                          detachedAt: index == 0 ? nil : Date(timeIntervalSinceReferenceDate: 786_123_456.789_012 + Double(index)),
-                         listWindow: index == 1 ? UserListWindow(rows: 250, fromEnd: true) : nil)
+                         listWindow: index == 1 ? UserListWindow(rows: 250, fromEnd: true) : nil,
+                         client: index.isMultiple(of: 2) ? "userctl \"tui\" \(index)" : nil)
         }
     }
 
@@ -71,6 +72,7 @@ import UserListWire
         #expect(a.state == b.state)
         #expect(a.detachedAt == b.detachedAt)
         #expect(a.listWindow == b.listWindow)
+        #expect(a.client == b.client)
     }
 
     @Test func whatThisVersionWritesAnOlderOneReadsTheSame() throws {
@@ -102,6 +104,9 @@ import UserListWire
         let sparse = #"{"key":{"uid":1,"clientKey":"k"},"id":"s","state":{"screens":[{"list":{"_0":{}}}]}}"#
         let read = try #require(SessionStateJSON.savedSession(try JSONValue(parsing: sparse)))
         #expect(read.state == (try JSONDecoder().decode(SavedSession.self, from: Data(sparse.utf8))).state)
+        // So is a session saved before the client's name was (it restores with none).
+        #expect(read.client == nil)
+        #expect(try JSONDecoder().decode(SavedSession.self, from: Data(sparse.utf8)).client == nil)
     }
 
     @Test func aHandoverFileRoundTripsBothWays() throws {

@@ -25,9 +25,11 @@ package final class SessionJournal: Sendable {
     package static let fileName = "sessions.journal"
 
     private struct Pending {
-        var states: [SessionKey: (id: String, state: NavigationState)] = [:]
+        var states: [SessionKey: (id: String, state: NavigationState, client: String?)] = [:]
         /// When a session's last client left (nil: a client is attached now).
         var detachments: [SessionKey: Date?] = [:]
+        /// The name an attaching client's hello gave (its session's writes are recorded with it).
+        var clients: [SessionKey: String] = [:]
         var scheduled = false
     }
 
@@ -83,15 +85,20 @@ package final class SessionJournal: Sendable {
 
     // MARK: the sessions' side (cheap, any thread)
 
-    /// A session's state changed; written within `interval`.
-    package func record(key: SessionKey, id: String, state: NavigationState) {
-        schedule { $0.states[key] = (id, state) }
+    /// A session's state changed; written within `interval`. `client`: the name its writes are
+    /// recorded with, kept so that they still are after a crash.
+    package func record(key: SessionKey, id: String, state: NavigationState, client: String?) {
+        schedule { $0.states[key] = (id, state, client) }
     }
 
     /// A session's last client left (`detachedAt`), or a client attached (nil): retention
-    /// after a crash counts from the detach.
-    package func attachmentChanged(key: SessionKey, detachedAt: Date?) {
-        schedule { $0.detachments[key] = .some(detachedAt) }
+    /// after a crash counts from the detach. `client`: the attaching client's name, when its
+    /// hello gave one that the session's writes are now recorded with.
+    package func attachmentChanged(key: SessionKey, detachedAt: Date?, client: String? = nil) {
+        schedule { pending in
+            pending.detachments[key] = .some(detachedAt)
+            if let client { pending.clients[key] = client }
+        }
     }
 
     private func schedule(_ change: (inout Pending) -> Void) {
@@ -120,7 +127,8 @@ package final class SessionJournal: Sendable {
             writer.live = [:]
             for session in sessions {
                 let saved = SavedSession(key: session.key, id: session.id, state: Self.reduced(session.state),
-                                         detachedAt: session.detachedAt ?? Date(), listWindow: session.listWindow)
+                                         detachedAt: session.detachedAt ?? Date(), listWindow: session.listWindow,
+                                         client: session.client)
                 writer.live[session.key] = Entry(saved: saved, bytes: 0)
             }
             compact()
@@ -188,7 +196,7 @@ package final class SessionJournal: Sendable {
         let restored = order.compactMap { key in
             sessions[key].map {
                 SavedSession(key: $0.key, id: $0.id, state: $0.state, detachedAt: $0.detachedAt ?? lastWrite,
-                             listWindow: $0.listWindow)
+                             listWindow: $0.listWindow, client: $0.client)
             }
         }
         logger.info("Read \(restored.count) sessions from the journal \(path)")
@@ -236,9 +244,9 @@ package final class SessionJournal: Sendable {
     // MARK: the writer (on `queue`)
 
     private func writeBatch() {
-        let (states, detachments) = pending.withLock { pending in
+        let (states, detachments, clients) = pending.withLock { pending in
             defer { pending = Pending() }
-            return (pending.states, pending.detachments)
+            return (pending.states, pending.detachments, pending.clients)
         }
         guard !writer.finished, !abandoned.load(ordering: .sequentiallyConsistent) else { return }
         var lines: [UInt8] = []
@@ -250,18 +258,22 @@ package final class SessionJournal: Sendable {
         for (key, item) in states {
             let previous = writer.live[key]
             let detachedAt: Date? = detachments[key] ?? previous?.saved.detachedAt
-            let saved = SavedSession(key: key, id: item.id, fullState: item.state, detachedAt: detachedAt)
+            let saved = SavedSession(key: key, id: item.id, fullState: item.state, detachedAt: detachedAt,
+                                     client: clients[key] ?? item.client)
             if let previous, previous.saved.id == saved.id, previous.saved.state == saved.state,
-               previous.saved.detachedAt == detachedAt, previous.saved.listWindow == saved.listWindow {
+               previous.saved.detachedAt == detachedAt, previous.saved.listWindow == saved.listWindow,
+               previous.saved.client == saved.client {
                 continue
             }
             writer.live[key] = Entry(saved: saved, bytes: append(Line(session: saved)))
         }
-        for (key, detachedAt) in detachments where states[key] == nil {
-            guard let previous = writer.live[key], previous.saved.detachedAt != detachedAt else { continue }
+        for key in Set(detachments.keys).union(clients.keys) where states[key] == nil {
+            guard let previous = writer.live[key] else { continue }
+            let detachedAt: Date? = detachments[key] ?? previous.saved.detachedAt
+            let client = clients[key] ?? previous.saved.client
+            guard previous.saved.detachedAt != detachedAt || previous.saved.client != client else { continue }
             let saved = SavedSession(key: key, id: previous.saved.id, state: previous.saved.state,
-                                     detachedAt: detachedAt,
-                                     listWindow: previous.saved.listWindow)
+                                     detachedAt: detachedAt, listWindow: previous.saved.listWindow, client: client)
             writer.live[key] = Entry(saved: saved, bytes: append(Line(session: saved)))
         }
         reconcileEnded { _ = append($0) }

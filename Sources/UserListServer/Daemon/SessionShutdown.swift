@@ -95,7 +95,7 @@ struct SessionShutdown: Sendable {
                 activity.clients == 0 ? activity.detachedAt.map { wallNow - seconds(clockNow - $0) } : wallNow
             } ?? wallNow
             return SavedSession(key: session.key, id: session.id, state: SessionJournal.reduced(saved.state),
-                                detachedAt: detachedAt, listWindow: saved.listWindow)
+                                detachedAt: detachedAt, listWindow: saved.listWindow, client: saved.client)
         }
     }
 

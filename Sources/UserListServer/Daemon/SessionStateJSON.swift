@@ -35,6 +35,10 @@ enum SessionStateJSON {
             writeBool(window.fromEnd, into: &out)
             out.append(UInt8(ascii: "}"))
         }
+        if let client = saved.client {
+            out.append(contentsOf: #","client":"#.utf8)
+            JSONWriter.writeString(client, into: &out)
+        }
         out.append(UInt8(ascii: "}"))
     }
 
@@ -215,7 +219,8 @@ enum SessionStateJSON {
             }
             window = UserListWindow(rows: rows, fromEnd: fromEnd)
         }
-        return SavedSession(key: key, id: id, state: state, detachedAt: detachedAt, listWindow: window)
+        guard let client = optionalString(object["client"]) else { return nil }  // absent in older files
+        return SavedSession(key: key, id: id, state: state, detachedAt: detachedAt, listWindow: window, client: client)
     }
 
     static func sessionKey(_ value: JSONValue) -> SessionKey? {

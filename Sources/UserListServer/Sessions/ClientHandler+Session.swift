@@ -86,7 +86,7 @@ extension ClientHandler {
         let key = SessionKey(uid: connection.peer.uid, clientKey: hello.sessionKey)
         guard let (session, epoch, resumed) = open(hello, key: key) else { return nil }
         phase.withLock { $0 = .attached(session) }
-        await session.perform { $0.attach(self, epoch: epoch) }
+        await session.perform { $0.attach(self, epoch: epoch, name: hello.client.name) }
         context.registry.attachFinished(key)
         context.logger.info(
             resumed ? "Client reattached to session" : "Client opened a session",

@@ -109,7 +109,7 @@ extension Session {
             // Handed over, written off this path; a list merely following others' saves is not
             // worth a hand-over (a restore reloads the rows anyway).
             if let journal, restoreChanged {
-                journal.record(key: key, id: id, state: current)
+                journal.record(key: key, id: id, state: current, client: clientName)
             }
         }
         send(patch: serializedOps, events: events.map(OutgoingFrame.init))

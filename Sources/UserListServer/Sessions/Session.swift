@@ -52,7 +52,8 @@ package actor Session {
     /// Set once, at the end of `init`.
     package nonisolated(unsafe) private(set) var link: SessionLink!
 
-    let useCases: UserUseCases
+    /// Its screens' and commands' use cases, recorded as its author's (`reauthor` renames the client).
+    var useCases: UserUseCases
     let changes: ChangeBroadcaster
     let logger: Logger
     /// What the session is doing (`SessionMode`: its life, its work, the replies it holds).
@@ -110,21 +111,27 @@ package actor Session {
     /// it was restored from: a second restart keeps its screens and drafts.
     package var savedState: NavigationState { mode.restoring?.state ?? navigator.state }
 
-    /// A state to save, and how far its list was read (a restore reads as far again).
-    package typealias Saved = (state: NavigationState, listWindow: UserListWindow?)
+    /// A state to save, how far its list was read (a restore reads as far again), and the client
+    /// name its writes are recorded with.
+    package typealias Saved = (state: NavigationState, listWindow: UserListWindow?, client: String?)
 
-    /// `savedState` with its list's window.
+    /// `savedState` with its list's window and its client's name.
     package var saved: Saved {
-        if let restoring = mode.restoring { return restoring }
-        return (navigator.state, SessionJournal.listWindow(of: navigator.state))
+        if let restoring = mode.restoring { return (restoring.state, restoring.listWindow, clientName) }
+        return (navigator.state, SessionJournal.listWindow(of: navigator.state), clientName)
     }
+
+    /// The client name its writes are recorded with (history's `client`).
+    var clientName: String? { useCases.author?.client }
 
 
     // MARK: attach and detach
 
     /// Adds a client and sends it a snapshot in `epoch` (the one its welcome named). The first
-    /// attach starts the screens.
-    package func attach(_ client: any SessionClient, epoch: Int = EpochSource.next()) {
+    /// attach starts the screens. `name`: the client's name from its hello, which the session's
+    /// writes are recorded with from now on.
+    package func attach(_ client: any SessionClient, epoch: Int = EpochSource.next(), name: String? = nil) {
+        let renamed = reauthor(client: name)
         startIfNeeded()
         navigator.isReadOnly = readOnly  // its screens say "read-only" and take no edits
         flush()  // bring existing clients up to date first, so `sent` is current
@@ -136,8 +143,20 @@ package actor Session {
             $0.detachedAt = nil
             $0.lastActive = .now
         }
-        journal?.attachmentChanged(key: key, detachedAt: nil)
+        journal?.attachmentChanged(key: key, detachedAt: nil, client: renamed ? name : nil)
         flush()  // its presence, now that a client shows it
+    }
+
+    /// Records the session's writes as made by the client `name` (the attaching client's wins):
+    /// a restored session otherwise has only the name it was saved with, none from older files,
+    /// and a session reattached under another name went on writing as its first client. Returns
+    /// whether the name changed.
+    private func reauthor(client name: String?) -> Bool {
+        guard let name, var author = useCases.author, author.client != name else { return false }
+        author.client = name
+        useCases = useCases.authored(by: author)
+        navigator.reauthor(useCases)  // its screens (a restored one's are built from `useCases` at start)
+        return true
     }
 
     /// Lets a client go. It first gets every change already made (a presence notification

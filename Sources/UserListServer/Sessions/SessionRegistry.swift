@@ -222,16 +222,24 @@ package final class SessionRegistry: Sendable {
     package func restore(_ saved: [SavedSession], now: Date = Date(), clock: ContinuousClock.Instant = .now) -> Int {
         let retention = limits.withLock { $0.retention }
         let retentionSeconds = Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
-        var authored: [UInt32: UserUseCases] = [:]
-        for uid in Set(saved.map(\.key.uid)) { authored[uid] = authoredUseCases(uid: uid, client: nil) }
+        // One login name lookup per uid; each session's writes then carry its own client's name.
+        var authors: [UInt32: ChangeAuthor] = [:]
+        for uid in Set(saved.map(\.key.uid)) {
+            authors[uid] = SessionAuthor.make(uid: uid, client: nil, daemon: daemonName)
+        }
+        let authored = saved.map { item -> UserUseCases in
+            guard var author = authors[item.key.uid] else { return useCases }
+            author.client = item.client
+            return useCases.authored(by: author)
+        }
         return entries.withLock { entries in
             var restored = 0
-            for item in saved {
+            for (item, authored) in zip(saved, authored) {
                 let detachedFor = max(0, now.timeIntervalSince(item.detachedAt ?? now))
                 guard detachedFor < retentionSeconds else { continue }
                 let session = Session(
                     key: item.key, id: item.id, loop: loops.next(), canWrite: { [isWriter] in isWriter(item.key.uid) },
-                    useCases: authored[item.key.uid] ?? useCases,
+                    useCases: authored,
                     changes: changes, logger: logger, restoring: item.state, listWindow: item.listWindow,
                     journal: journal, presence: presence)
                 let since = clock - .seconds(detachedFor)
@@ -305,19 +313,24 @@ package struct SavedSession: Codable, Sendable {
     /// How far its list had been read (`state` keeps none of the rows). Absent in files of older
     /// versions (the list restarts at its first page).
     package let listWindow: UserListWindow?
+    /// The client's name from the hello its writes are recorded with (history's `client`), so a
+    /// restored session's writes still say which client made them until one attaches and names
+    /// itself. Absent in files of older versions (nil: none until a client attaches).
+    package let client: String?
 
     package init(key: SessionKey, id: String, state: NavigationState, detachedAt: Date?,
-                 listWindow: UserListWindow? = nil) {
+                 listWindow: UserListWindow? = nil, client: String? = nil) {
         self.key = key
         self.id = id
         self.state = state
         self.detachedAt = detachedAt
         self.listWindow = listWindow
+        self.client = client
     }
 
     /// A session's state to save: what a restore uses of it, and how far its list was read.
-    package init(key: SessionKey, id: String, fullState: NavigationState, detachedAt: Date?) {
+    package init(key: SessionKey, id: String, fullState: NavigationState, detachedAt: Date?, client: String?) {
         self.init(key: key, id: id, state: SessionJournal.reduced(fullState), detachedAt: detachedAt,
-                  listWindow: SessionJournal.listWindow(of: fullState))
+                  listWindow: SessionJournal.listWindow(of: fullState), client: client)
     }
 }

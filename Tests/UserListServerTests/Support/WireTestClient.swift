@@ -49,8 +49,10 @@ final class WireTestClient: @unchecked Sendable {
         sendRaw(frame)
     }
 
-    func blockingHello(key: String, versions: ClosedRange<Int> = 1...1) throws -> ServerMessage.Welcome {
-        try send(.hello(.init(protocolVersions: versions, client: .init(name: "test", build: "0"), sessionKey: key)))
+    /// `client`: the name the hello gives (history records it with the session's writes).
+    func blockingHello(key: String, versions: ClosedRange<Int> = 1...1,
+                       client: String = "test") throws -> ServerMessage.Welcome {
+        try send(.hello(.init(protocolVersions: versions, client: .init(name: client, build: "0"), sessionKey: key)))
         let welcome = try blockingNext(where: "welcome") { if case .welcome(let w) = $0 { w } else { nil } }
         _ = try blockingNext(where: "snapshot") { if case .snapshot = $0 { true } else { nil } }
         return welcome
@@ -117,8 +119,9 @@ final class WireTestClient: @unchecked Sendable {
 
     // MARK: async wrappers (off the cooperative pool)
 
-    func hello(key: String, versions: ClosedRange<Int> = 1...1) async throws -> ServerMessage.Welcome {
-        try await offPool { try self.blockingHello(key: key, versions: versions) }
+    func hello(key: String, versions: ClosedRange<Int> = 1...1,
+               client: String = "test") async throws -> ServerMessage.Welcome {
+        try await offPool { try self.blockingHello(key: key, versions: versions, client: client) }
     }
 
     @discardableResult
