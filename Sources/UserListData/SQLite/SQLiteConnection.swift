@@ -123,9 +123,9 @@ final class SQLiteConnection {
     }
 
     /// Runs `body` with this connection's triggers switched off, and on again after it, however
-    /// it ends. For writes whose every trigger would be a no-op: each trigger's `WHEN` still costs
-    /// its subqueries per row (2.4 s of a 330,000-entry merge). The switch is not DDL: other
-    /// connections are untouched, and this one's statements are re-prepared at their next step.
+    /// it ends: for writes whose every trigger would be a no-op (an import's merge). The switch
+    /// is not DDL: other connections are untouched, and this one's statements are re-prepared
+    /// at their next step.
     func withoutTriggers<T>(_ operation: String, _ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
         let off = userlistd_sqlite_enable_triggers(handle, 0)
         guard off == SQLITE_OK else { throw error(off, operation) }

@@ -134,13 +134,14 @@ enum SQLiteHistoryBatch {
 
     /// A merge slice's parts (`SQLiteImportMerge`), set-based, before the slice writes: the
     /// users it adds or changes (an entry equal to the stored user changes nothing and is not
-    /// recorded), with the stored fields as before and the version the upsert will give.
-    /// Returns how many it adds and how many it updates.
+    /// recorded), with the stored fields as before and the version `SQLiteImportMerge.apply`
+    /// will give. Returns how many it adds and how many it updates. `OR ROLLBACK`: no statement
+    /// journal (see `apply`).
     static func recordMergeSlice(_ entry: Int64, importID: Int, after mark: String, through upper: String,
                                  _ connection: SQLiteConnection) throws(SQLiteError) -> (added: Int, updated: Int) {
         let statement = try connection.statement("""
-            INSERT INTO history_parts (entry, user_id, kind, before_name, before_email, before_avatar_url,
-                                       version_after)
+            INSERT OR ROLLBACK INTO history_parts (entry, user_id, kind, before_name, before_email,
+                                                   before_avatar_url, version_after)
             SELECT ?1, s.id, CASE WHEN u.id IS NULL THEN 'added' ELSE 'saved' END, u.name, u.email, u.avatar_url,
                    CASE WHEN u.id IS NULL THEN coalesce(s.expected_version, 1)
                         ELSE max(u.version + 1, coalesce(s.expected_version, 1)) END

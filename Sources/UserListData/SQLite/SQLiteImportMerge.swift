@@ -17,10 +17,10 @@ import UserListDomain
 ///   a crash between slices resumes after the mark when the store opens, so no entry is applied
 ///   twice (a second application would bump its version again).
 ///
-/// Each step, like the single transaction before it: one `INSERT ... SELECT ... ON CONFLICT
-/// (id) DO UPDATE ... WHERE` the data differs, with the honest version rule; the history of the
-/// users it adds or changes first; no trigger runs (none would do anything), and one `reloaded`
-/// row for the whole import in its last slice (sessions get one reload, not a patch per user).
+/// Each step, like the single transaction before it: the history of the users it adds or
+/// changes, then those users written where their data differs (`apply`), with the honest
+/// version rule; no trigger runs (none would do anything), and one `reloaded` row for the
+/// whole import in its last slice (sessions get one reload, not a patch per user).
 /// The secondary indexes stay: other clients read and write between slices. The search index
 /// is left to the catch-up: the users it adds lie past the mark, the ones it renames are stale.
 enum SQLiteImportMerge {
@@ -76,10 +76,11 @@ enum SQLiteImportMerge {
     /// the index pages its rows touched: about 3x the cost per entry, measured).
     ///
     /// The writer's triggers are off for the slice (`withoutTriggers`, not DDL): each would be a
-    /// no-op here, but its `WHEN` cost subqueries a row, 2.4 s of 5.6 at 330,000 entries. The
-    /// change log gets the one `reloaded` row; the guard is for everyone else's writes; the
-    /// search index leaves the users a slice adds to the catch-up (they lie past its mark) and
-    /// those it renames too (listed as stale first); `user_count` is counted here.
+    /// no-op here, and the guard's `RAISE(ABORT)` alone would make every write to `users` keep a
+    /// statement journal (see `apply`). The change log gets the one `reloaded` row; the guard is
+    /// for everyone else's writes; the search index leaves the users a slice adds to the
+    /// catch-up (they lie past its mark) and those it renames too (listed as stale first);
+    /// `user_count` is counted here.
     static func slice(_ id: Int, rows: Int, more: () -> Bool,
                       _ connection: SQLiteConnection) throws(SQLiteError) -> Slice {
         try connection.withoutTriggers(operation) { () throws(SQLiteError) -> Slice in
@@ -119,7 +120,7 @@ enum SQLiteImportMerge {
                 progress.bind(3, last ? "merged" : "merging")
                 try progress.run(operation)
                 try leaveRenamedToCatchUp(id, after: mark, through: upper, searchMark: searchMark, connection)
-                written += try run(upsert, id, mark, upper, connection)
+                written += try apply(id, after: mark, through: upper, connection)
                 mark = upper
                 rows = SQLiteUserRepository.nextSliceRows(rows, since: start, range: 100...20_000)
             } while !last && more()
@@ -145,28 +146,59 @@ enum SQLiteImportMerge {
         }
     }
 
-    /// Versions are honest: a new user gets its entry's version (or 1); a stored one whose data
-    /// differs gets the stored version + 1 (or its entry's, if higher); one whose data is the
-    /// same is not written (the `WHERE`), whatever version its entry names. An unchanged email
-    /// keeps its stored key (see `SQLiteSchema.v4`). `sqlite3_changes` counts the rows written.
-    /// `import_merge` holds each id's last entry (`SQLiteImportStaging.stage`), in id order.
-    static let upsert = """
-        INSERT INTO users (id, name, email, avatar_url, version, name_key, email_key)
+    /// Writes the entries after `mark` through `upper`; the rows written. Versions are honest: a
+    /// new user gets its entry's version (or 1); a stored one whose data differs gets the stored
+    /// version + 1 (or its entry's, if higher); one whose data is the same is not written,
+    /// whatever version its entry names. An unchanged email keeps its stored key (see
+    /// `SQLiteSchema.v4`). `import_merge` holds each id's last entry, in id order.
+    ///
+    /// The stored users one by one, then the new ones in one `INSERT`, each `OR ROLLBACK` and with
+    /// no trigger: SQLite then keeps no statement journal. A multi-row statement that may abort
+    /// (an `ON CONFLICT DO UPDATE` always may, as may any multi-row `UPDATE`) copies every page it
+    /// touches that an earlier statement of the transaction dirtied into that journal first: in a
+    /// transaction of many steps, most of the index pages, again and again (0.9 s of a 330,000-entry
+    /// merge). The checks make a constraint failure here impossible; were one to happen anyway,
+    /// the whole slice rolls back, as a failed statement's caller would have done.
+    static func apply(_ id: Int, after mark: String, through upper: String,
+                      _ connection: SQLiteConnection) throws(SQLiteError) -> Int {
+        let changed = try connection.statement("""
+            SELECT u.rowid FROM import_merge s JOIN users u ON u.id = s.id
+            WHERE s.import_id = ?1 AND s.id > ?2 AND s.id <= ?3
+                AND (u.name IS NOT s.name OR u.email IS NOT s.email OR u.avatar_url IS NOT s.avatar_url)
+            """)
+        changed.bind(1, id)
+        changed.bind(2, mark)
+        changed.bind(3, upper)
+        var stored: [Int] = []
+        while try changed.step(operation) { stored.append(changed.int(0)) }
+        changed.reset()
+        let update = try connection.statement("""
+            UPDATE OR ROLLBACK users SET (name, email, avatar_url, version, name_key, email_key) =
+                (SELECT s.name, s.email, s.avatar_url, max(users.version + 1, coalesce(s.expected_version, 1)),
+                        s.name_key, CASE WHEN users.email = s.email THEN users.email_key ELSE s.email_key END
+                 FROM import_merge s WHERE s.import_id = ?1 AND s.id = users.id)
+            WHERE users.rowid = ?2
+            """)
+        for rowid in stored {
+            update.bind(1, id)
+            update.bind(2, rowid)
+            try update.run(operation)
+        }
+        return stored.count + (try run(insertNew, id, mark, upper, connection))
+    }
+
+    private static let insertNew = """
+        INSERT OR ROLLBACK INTO users (id, name, email, avatar_url, version, name_key, email_key)
         SELECT id, name, email, avatar_url, coalesce(expected_version, 1), name_key, email_key
-        FROM import_merge WHERE import_id = ?1 AND id > ?2 AND id <= ?3 ORDER BY id
-        ON CONFLICT (id) DO UPDATE SET
-            name = excluded.name, email = excluded.email, avatar_url = excluded.avatar_url,
-            version = max(users.version + 1, excluded.version),
-            name_key = excluded.name_key,
-            email_key = CASE WHEN users.email = excluded.email THEN users.email_key ELSE excluded.email_key END
-        WHERE users.name IS NOT excluded.name OR users.email IS NOT excluded.email
-            OR users.avatar_url IS NOT excluded.avatar_url
+        FROM import_merge s WHERE import_id = ?1 AND id > ?2 AND id <= ?3
+            AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = s.id)
+        ORDER BY id
         """
 
-    /// Lists the users of a step whose keys the upsert is about to change, and that the search
+    /// Lists the users of a step whose keys `apply` is about to change, and that the search
     /// index holds, as stale (`SQLiteSearchIndex`): the catch-up replaces their entries after
     /// the reply, and the triggers leave them alone. A user listed already keeps the key the
-    /// index holds. (The new keys as `upsert` computes them: `email_key` changes only with the
+    /// index holds. (The new keys as `apply` computes them: `email_key` changes only with the
     /// email.)
     private static func leaveRenamedToCatchUp(_ id: Int, after mark: String, through upper: String, searchMark: Int,
                                               _ connection: SQLiteConnection) throws(SQLiteError) {
