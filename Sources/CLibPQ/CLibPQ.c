@@ -12,8 +12,8 @@
     X(int, PQsocket, (const PGconn *conn), (conn)) \
     X(PQnoticeProcessor, PQsetNoticeProcessor, (PGconn *conn, PQnoticeProcessor proc, void *arg), (conn, proc, arg)) \
     X(PGresult *, PQexec, (PGconn *conn, const char *query), (conn, query)) \
-    X(PGresult *, PQprepare, (PGconn *conn, const char *stmtName, const char *query, int nParams, const Oid *paramTypes), \
-      (conn, stmtName, query, nParams, paramTypes)) \
+    X(PGresult *, PQprepare, (PGconn *conn, const char *stmtName, const char *query, int nParams, \
+      const Oid *paramTypes), (conn, stmtName, query, nParams, paramTypes)) \
     X(PGresult *, PQexecPrepared, (PGconn *conn, const char *stmtName, int nParams, const char *const *paramValues, \
       const int *paramLengths, const int *paramFormats, int resultFormat), \
       (conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat)) \
