@@ -112,7 +112,7 @@ import ThreadLocks
         for (session, client) in pairs {
             #expect(await client.sees { client.changedEvents >= changes }, "\(comment): events")
             #expect(client.changedEvents == changes, "\(comment): one changed event per change")
-            let state = await session.savedState
+            let state = await session.saved.state
             #expect(client.document == StateDocument.make(state), "\(comment): the client's copy is the session's state")
             #expect(client.resyncsAsked == 0, "\(comment): no gap in the patches")
             #expect(client.sentOffTheLoop == 0, "\(comment): every frame sent from the session's loop")

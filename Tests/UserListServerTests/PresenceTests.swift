@@ -84,7 +84,7 @@ import UserListWire
         #expect(await bob.sees { present(bob) == [] }, "alice detached: gone")
 
         #expect(bob.resyncsAsked == 0 && alice.resyncsAsked == 0, "every patch applied")
-        #expect(await b.savedState.screens.count == 2, "bob still has the user open")
+        #expect(await b.saved.state.screens.count == 2, "bob still has the user open")
     }
 
     @Test func theListMarksARowOnlyWhileSomeoneElseHasItOpen() async throws {
@@ -112,7 +112,7 @@ import UserListWire
             #expect(await client.sees { !marked(client, shown) }, "nobody has it open: no marker anywhere")
         }
         #expect(carol.document?["screens"]?[0]?["state"]?["open_elsewhere"] == nil, "an empty set is left out")
-        #expect(await c.savedState.screens.count == 1, "carol only watched")
+        #expect(await c.saved.state.screens.count == 1, "carol only watched")
     }
 
     /// Alice and bob, on two loops, with the same user open; bob's screen shows alice there.

@@ -70,7 +70,7 @@ import UserListWire
                 guard let expected = Self.saved.first(where: { $0.id == id }) else { continue }
                 let saved = await session.saved
                 #expect(saved.state == expected.state && saved.listWindow == expected.listWindow, "\(id)")
-                #expect(await session.savedState == expected.state)
+                #expect(await session.saved.state == expected.state)
                 checked += 1
             }
             #expect(checked == 2)

@@ -94,7 +94,7 @@ import ThreadLocks
         let id = users[0].id.uuidString.lowercased()
         #expect(try await run(1, "session", "open_user", ["id": .string(id)]).outcome.isSuccess)
         func detail() async -> UserDetailState? {
-            guard case .detail(let state)? = await session.savedState.screens.last else { return nil }
+            guard case .detail(let state)? = await session.saved.state.screens.last else { return nil }
             return state
         }
         #expect(await detail()?.isReadOnly == true, "the screen says read-only")

@@ -106,16 +106,13 @@ package actor Session {
 
     deinit { presenceBoard?.leave(id) }
 
-    /// The state to save across a daemon restart.
-    /// A session restored whose screens have not started (nobody came back yet) still has what
-    /// it was restored from: a second restart keeps its screens and drafts.
-    package var savedState: NavigationState { mode.restoring?.state ?? navigator.state }
-
     /// A state to save, how far its list was read (a restore reads as far again), and the client
     /// name its writes are recorded with.
     package typealias Saved = (state: NavigationState, listWindow: UserListWindow?, client: String?)
 
-    /// `savedState` with its list's window and its client's name.
+    /// What to save across a daemon restart. A session restored whose screens have not started
+    /// (nobody came back yet) still has what it was restored from: a second restart keeps its
+    /// screens and drafts.
     package var saved: Saved {
         if let restoring = mode.restoring { return (restoring.state, restoring.listWindow, clientName) }
         return (navigator.state, SessionJournal.listWindow(of: navigator.state), clientName)
