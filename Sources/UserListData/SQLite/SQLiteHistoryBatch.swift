@@ -144,10 +144,9 @@ enum SQLiteHistoryBatch {
                                                    before_avatar_url, version_after)
             SELECT ?1, s.id, CASE WHEN u.id IS NULL THEN 'added' ELSE 'saved' END, u.name, u.email, u.avatar_url,
                    CASE WHEN u.id IS NULL THEN coalesce(s.expected_version, 1)
-                        ELSE max(u.version + 1, coalesce(s.expected_version, 1)) END
+                        ELSE \(SQLiteImportMerge.versionAfter("u")) END
             FROM import_merge s LEFT JOIN users u ON u.id = s.id
-            WHERE s.import_id = ?2 AND s.id > ?3 AND s.id <= ?4
-                AND (u.id IS NULL OR u.name IS NOT s.name OR u.email IS NOT s.email OR u.avatar_url IS NOT s.avatar_url)
+            WHERE s.import_id = ?2 AND s.id > ?3 AND s.id <= ?4 AND (u.id IS NULL OR \(SQLiteImportMerge.storedDiffers))
             ORDER BY s.id
             """)
         statement.bind(1, Int(entry))

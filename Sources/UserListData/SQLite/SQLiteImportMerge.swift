@@ -163,8 +163,7 @@ enum SQLiteImportMerge {
                       _ connection: SQLiteConnection) throws(SQLiteError) -> Int {
         let changed = try connection.statement("""
             SELECT u.rowid FROM import_merge s JOIN users u ON u.id = s.id
-            WHERE s.import_id = ?1 AND s.id > ?2 AND s.id <= ?3
-                AND (u.name IS NOT s.name OR u.email IS NOT s.email OR u.avatar_url IS NOT s.avatar_url)
+            WHERE s.import_id = ?1 AND s.id > ?2 AND s.id <= ?3 AND \(storedDiffers)
             """)
         changed.bind(1, id)
         changed.bind(2, mark)
@@ -174,7 +173,7 @@ enum SQLiteImportMerge {
         changed.reset()
         let update = try connection.statement("""
             UPDATE OR ROLLBACK users SET (name, email, avatar_url, version, name_key, email_key) =
-                (SELECT s.name, s.email, s.avatar_url, max(users.version + 1, coalesce(s.expected_version, 1)),
+                (SELECT s.name, s.email, s.avatar_url, \(versionAfter("users")),
                         s.name_key, CASE WHEN users.email = s.email THEN users.email_key ELSE s.email_key END
                  FROM import_merge s WHERE s.import_id = ?1 AND s.id = users.id)
             WHERE users.rowid = ?2
@@ -185,6 +184,15 @@ enum SQLiteImportMerge {
             try update.run(operation)
         }
         return stored.count + (try run(insertNew, id, mark, upper, connection))
+    }
+
+    /// SQL: whether stored user `u` differs from entry `s`; only such a user is written (and
+    /// recorded in the history: `SQLiteHistoryBatch.recordMergeSlice`).
+    static let storedDiffers = "(u.name IS NOT s.name OR u.email IS NOT s.email OR u.avatar_url IS NOT s.avatar_url)"
+
+    /// SQL: the version entry `s` gives the stored user `stored` (the next, or the entry's if higher).
+    static func versionAfter(_ stored: String) -> String {
+        "max(\(stored).version + 1, coalesce(s.expected_version, 1))"
     }
 
     private static let insertNew = """
