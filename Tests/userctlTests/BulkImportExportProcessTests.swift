@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import UserListTestSupport
 import UserListWire
+@testable import userctl
 
 /// Streamed import and export through the built `userctl` against a real daemon (issue 13):
 /// a round trip of 20,000 users compared user by user, idempotence and the version bump, and the
@@ -11,8 +12,6 @@ import UserListWire
 @Suite(.childProcesses, .serialized, .timeLimit(.minutes(10)), .disabled(if: RealDaemon.skipReason != nil, "userlistd not built: swift build first"))
 struct BulkImportExportProcessTests {
     typealias Run = UserctlCommandTests.Run
-    /// Users in one `import_users` chunk of `userctl import` (BulkImport.chunkUsers).
-    static let chunk = 250
 
     static func userctl(_ arguments: [String]) throws -> Run {
         try UserctlCommandTests.userctl(arguments)
@@ -111,6 +110,10 @@ struct BulkImportExportProcessTests {
         #expect(found.count == 1 && found.first?["version"]?.int64Value == 2, "\(search.stdout)")
     }
 
+    /// A daemon limit that keeps a 60,000-user file staging for seconds after userctl's first
+    /// progress line (half a second in): its 20 chunks at 4.5 a second.
+    static let slowStaging = ["--intents-per-second", "6"]
+
     /// Reads `err` (userctl's stderr with `--json`) until the daemon has taken some users (a
     /// progress line), or userctl ended; returns what was read.
     static func waitForTaken(_ err: Pipe) -> String {
@@ -124,7 +127,7 @@ struct BulkImportExportProcessTests {
     }
 
     @Test func ctrlCBeforeTheCommitImportsNothingAndSaysSo() async throws {
-        let daemon = try RealDaemon(sampleData: 0, extraArguments: ["--intents-per-second", "20"])
+        let daemon = try RealDaemon(sampleData: 0, extraArguments: Self.slowStaging)
         defer { daemon.tearDown() }
         let total = 60_000
         let users = Self.users(total, seed: 2)
@@ -152,7 +155,7 @@ struct BulkImportExportProcessTests {
     }
 
     @Test func killingUserctlMidImportImportsNothing() async throws {
-        let daemon = try RealDaemon(sampleData: 0, extraArguments: ["--intents-per-second", "20"])
+        let daemon = try RealDaemon(sampleData: 0, extraArguments: Self.slowStaging)
         defer { daemon.tearDown() }
         let total = 60_000
         let users = Self.users(total, seed: 3)
@@ -172,7 +175,7 @@ struct BulkImportExportProcessTests {
     }
 
     @Test func killingTheDaemonWhileStagingImportsNothing() async throws {
-        let daemon = try RealDaemon(sampleData: 0, extraArguments: ["--intents-per-second", "20"])
+        let daemon = try RealDaemon(sampleData: 0, extraArguments: Self.slowStaging)
         defer { daemon.tearDown() }
         let total = 60_000
         let users = Self.users(total, seed: 4)
@@ -334,12 +337,15 @@ struct BulkImportExportProcessTests {
         let socket = ["--socket", daemon.socketPath]
         let users = Self.users(1_000, seed: 6)
         let file = daemon.directory + "/users.json"
-        // A JSON syntax error at entry 301, past the first chunks sent.
-        var entries = try users.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
-        entries[300] = #"{"id": "x", "full_name": oops}"#
+        // A JSON syntax error 300 entries past the first chunk, which was sent already.
+        let bad = BulkImport.chunkUsers + 301
+        var entries = try Self.users(bad + 100, seed: 8).map {
+            String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self)
+        }
+        entries[bad - 1] = #"{"id": "x", "full_name": oops}"#
         try Data(("[" + entries.joined(separator: ",\n") + "]").utf8).write(to: URL(fileURLWithPath: file))
         let syntax = try Self.userctl(socket + ["import", "--quiet", file])
-        #expect(syntax.status == 65 && syntax.stderr.contains("entry 301") && syntax.stderr.contains("nothing was imported"), "\(syntax.stderr)")
+        #expect(syntax.status == 65 && syntax.stderr.contains("entry \(bad)") && syntax.stderr.contains("nothing was imported"), "\(syntax.stderr)")
         #expect(try Self.storedCount(daemon.socketPath) == 0)
 
         try Self.write(users, to: file)

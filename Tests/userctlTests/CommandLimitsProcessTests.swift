@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import UserListTestSupport
 import UserListWire
+@testable import userctl
 
 /// Issue 27 items 2, 3 and 9: exit codes a script can act on, commands that stay under their own
 /// daemon's rate limit, and import progress that never runs ahead of its count. Each test runs
@@ -91,13 +92,13 @@ struct CommandLimitsProcessTests {
 
     /// Progress (`--json`: one line a second) says how much of the file is done by the users
     /// the daemon acknowledged, not by how far the reader ran ahead (up to eight chunks).
-    /// The daemon's limit of 4 intents a second makes the 3 chunks (`BulkImport.chunkUsers`,
-    /// 1,000 users) and the begin and commit take seconds, so lines appear.
+    /// The daemon's limit of 4 intents a second makes the 3 chunks (`BulkImport.chunkUsers`
+    /// each) and the begin and commit take seconds, so lines appear.
     @Test func importProgressNeverRunsAheadOfItsCount() throws {
         let daemon = try RealDaemon(sampleData: 1, extraArguments: ["--intents-per-second", "4"])
         defer { daemon.tearDown() }
         let file = daemon.directory + "/progress.json"
-        let ends = try Self.usersFile(file, count: 3_000, prefix: "Progress")
+        let ends = try Self.usersFile(file, count: 3 * BulkImport.chunkUsers, prefix: "Progress")
         let size = Double(try #require(FileManager.default.attributesOfItem(atPath: file)[.size] as? Int))
         let run = try Self.userctl(daemon, ["import", "--json", file])
         #expect(run.status == 0, "\(run.stderr)")

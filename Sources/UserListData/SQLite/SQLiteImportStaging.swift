@@ -90,7 +90,7 @@ struct SQLiteImportStaging: ImportStaging {
         // One slice at a time in the writer's queue (`BulkWriteGate`): a client keeps several
         // chunks in flight, and a save queued behind four of them waited for all four. Slices of
         // `stageSlice`, each its own transaction, so a save waits for one slice, whatever the
-        // client's chunk size (userctl's are 1,000 users; the protocol allows more).
+        // client's chunk size (userctl's are up to 3,000 users).
         var count: Int?
         var start = 0
         repeat {

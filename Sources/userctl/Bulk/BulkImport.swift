@@ -12,11 +12,11 @@ import ThreadLocks
 /// import with nothing imported (userctl aborts it; a daemon restart drops it). Once the daemon
 /// has taken the commit, the import is the daemon's: a crash or restart finishes it.
 enum BulkImport {
-    /// 1,000, not more: 5,000 (one COPY each on PostgreSQL, 200 intents for a million users)
-    /// staged no faster, the staging being CPU-bound rather than paced, and each chunk's decode
-    /// and checks run on an event loop, so another client's save on SQLite waited longer (p99
-    /// 43-54 ms against 41-48 ms; BENCHMARKS.md, "Tried and not kept").
-    static let chunkUsers = 1_000
+    /// 3,000: the daemon counts a chunk as one intent, so at 1,000 the pacer (150 intents/s under
+    /// the default limit of 200) set the staging's pace, not the CPU: 330 chunks took 2.2 s.
+    /// 3,000 took 0.83x the whole import's time on SQLite, 0.89x on PostgreSQL; 5,000 gained
+    /// nothing more, and each chunk is parsed on an event loop (BENCHMARKS.md, "Import").
+    static let chunkUsers = 3_000
     static let chunkBytes = 768 * 1024
     static let window = 8
     static let replyTimeout: Duration = .seconds(120)
