@@ -148,24 +148,18 @@ enum SQLiteHistoryBatch {
             FROM import_merge s LEFT JOIN users u ON u.id = s.id
             WHERE s.import_id = ?2 AND s.id > ?3 AND s.id <= ?4 AND (u.id IS NULL OR \(SQLiteImportMerge.storedDiffers))
             ORDER BY s.id
+            RETURNING kind = 'added'
             """)
+        defer { statement.reset() }
         statement.bind(1, Int(entry))
         statement.bind(2, importID)
         statement.bind(3, mark)
         statement.bind(4, upper)
-        try statement.run(operation)
-        let written = connection.changes
-        guard written > 0 else { return (0, 0) }
-        let added = try connection.statement("""
-            SELECT count(*) FROM import_merge s WHERE s.import_id = ?1 AND s.id > ?2 AND s.id <= ?3
-                AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = s.id)
-            """)
-        defer { added.reset() }
-        added.bind(1, importID)
-        added.bind(2, mark)
-        added.bind(3, upper)
-        let addedCount = try added.step(operation) ? added.int(0) : 0
-        return (addedCount, written - addedCount)
+        var counts = (added: 0, updated: 0)
+        while try statement.step(operation) {
+            if statement.int(0) == 1 { counts.added += 1 } else { counts.updated += 1 }
+        }
+        return counts
     }
 
     /// A bulk load into an empty store: every user stored is one it added.
