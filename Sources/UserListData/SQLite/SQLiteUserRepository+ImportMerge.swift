@@ -286,7 +286,7 @@ extension SQLiteUserRepository {
                 state.waiting.append(continuation)
                 return false
             }
-            if now { continuation.resume() }
+            if now { continuation.resume() } else { options.whenAWriteWaitsForTheMerge?() }
         }
         return true
     }

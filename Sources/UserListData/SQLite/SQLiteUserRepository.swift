@@ -39,6 +39,8 @@ public final class SQLiteUserRepository: UserRepository {
         var afterImportChecks: (@Sendable () async -> Void)?
         /// Tests: a pause after an import's reply, before its rows are deleted.
         var beforeClearingImport: (@Sendable () async -> Void)?
+        /// Tests: called each time a write starts waiting for this process's merge to end.
+        var whenAWriteWaitsForTheMerge: (@Sendable () -> Void)?
         /// Tests: a pause on the writer right after a write commits, before its receipt and
         /// its feed hear of it.
         var afterCommit: (@Sendable () -> Void)?

@@ -27,6 +27,8 @@ import UserListTestSupport
         let store: SQLiteUserRepository
         let path: String
         let gate: SliceGate
+        /// Beats each time a write starts waiting for the merge.
+        let waits = Pulse()
         let early, late, doomed, apart: User
         let added: [User]
         let merge: Task<ImportSummary, any Error>
@@ -40,6 +42,7 @@ import UserListTestSupport
             let gate = SliceGate()
             self.gate = gate
             options.afterMergeSlice = { number in await gate.reached(number) }
+            options.whenAWriteWaitsForTheMerge = { [waits] in waits.beat() }
             store = try SQLiteUserRepository(path: path, options: options)
             early = try await store.add(NewUser(id: SlicedImportMergeTests.firstID, name: "Early", email: "early@example.org"))
             late = try await store.add(NewUser(id: SlicedImportMergeTests.lastID, name: "Late", email: "late@example.org"))
@@ -77,9 +80,7 @@ import UserListTestSupport
             let done = DoneFlag()
             let task = Task { defer { done.set() }; return try await write() }
             let store = store
-            try #require(await eventually(every: .milliseconds(10)) {
-                             store.importMerge.withLock { $0.waiting.count } == before + 1
-                         },
+            try #require(await waits.until { store.importMerge.withLock { $0.waiting.count } == before + 1 },
                          "the write did not wait for the import")
             return (task, done)
         }
