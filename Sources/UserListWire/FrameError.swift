@@ -34,9 +34,6 @@ public struct FrameError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Bytes were fed to a decoder that had already hit a fatal error.
     public static let decoderFailed = FrameError(.decoderFailed)
 
-    public var isTooLarge: Bool { if case .frameTooLarge = base { true } else { false } }
-    public var isTruncated: Bool { if case .truncated = base { true } else { false } }
-
     /// The code to put in the `error` frame sent to the peer.
     public var errorCode: ErrorCode {
         switch base {

@@ -41,7 +41,6 @@ struct Style {
 
     func bold(_ text: String) -> String { styled(1, text) }
     func dim(_ text: String) -> String { styled(2, text) }
-    func green(_ text: String) -> String { styled(32, text) }
     func red(_ text: String) -> String { styled(31, text) }
 }
 

@@ -59,9 +59,6 @@ public final class PostgresChangeFeed: UserChangeFeed, Sendable {
 
     /// Disconnections, reconnections and resyncs, from now on.
     public func events() -> AsyncStream<Event> { core.events() }
-
-    /// The last change-log `seq` delivered (for tests).
-    package var lastDeliveredSeq: Int { core.state.withLock { $0.lastSeq } }
 }
 
 extension PostgresChangeFeed {

@@ -10,16 +10,6 @@ import UserListDomain
 package enum UserKey {
     package static func fold(_ text: String) -> String { TextKey.fold(text) }
 
-    /// The half-open byte range `[lower, upper)` holding exactly the keys that start with
-    /// `prefix`: the upper bound is the prefix with its last byte incremented (the last byte of
-    /// valid UTF-8 is at most 0xBF, so it never overflows). Index-friendly, unlike `LIKE 'p%'`.
-    package static func prefixRange(_ prefix: String) -> (lower: [UInt8], upper: [UInt8]) {
-        let lower = Array(fold(prefix).utf8)
-        var upper = lower
-        if let last = upper.popLast() { upper.append(last &+ 1) }
-        return (lower, upper)
-    }
-
     /// Registers `userlist_fold` on a connection.
     static func register(on db: OpaquePointer) {
         sqlite3_create_function_v2(

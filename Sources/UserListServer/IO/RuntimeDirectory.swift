@@ -14,10 +14,6 @@ import Glibc
 ///   followed only when root or we own the link.
 /// On any doubt the daemon refuses to start, saying what is wrong and how to fix it.
 package enum RuntimeDirectory {
-    package struct Refusal: Error, CustomStringConvertible {
-        package let description: String
-    }
-
     /// Makes sure the parent directory of `socketPath` exists and is safe to listen in.
     package static func prepare(forSocket socketPath: String, uid: uid_t = geteuid(),
                                 fallback: String? = nil) throws(SystemError) {

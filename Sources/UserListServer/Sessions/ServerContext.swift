@@ -57,9 +57,6 @@ package final class ServerContext: Sendable {
     /// Every live connection's handler (a handover takes them all).
     package var allHandlers: [ClientHandler] { handlers.withLock { Array($0.values) } }
 
-    /// Live connections' handlers (tests: a closed connection is forgotten).
-    package var handlerCount: Int { handlers.withLock { $0.count } }
-
     /// SIGHUP: rate limits, buffer sizes and the admin group apply to new work from now on.
     package func reload(_ config: DaemonConfig) { current.withLock { $0 = config } }
 }

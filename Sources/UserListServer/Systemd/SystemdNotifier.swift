@@ -100,11 +100,4 @@ public final class SystemdNotifier: Sendable {
             (SD_LISTEN_FDS_START + index, names?[Int(index)].map { String(cString: $0) } ?? "unknown")
         }
     }
-
-    /// Sockets passed by systemd (LISTEN_FDS), starting at fd 3.
-    public static func listenFDs() -> [Int32] {
-        let count = sd_listen_fds(1)  // unset the variables so children do not inherit them
-        guard count > 0 else { return [] }
-        return (0..<count).map { SD_LISTEN_FDS_START + $0 }
-    }
 }
