@@ -125,11 +125,16 @@ enum HistoryCommands {
     /// "undid import #12 as entry #15: 2 users removed, 1 restored; left as they are: …".
     private static func undone(_ entry: Int64, _ result: JSONValue?, removed: Int64, restored: Int64) -> String {
         let skipped = result?["skipped"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        // By name, who changed each and when, from a daemon that tells them; else by id.
+        let told = (result?["skipped_told"]?.arrayValue).map { values in
+            values.compactMap(\.stringValue).map(DisplayWidth.sanitized)
+        }
+        let shown = told ?? Array(skipped.prefix(10))
         let own = result?["undo_entry"]?.int64Value.map { " as entry \($0)" } ?? ""
         var line = "undid import \(entry)\(own): \(Plural.users(Int(removed))) removed, \(restored) restored"
         if !skipped.isEmpty {
-            line += "; left as they are (changed since): " + skipped.prefix(10).joined(separator: ", ")
-                + (skipped.count > 10 ? " and \(skipped.count - 10) more" : "")
+            line += "; left as they are (changed since): " + shown.joined(separator: "; ")
+                + (skipped.count > shown.count ? " and \(skipped.count - shown.count) more" : "")
         }
         return line
     }

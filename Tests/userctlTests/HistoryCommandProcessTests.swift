@@ -141,7 +141,9 @@ struct HistoryCommandProcessTests {
         let forced = try userctl(daemon, ["revert", String(entry), "--force-skip-changed"])
         #expect(forced.status == 0, "\(forced.stderr)")
         #expect(forced.stdout.contains("4 users removed, 0 restored"), "\(forced.stdout)")
-        #expect(forced.stdout.contains(second), "\(forced.stdout)")
+        // The users it left alone by name, as the refusal told them.
+        #expect(forced.stdout.contains("left as they are (changed since): “Renamed"), "\(forced.stdout)")
+        #expect(forced.stdout.contains("“Renamed Too” (\(second.prefix(8))): "), "\(forced.stdout)")
         let left = try JSONValue(parsing: try userctl(daemon, ["list", "--json"]).stdout).arrayValue ?? []
         #expect(left.compactMap { $0["name"]?.stringValue }.sorted() == ["Renamed Since", "Renamed Too"])
         let again = try userctl(daemon, ["revert", String(entry), "--force-skip-changed"])

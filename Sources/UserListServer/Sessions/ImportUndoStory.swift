@@ -1,6 +1,7 @@
 import Foundation
 import UserListDomain
 import UserListPresentation
+import UserListWire
 
 /// Why an import's undo was refused, in a person's words: each user changed since the import
 /// by name, with who changed it last, what and when (from the history), instead of bare ids.
@@ -17,5 +18,20 @@ enum ImportUndoStory {
             told.append(last.map { "\(name): \(ConflictStory.describe($0, now: now))" } ?? name)
         }
         return told
+    }
+
+    /// How many of the users a forced undo left as they are it tells by name (`skipped_told`).
+    static let toldSkipped = 10
+
+    /// A forced undo's reply, with the first of the users it left as they are told as a refusal
+    /// tells them (`skipped_told`), beside their ids (`skipped`).
+    static func tellingSkipped(_ result: Result<JSONValue?, IntentError>,
+                               _ useCases: UserUseCases) async -> Result<JSONValue?, IntentError> {
+        guard case .success(.object(var reply)) = result,
+              let ids = reply["skipped"]?.arrayValue?.compactMap({ $0.stringValue.flatMap(UUID.init) }),
+              !ids.isEmpty else { return result }
+        let told = await changes(of: Array(ids.prefix(toldSkipped)), useCases)
+        reply["skipped_told"] = .array(told.map(JSONValue.string))
+        return .success(.object(reply))
     }
 }

@@ -102,7 +102,9 @@ extension Session {
                     return .failure(error)
                 }
             }
-            guard case .failure(let error) = result, let changedSince else { return result }
+            guard case .failure(let error) = result, let changedSince else {
+                return await ImportUndoStory.tellingSkipped(result, session.useCases)
+            }
             let told = await ImportUndoStory.changes(of: changedSince.ids, session.useCases)
             return .failure(IntentError(error.code, UserError.importNotUndone(entry, count: changedSince.count,
                                                                              users: told)))
