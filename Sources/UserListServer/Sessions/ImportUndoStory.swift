@@ -3,8 +3,9 @@ import UserListDomain
 import UserListPresentation
 import UserListWire
 
-/// Why an import's undo was refused, in a person's words: each user changed since the import
-/// by name, with who changed it last, what and when (from the history), instead of bare ids.
+/// The users an import's undo could not undo (why it was refused, or whom a forced undo left
+/// alone), in a person's words: each user changed since the import by name, with who changed it
+/// last, what and when (from the history), instead of bare ids.
 enum ImportUndoStory {
     /// "“Ada King” (6f1d2c3b): bob changed the name to “Ada King” 2 min ago" for each of `ids`;
     /// a user removed since is told by its id and its removal.
