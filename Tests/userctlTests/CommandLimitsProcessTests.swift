@@ -91,7 +91,7 @@ struct CommandLimitsProcessTests {
     // MARK: item 9
 
     /// Progress (`--json`: one line a second) says how much of the file is done by the users
-    /// the daemon acknowledged, not by how far the reader ran ahead (up to eight chunks).
+    /// the daemon acknowledged, not by how far the reader ran ahead (up to `BulkImport.window` chunks).
     /// The daemon's limit of 4 intents a second makes the 3 chunks (`BulkImport.chunkUsers`
     /// each) and the begin and commit take seconds, so lines appear.
     @Test func importProgressNeverRunsAheadOfItsCount() throws {
