@@ -24,13 +24,11 @@ enum ImportUndoStory {
     /// How many of the users a forced undo left as they are it tells by name (`skipped_told`).
     static let toldSkipped = 10
 
-    /// A forced undo's reply, with the first of the users it left as they are told as a refusal
-    /// tells them (`skipped_told`), beside their ids (`skipped`).
-    static func tellingSkipped(_ result: Result<JSONValue?, IntentError>,
+    /// A forced undo's reply, with the first of the users it left as they are (`ids`) told as a
+    /// refusal tells them (`skipped_told`), beside their ids (`skipped`).
+    static func tellingSkipped(_ ids: [UUID], in result: Result<JSONValue?, IntentError>,
                                _ useCases: UserUseCases) async -> Result<JSONValue?, IntentError> {
-        guard case .success(.object(var reply)) = result,
-              let ids = reply["skipped"]?.arrayValue?.compactMap({ $0.stringValue.flatMap(UUID.init) }),
-              !ids.isEmpty else { return result }
+        guard !ids.isEmpty, case .success(.object(var reply)) = result else { return result }
         let told = await changes(of: Array(ids.prefix(toldSkipped)), useCases)
         reply["skipped_told"] = .array(told.map(JSONValue.string))
         return .success(.object(reply))

@@ -93,9 +93,11 @@ extension Session {
             }
             // Many users: the store's one `reloaded` row reaches this session through the receipt.
             var changedSince: (ids: [UUID], count: Int)?
+            var skipped: [UUID] = []
             let result = await session.write { _ in
                 do throws(UserError) {
                     let undo = try await revert.undoImport(entry: entry, skippingChanged: skippingChanged)
+                    skipped = undo.skipped
                     return .success((StateDocument.undo(of: entry, undo), nil))
                 } catch {
                     if case .changedSinceImport(_, let ids, let count) = error { changedSince = (ids, count) }
@@ -103,7 +105,7 @@ extension Session {
                 }
             }
             guard case .failure(let error) = result, let changedSince else {
-                return await ImportUndoStory.tellingSkipped(result, session.useCases)
+                return await ImportUndoStory.tellingSkipped(skipped, in: result, session.useCases)
             }
             let told = await ImportUndoStory.changes(of: changedSince.ids, session.useCases)
             return .failure(IntentError(error.code, UserError.importNotUndone(entry, count: changedSince.count,
