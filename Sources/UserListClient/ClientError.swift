@@ -19,10 +19,14 @@ public struct ClientError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public let kind: Kind
     public let message: String
+    /// The daemon keeps what was asked and finishes it itself (a reply's error marked `kept`):
+    /// sending it again would be wrong.
+    public let kept: Bool
 
-    public init(_ kind: Kind, _ message: String) {
+    public init(_ kind: Kind, _ message: String, kept: Bool = false) {
         self.kind = kind
         self.message = message
+        self.kept = kept
     }
 
     public var description: String { message }

@@ -204,7 +204,7 @@ public final class UserListClient: Sendable {
             case .reply(let reply):
                 switch reply.outcome {
                 case .success(let result): succeed(reply.id, result)
-                case .failure(let body): fail(reply.id, ClientError(.server(body.code), body.message))
+                case .failure(let body): fail(reply.id, ClientError(.server(body.code), body.message, kept: body.kept))
                 }
             case .error(let error):
                 if let id = error.id, core.withLock({ $0.pending[id] != nil }) {

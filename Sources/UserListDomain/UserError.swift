@@ -22,6 +22,10 @@ public enum UserError: Error, Equatable, Sendable {
     case validation(field: Field, message: String)
     /// The store cannot be reached or cannot write (disk full, read-only, upstream down).
     case unavailable(reason: String)
+    /// The store failed while applying an import it had already taken whole (committed): the
+    /// daemon keeps it and applies it itself once the store is back, so sending it again would
+    /// be wrong. On the wire an `unavailable` error marked `kept`.
+    case importKept(reason: String)
     /// The caller may look but not change.
     case forbidden(reason: String)
     /// An import entry that cannot be applied (invalid, an email another user has, or naming an
@@ -47,6 +51,8 @@ public enum UserError: Error, Equatable, Sendable {
         case .validation(_, let message):
             message
         case .unavailable(let reason):
+            "The user store is unavailable: \(reason)"
+        case .importKept(let reason):
             "The user store is unavailable: \(reason)"
         case .forbidden(let reason):
             reason

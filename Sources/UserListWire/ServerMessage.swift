@@ -101,10 +101,15 @@ public enum ServerMessage: Sendable, Equatable {
     public struct ErrorBody: Sendable, Hashable {
         public var code: ErrorCode
         public var message: String
+        /// The daemon keeps the request and finishes it itself (an import it had taken whole
+        /// when its store failed): the client must not send it again. `"kept": true` on the
+        /// wire, absent otherwise.
+        public var kept: Bool
 
-        public init(code: ErrorCode, message: String) {
+        public init(code: ErrorCode, message: String, kept: Bool = false) {
             self.code = code
             self.message = message
+            self.kept = kept
         }
     }
 
@@ -128,8 +133,8 @@ public enum ServerMessage: Sendable, Equatable {
             Reply(id: id, outcome: .success(result: result))
         }
 
-        public static func failure(id: Int, code: ErrorCode, message: String) -> Reply {
-            Reply(id: id, outcome: .failure(ErrorBody(code: code, message: message)))
+        public static func failure(id: Int, code: ErrorCode, message: String, kept: Bool = false) -> Reply {
+            Reply(id: id, outcome: .failure(ErrorBody(code: code, message: message, kept: kept)))
         }
     }
 
@@ -212,7 +217,8 @@ public enum ServerMessage: Sendable, Equatable {
             } else {
                 guard let body = try fields.optionalNested("error") else { throw .missingField("error") }
                 let (code, message) = try Self.tolerantError(body)
-                self = .reply(.failure(id: id, code: code, message: message))
+                self = .reply(.failure(id: id, code: code, message: message,
+                                       kept: body.optionalValue("kept") == .bool(true)))
             }
         case "error":
             let (code, message) = try Self.tolerantError(fields)
@@ -261,7 +267,9 @@ public enum ServerMessage: Sendable, Equatable {
                 if let result { object["result"] = result }
             case .failure(let body):
                 object["ok"] = false
-                object["error"] = ["code": .string(body.code.rawValue), "message": .string(body.message)]
+                var error: [String: JSONValue] = ["code": .string(body.code.rawValue), "message": .string(body.message)]
+                if body.kept { error["kept"] = true }
+                object["error"] = .object(error)
             }
         case .error(let error):
             object["code"] = .string(error.code.rawValue)

@@ -60,6 +60,8 @@ struct CommandFailure: Error {
     let message: String
     /// The daemon's error code (PROTOCOL.md §8: `read_only`, `conflict`, …) when it refused.
     var reason: String?
+    /// The daemon keeps the request and finishes it itself (an import it took whole).
+    var kept = false
 
     init(_ code: ExitCode, _ message: String, reason: String? = nil) {
         self.code = code
@@ -75,11 +77,15 @@ struct CommandFailure: Error {
     /// the daemon goes through here, so `--json` names its code the same way in every command.
     init(_ error: ClientError, _ message: String) {
         self.init(ExitCode.for(error), message, reason: error.serverCode?.rawValue)
+        kept = error.kept
     }
 
-    /// What `--json` writes to stderr: `{"error": {"code", "status", "message"}}`.
+    /// What `--json` writes to stderr: `{"error": {"code", "status", "message"}}`, and
+    /// `"kept": true` when the daemon finishes the request itself.
     var json: JSONValue {
-        .object(["error": .object(["code": .string(reason ?? code.word), "status": .int(Int64(code.rawValue)),
-                                   "message": .string(message)])])
+        var error: [String: JSONValue] = ["code": .string(reason ?? code.word), "status": .int(Int64(code.rawValue)),
+                                          "message": .string(message)]
+        if kept { error["kept"] = true }
+        return .object(["error": .object(error)])
     }
 }

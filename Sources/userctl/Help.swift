@@ -61,7 +61,10 @@ enum Help {
                     otherwise, JSON lines with --json, nothing with --quiet; it counts the users
                     the daemon has taken.
                     Exits 66 when FILE is missing, 65 when it is empty or not such a file, or an entry is
-                    refused (an email another user has included), 130 on Ctrl-C.
+                    refused (an email another user has included), 130 on Ctrl-C; 69 when the store
+                    failed while applying a file the daemon had whole: the message says the import
+                    was accepted whole ("kept": true with --json), and the daemon applies it once
+                    the store is back. Do not run it again.
                     """),
         CommandSpec(name: "export", positionals: [], options: [
             OptionSpec(name: "quiet", value: nil, help: "no progress on stderr"),

@@ -102,6 +102,12 @@ import UserListWire
             == #"{"client":{"build":"0.1.0","name":"userctl"},"protocol":{"max":1,"min":1},"session_key":"k","terminal":{"columns":80,"rows":24},"type":"hello"}"#)
         let reply = ServerMessage.reply(.failure(id: 4, code: .conflict, message: "changed"))
         #expect(reply.json.description == #"{"error":{"code":"conflict","message":"changed"},"id":4,"ok":false,"type":"reply"}"#)
+        // An import the daemon took whole but could not apply yet: marked, so the client does not send it again.
+        let kept = ServerMessage.reply(.failure(id: 5, code: .unavailable, message: "later", kept: true))
+        #expect(kept.json.description
+            == #"{"error":{"code":"unavailable","kept":true,"message":"later"},"id":5,"ok":false,"type":"reply"}"#)
+        #expect(try ServerMessage(json: kept.json) == kept)
+        #expect(try ServerMessage(json: reply.json) == reply, "no mark: not kept")
         let err = ServerMessage.error(.init(code: .frameTooLarge, message: "too big"))
         #expect(err.json.description == #"{"code":"frame_too_large","fatal":true,"message":"too big","type":"error"}"#)
         let patch = ServerMessage.patch(.init(epoch: 2, seq: 5, ops: [.move(from: "/a/0", path: "/a/3"), .remove(path: "/b~1c")]))

@@ -119,7 +119,7 @@ struct PostgresImportStaging: ImportStaging {
                     return (try PostgresImportMerge.run(id, connection), true)
                 } catch {
                     // A store failure, not a refused entry: the import stays committed for the next open.
-                    return (.failure(.unavailable(reason: "PostgreSQL at \(error.server) went away while the import "
+                    return (.failure(.importKept(reason: "PostgreSQL at \(error.server) went away while the import "
                         + "was being applied (\(error.oneLineDetail)). The import was accepted whole: it is "
                         + "applied once the database is back; there is nothing to do.")), false)
                 }
@@ -132,7 +132,8 @@ struct PostgresImportStaging: ImportStaging {
         } catch {
             throw error.userError
         }
-        guard let (merged, _) = result else { throw ImportStagingError.unknown(token) }
+        guard let (merged, finished) = result else { throw ImportStagingError.unknown(token) }
+        if !finished { repository.finishCommittedImportsSoon() }
         let outcome = try merged.get()
         if outcome.written > 0 { repository.notifyCommitted(PostgresCommit(seq: 0, change: nil)) }
         return ImportSummary(read: outcome.read, written: outcome.written)
@@ -230,6 +231,27 @@ extension PostgresUserRepository {
             // The pool's connection may be one the outage broke: once more on a fresh one.
             try connection.read { () throws(PGError) in
                 try PostgresImportStaging.finishCommitted(waiting: 0, connection)
+            }
+        }
+    }
+
+    /// A merge cut short by a store failure (its client was told the import is kept): finishes
+    /// it as soon as a connection can, trying 1, 2, 4 … 30 s apart. The feed's reconnect after
+    /// an outage does the same; this covers a merge whose connection alone was lost (a backend
+    /// terminated, the database still up), which no reconnect announces. Whichever runs first
+    /// finishes it; the other finds it gone.
+    func finishCommittedImportsSoon() {
+        Task.detached(priority: .utility) { [weak self] in
+            var delay = 1
+            while true {
+                try? await Task.sleep(for: .seconds(delay))
+                guard let self else { return }
+                do throws(UserError) {
+                    try await self.finishCommittedImports()
+                    return
+                } catch {
+                    delay = min(delay * 2, 30)
+                }
             }
         }
     }

@@ -31,7 +31,8 @@ extension SQLiteUserRepository {
             result = try await mergeSlices(id)
             decided = true
         } catch {
-            result = .failure(.unavailable(reason: error.message
+            let reason = if case .unavailable(let reason) = error { reason } else { error.message }
+            result = .failure(.importKept(reason: reason
                 + " The import was accepted whole: the daemon finishes it when it next opens the store."))
         }
         await setWriterCache(kiB: Self.normalCacheKiB)

@@ -6,6 +6,8 @@ import UserListWire
 struct IntentError: Error {
     let code: ErrorCode
     let message: String
+    /// The daemon keeps what was asked and finishes it itself (`UserError.importKept`).
+    var kept = false
     init(_ code: ErrorCode, _ message: String) {
         self.code = code
         self.message = message
@@ -131,6 +133,9 @@ extension IntentError {
         // Taken by another user: retrying can never succeed, so it is not a `conflict`.
         case .duplicateEmail, .validation, .rejectedEntry, .alreadyUndone: self.init(.validation, error.message)
         case .unavailable: self.init(.unavailable, error.message)
+        case .importKept:
+            self.init(.unavailable, error.message)
+            kept = true
         case .forbidden: self.init(.forbidden, error.message)
         }
     }

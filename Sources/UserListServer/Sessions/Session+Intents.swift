@@ -58,7 +58,7 @@ extension Session {
             case .success(let result):
                 self.reply(success(result), to: client)
             case .failure(let error):
-                self.reply(.failure(id: id, code: error.code, message: error.message), to: client)
+                self.reply(.failure(id: id, code: error.code, message: error.message, kept: error.kept), to: client)
             }
         }
     }

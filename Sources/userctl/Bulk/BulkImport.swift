@@ -108,6 +108,8 @@ enum BulkImport {
                     throw CommandFailure(error, "\(error.message) while the import was being applied: "
                                          + "if the daemon had taken the commit, "
                                          + "\(handedOver) (a restart finishes it); otherwise nothing was imported")
+                case .failure(let error as ClientError) where error.kept:
+                    throw CommandFailure(error, "\(path): \(error.message)")  // the daemon finishes it
                 case .failure(let error as ClientError):
                     throw CommandFailure(error, nothingImported("\(path): \(error.message)"))
                 case .failure(let error):
@@ -117,11 +119,9 @@ enum BulkImport {
         }
     }
 
-    /// `message`, then that nothing was imported; unless the daemon said it took the import
-    /// whole and finishes it itself (its store went away while applying it).
+    /// `message`, then that nothing was imported.
     static func nothingImported(_ message: String) -> String {
-        if message.contains("was accepted whole") { return message }
-        return message.hasSuffix(".") ? message + " Nothing was imported." : message + "; nothing was imported"
+        message.hasSuffix(".") ? message + " Nothing was imported." : message + "; nothing was imported"
     }
 
     private static func report(_ outcome: ImportReport, _ path: String, _ context: CommandContext) {
