@@ -50,9 +50,7 @@ public enum UserError: Error, Equatable, Sendable {
                 + "(id \(other.id.uuidString.lowercased())); each user needs an address of their own."
         case .validation(_, let message):
             message
-        case .unavailable(let reason):
-            "The user store is unavailable: \(reason)"
-        case .importKept(let reason):
+        case .unavailable(let reason), .importKept(let reason):
             "The user store is unavailable: \(reason)"
         case .forbidden(let reason):
             reason

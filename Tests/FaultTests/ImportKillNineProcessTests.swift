@@ -68,6 +68,17 @@ struct ImportKillNineProcessTests {
         #expect(try StoreProbe.value(daemon.databasePath, "SELECT (SELECT COUNT(*) FROM imports) + (SELECT COUNT(*) FROM import_merge)") == "0")
     }
 
+    /// Writes `total` new users as a JSON array to `file`: ids `%08x-0000-4000-8000-<idEnd>`,
+    /// names "`name` N", addresses "`email`.N@example.org".
+    static func writeImportFile(_ file: String, users total: Int, idEnd: String, name: String,
+                                email: String) throws {
+        let entries = (0..<total).map { i in
+            #"{"id":""# + String(format: "%08x", i) + #"-0000-4000-8000-\#(idEnd)","name":"\#(name) \#(i)","#
+                + #""email":"\#(email).\#(i)@example.org"}"#
+        }
+        try Data(("[" + entries.joined(separator: ",\n") + "]").utf8).write(to: URL(fileURLWithPath: file))
+    }
+
     /// Writes `total` new users (ids ending in `-000000000029`) to a file in `directory`, runs
     /// `userctl import` of it against `daemon`, and kills the daemon with SIGKILL as soon as
     /// `committed` sees the import's commit mark. Whether it was seen before the import ended.
@@ -78,10 +89,7 @@ struct ImportKillNineProcessTests {
     static func killOnceCommitted(_ daemon: ChildDaemon, directory: String, total: Int, storeFiles: String,
                                   committed: () -> Bool) throws -> Bool {
         let file = directory + "/import.json"
-        let entries = (0..<total).map { i in
-            String(format: #"{"id":"%08x-0000-4000-8000-000000000029","name":"Kill Nine %d","email":"kill9.%d@example.org"}"#, i, i, i)
-        }
-        try Data(("[" + entries.joined(separator: ",\n") + "]").utf8).write(to: URL(fileURLWithPath: file))
+        try writeImportFile(file, users: total, idEnd: "000000000029", name: "Kill Nine", email: "kill9")
 
         let importer = Process()
         importer.executableURL = URL(fileURLWithPath: userctl)

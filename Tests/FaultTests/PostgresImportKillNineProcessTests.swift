@@ -94,10 +94,8 @@ struct PostgresImportMergeConnectionLostProcessTests {
         defer { daemon.killHard() }
         let total = 60_000
         let file = directory.path + "/import.json"
-        let entries = (0..<total).map { i in
-            String(format: #"{"id":"%08x-0000-4000-8000-000000000046","name":"Kept %d","email":"kept.%d@example.org"}"#, i, i, i)
-        }
-        try Data(("[" + entries.joined(separator: ",\n") + "]").utf8).write(to: URL(fileURLWithPath: file))
+        try ImportKillNineProcessTests.writeImportFile(file, users: total, idEnd: "000000000046", name: "Kept",
+                                                       email: "kept")
 
         let importer = Process()
         importer.executableURL = URL(fileURLWithPath: ImportKillNineProcessTests.userctl)
